@@ -1,0 +1,38 @@
+/* buffer.c — buffer descriptions and the shapes a pipeline expects of them. */
+#include "frontend/ir.h"
+#include "frontend/signature.h"
+
+#include <string.h>
+
+pm_buffer pm_buffer_dense(void *data, pm_type type, int ndims, const int64_t *extents)
+{
+    pm_buffer b;
+    memset(&b, 0, sizeof b);
+    b.data = data;
+    b.type = type;
+    b.ndims = ndims < 0 ? 0 : ndims > PM_MAX_DIMS ? PM_MAX_DIMS : ndims;
+    for (int d = 0; d < b.ndims && extents; d++)
+        b.extent[d] = extents[d];
+    return b;
+}
+
+pm_status pm_pipeline_buffer_shape(pm_pipeline *p, int is_output, int index,
+                                   const pm_value *params, int *ndims, int64_t *extents)
+{
+    if (!p || !ndims || !extents || (p->nparams > 0 && !params))
+        return p ? pm_ctx_set_error(p->ctx, PM_ERR_MISUSE, "pm_pipeline_buffer_shape: NULL argument")
+                 : PM_ERR_MISUSE;
+    int count = is_output ? p->noutputs : p->ninputs;
+    if (index < 0 || index >= count)
+        return pm_ctx_set_error(p->ctx, PM_ERR_MISUSE, "%s has no %s %d", p->name,
+                                is_output ? "output" : "input", index);
+    pm_signature *s = pm_signature_new(p);
+    if (!s)
+        return pm_ctx_status(p->ctx);
+    const pm_signature_buffer *b = &s->buffers[is_output ? p->ninputs + index : index];
+    *ndims = b->ndims;
+    for (int d = 0; d < b->ndims; d++)
+        extents[d] = pm_signature_dim_extent(&b->dims[d], params);
+    pm_signature_free(s);
+    return PM_OK;
+}

@@ -1,0 +1,408 @@
+/* polymage.h — the one public header of PolyMage-JIT.
+ *
+ * A pipeline is a DAG of functions over integer grids, written with this builder API in
+ * the terms of the PolyMage language (Parameter, Image, Variable, Interval, Condition,
+ * Case, Function, Reduction, Stencil). It can be evaluated by the reference interpreter
+ * (pm_interpret) or compiled to native code in-process (pm_jit_compile, see below).
+ *
+ * Ownership
+ *   Every builder object (expression, interval, function, image, pipeline) belongs to the
+ *   pm_ctx it was made in and is freed by pm_ctx_free, all together; none has a free
+ *   function of its own. Objects may be shared freely between definitions of one context;
+ *   mixing objects of two contexts is an error. Buffers (pm_buffer) always belong to the
+ *   caller: the library reads and writes their memory only inside a call.
+ *   A pm_jit and the pm_kernels it compiled are freed by pm_kernel_free / pm_jit_free.
+ *
+ * Errors are values
+ *   The library never aborts or exits on user input. Builder calls that return a handle
+ *   return NULL on misuse (a NULL argument, an object of another context, a wrong type)
+ *   and record the first such error in the context ("sticky", like a stream's error bit):
+ *   a whole pipeline can be built and checked once, at pm_pipeline_new, whose status and
+ *   pm_ctx_errmsg tell what went wrong first. Calls that return pm_status leave their
+ *   message in the context (builder, interpreter) or in the object they act on
+ *   (jit, kernel); messages name the object and the cause.
+ *
+ * Threads
+ *   A context and its objects are used by one thread at a time. A compiled pm_kernel may
+ *   be run from several threads at once.
+ */
+#ifndef POLYMAGE_H
+#define POLYMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------- */
+/* Status, types, values                                                               */
+/* ---------------------------------------------------------------------------------- */
+
+typedef enum pm_status {
+    PM_OK = 0,
+    PM_ERR_MISUSE,      /* NULL handle, object of another context, call out of order    */
+    PM_ERR_TYPE,        /* an expression's type does not fit where it is used            */
+    PM_ERR_INVALID,     /* the pipeline is not valid (cycle, arity, ambiguity, bounds...) */
+    PM_ERR_ARGUMENT,    /* a run-time argument (buffer, parameter value) is rejected      */
+    PM_ERR_UNSUPPORTED, /* valid, but this version cannot do it yet (message says what)   */
+    PM_ERR_NOMEM,
+    PM_ERR_INTERNAL     /* a bug in the library: please report the message                */
+} pm_status;
+
+/* Element types. PM_BOOL is the type of conditions; it is not a storage type. */
+typedef enum pm_type {
+    PM_BOOL = 0,
+    PM_U8, PM_I8, PM_U16, PM_I16, PM_U32, PM_I32, PM_I64,
+    PM_F32, PM_F64
+} pm_type;
+
+/* Size in bytes of one element of a storage type (0 for PM_BOOL). */
+size_t pm_type_size(pm_type type);
+/* "u8", "f32", ... */
+const char *pm_type_name(pm_type type);
+/* Name of a status ("PM_ERR_INVALID"). */
+const char *pm_status_name(pm_status status);
+
+/* A run-time scalar: the value of a Parameter. Integer parameters read .i, float
+ * parameters read .f. Use PM_I(v) and PM_F(v) to write one. */
+typedef union pm_value {
+    int64_t i;
+    double f;
+} pm_value;
+#define PM_I(v) ((pm_value){.i = (int64_t)(v)})
+#define PM_F(v) ((pm_value){.f = (double)(v)})
+
+/* ---------------------------------------------------------------------------------- */
+/* Context                                                                             */
+/* ---------------------------------------------------------------------------------- */
+
+typedef struct pm_ctx pm_ctx;
+
+/* A new, empty context, or NULL when out of memory. */
+pm_ctx *pm_ctx_new(void);
+/* Frees the context and every object made in it. NULL is allowed. */
+void pm_ctx_free(pm_ctx *ctx);
+/* The first error recorded since the context was made or last cleared (PM_OK if none). */
+pm_status pm_ctx_status(const pm_ctx *ctx);
+/* Its message ("" when none). Valid until the next call on the context. */
+const char *pm_ctx_errmsg(const pm_ctx *ctx);
+/* Forget the recorded error. */
+void pm_ctx_clear_error(pm_ctx *ctx);
+
+/* ---------------------------------------------------------------------------------- */
+/* Expressions                                                                         */
+/* ---------------------------------------------------------------------------------- */
+
+/* Every value in a definition is a pm_expr: constants, variables, parameters, arithmetic,
+ * conditions (type PM_BOOL) and calls of images and functions.
+ *
+ * Typing, the same rules everywhere (interpreter and compiled code):
+ *  - An integer literal (pm_int) or float literal (pm_float) is "weak": it takes the type
+ *    of the other operand (a float literal next to an integer becomes f32). Two weak
+ *    literals give i32 / f32. pm_f64 makes a strong f64 constant.
+ *  - Otherwise, for operands of types A and B: a float beats an integer, the wider float
+ *    wins; between integers the wider wins, and at equal width the unsigned one.
+ *  - Arithmetic happens in the result type, with wrap-around for integers: u8 + u8 is u8.
+ *    Use pm_cast to widen first.
+ *  - Integer pm_div and pm_mod round toward minus infinity (floor), so x/2 and x%2 stay
+ *    right for negative x; pm_mod's result has the divisor's sign. Integer division by
+ *    zero gives 0. Float pm_div is ordinary division; pm_mod on floats is x - y*floor(x/y).
+ *  - pm_cdiv/pm_cmod are C's truncating division and remainder, for pipelines that need
+ *    them (camera pipeline).
+ *  - Casts float -> integer truncate toward zero and saturate at the target's range;
+ *    integer -> narrower integer wraps (keeps the low bits).
+ *  - Comparisons give PM_BOOL; pm_and/pm_or/pm_not take and give PM_BOOL.
+ *  - A value stored into a function is converted to the function's type like pm_cast.
+ */
+typedef struct pm_expr pm_expr;
+
+pm_expr *pm_int(pm_ctx *ctx, int64_t value);        /* weak integer literal */
+pm_expr *pm_float(pm_ctx *ctx, double value);       /* weak float literal   */
+pm_expr *pm_f64(pm_ctx *ctx, double value);         /* strong f64 constant  */
+pm_expr *pm_const(pm_ctx *ctx, pm_type type, double value); /* constant of a given type */
+
+/* Variable: an integer label for a function dimension (type i32). */
+pm_expr *pm_var(pm_ctx *ctx, const char *name);
+/* Parameter: a scalar given at run time. Integer parameters may appear in domains and
+ * image extents; float parameters only in values (threshold, weight, ...). */
+pm_expr *pm_param(pm_ctx *ctx, pm_type type, const char *name);
+
+/* Arithmetic. */
+pm_expr *pm_add(pm_expr *a, pm_expr *b);
+pm_expr *pm_sub(pm_expr *a, pm_expr *b);
+pm_expr *pm_mul(pm_expr *a, pm_expr *b);
+pm_expr *pm_div(pm_expr *a, pm_expr *b);   /* floor for integers */
+pm_expr *pm_mod(pm_expr *a, pm_expr *b);   /* floor for integers */
+pm_expr *pm_cdiv(pm_expr *a, pm_expr *b);  /* truncating (C) for integers */
+pm_expr *pm_cmod(pm_expr *a, pm_expr *b);  /* truncating (C) for integers */
+pm_expr *pm_neg(pm_expr *a);
+/* With a literal right operand: pm_addi(x, -1) is x - 1, pm_mulf(v, 0.25) is v * 0.25. */
+pm_expr *pm_addi(pm_expr *a, int64_t b);
+pm_expr *pm_muli(pm_expr *a, int64_t b);
+pm_expr *pm_divi(pm_expr *a, int64_t b);
+pm_expr *pm_modi(pm_expr *a, int64_t b);
+pm_expr *pm_addf(pm_expr *a, double b);
+pm_expr *pm_mulf(pm_expr *a, double b);
+
+pm_expr *pm_min(pm_expr *a, pm_expr *b);
+pm_expr *pm_max(pm_expr *a, pm_expr *b);
+pm_expr *pm_clamp(pm_expr *a, pm_expr *lo, pm_expr *hi); /* min(max(a, lo), hi) */
+pm_expr *pm_abs(pm_expr *a);      /* same type; wraps for the most negative integer */
+pm_expr *pm_absd(pm_expr *a, pm_expr *b); /* |a - b| computed without overflow, same type */
+pm_expr *pm_cast(pm_type type, pm_expr *a);
+pm_expr *pm_select(pm_expr *cond, pm_expr *then_value, pm_expr *else_value);
+
+/* Bitwise (integers only). */
+pm_expr *pm_band(pm_expr *a, pm_expr *b);
+pm_expr *pm_bor(pm_expr *a, pm_expr *b);
+pm_expr *pm_bxor(pm_expr *a, pm_expr *b);
+pm_expr *pm_shl(pm_expr *a, pm_expr *b);
+pm_expr *pm_shr(pm_expr *a, pm_expr *b);   /* arithmetic for signed, logical for unsigned */
+
+/* Math functions on floats (an integer argument is converted to f32 first). Results have
+ * the argument's float type. pm_pow takes two. */
+typedef enum pm_math_fn {
+    PM_EXP, PM_LOG, PM_SQRT, PM_SIN, PM_COS, PM_TAN, PM_ATAN, PM_TANH,
+    PM_FLOOR, PM_CEIL, PM_ROUND, PM_TRUNC
+} pm_math_fn;
+pm_expr *pm_math(pm_math_fn fn, pm_expr *a);
+pm_expr *pm_exp(pm_expr *a);
+pm_expr *pm_log(pm_expr *a);
+pm_expr *pm_sqrt(pm_expr *a);
+pm_expr *pm_sin(pm_expr *a);
+pm_expr *pm_cos(pm_expr *a);
+pm_expr *pm_floor(pm_expr *a);
+pm_expr *pm_ceil(pm_expr *a);
+pm_expr *pm_pow(pm_expr *base, pm_expr *exponent);
+pm_expr *pm_atan2(pm_expr *y, pm_expr *x);
+
+/* Conditions (PolyMage's Condition): PM_BOOL expressions. */
+pm_expr *pm_lt(pm_expr *a, pm_expr *b);
+pm_expr *pm_le(pm_expr *a, pm_expr *b);
+pm_expr *pm_eq(pm_expr *a, pm_expr *b);
+pm_expr *pm_ne(pm_expr *a, pm_expr *b);
+pm_expr *pm_ge(pm_expr *a, pm_expr *b);
+pm_expr *pm_gt(pm_expr *a, pm_expr *b);
+pm_expr *pm_and(pm_expr *a, pm_expr *b);
+pm_expr *pm_or(pm_expr *a, pm_expr *b);
+pm_expr *pm_not(pm_expr *a);
+/* lo <= a && a <= hi, the common box condition. */
+pm_expr *pm_between(pm_expr *a, pm_expr *lo, pm_expr *hi);
+
+/* ---------------------------------------------------------------------------------- */
+/* Intervals, images, functions, reductions                                            */
+/* ---------------------------------------------------------------------------------- */
+
+/* Interval(lb, ub, step): the points lb, lb+step, ... <= ub. lb and ub are affine
+ * integer expressions of parameters and constants; step >= 1. */
+typedef struct pm_interval pm_interval;
+pm_interval *pm_interval_new(pm_expr *lb, pm_expr *ub, int64_t step);
+
+/* Images, functions and reductions are all "functions": they have a name, a type and a
+ * number of dimensions, and are called with pm_call. */
+typedef struct pm_func pm_func;
+
+/* Image(type, extents): an input; dimension d covers 0 .. extents[d]-1. Extents are
+ * affine integer expressions of parameters. */
+pm_func *pm_image_new(pm_ctx *ctx, const char *name, pm_type type, int ndims,
+                      pm_expr *const *extents);
+
+/* Function(varDom = (vars, intervals), type). Define it with pm_func_define. The value
+ * at a point of the domain covered by no case is undefined (never written). */
+pm_func *pm_func_new(pm_ctx *ctx, const char *name, pm_type type, int ndims,
+                     pm_expr *const *vars, pm_interval *const *intervals);
+
+/* Case(condition, value). A NULL condition covers the whole domain (the Case-less form
+ * Function.defn = [expr]). */
+typedef struct pm_case pm_case;
+pm_case *pm_case_new(pm_expr *cond, pm_expr *value);
+
+/* Function.defn = [cases]. May be called once per function. Cases must not overlap. */
+pm_status pm_func_define(pm_func *f, int ncases, pm_case *const *cases);
+/* Function.defn = [value]: one value over the whole domain. */
+pm_status pm_func_define_expr(pm_func *f, pm_expr *value);
+
+/* Reduction(redDom = (rvars, rintervals), varDom = (vars, intervals), type, initial).
+ * Every point of varDom starts at `initial` (NULL means 0); then for every point of
+ * redDom in lexicographic order, f(index...) = op(f(index...), value). */
+typedef enum pm_reduce_op {
+    PM_REDUCE_SUM, PM_REDUCE_PRODUCT, PM_REDUCE_MIN, PM_REDUCE_MAX,
+    PM_REDUCE_AND, PM_REDUCE_OR   /* bitwise on integers, logical on bools */
+} pm_reduce_op;
+pm_func *pm_reduction_new(pm_ctx *ctx, const char *name, pm_type type,
+                          int ndims, pm_expr *const *vars, pm_interval *const *intervals,
+                          int nrdims, pm_expr *const *rvars, pm_interval *const *rintervals,
+                          pm_reduce_op op, pm_expr *initial);
+/* Reduce(f(index...), value, op). index and value are expressions of the reduction
+ * variables; index may be data-dependent (hist(I(x,y)) += 1). An index outside the
+ * variable domain is skipped (the update does not happen). */
+pm_status pm_reduction_define(pm_func *f, int nindex, pm_expr *const *index, pm_expr *value);
+
+/* f(args...): a call. An image or function is called with one integer expression per
+ * dimension: affine (x-1), scaled (2*x+1, x/2) or data-dependent (lut(I(x,y))).
+ * A function may call itself at earlier points (time-iterated stencils). */
+pm_expr *pm_call_n(pm_func *f, int nargs, pm_expr *const *args);
+
+/* Stencil(f(x, y), scale, kernel), as in PolyMage: (sum over the kernel of
+ * k[i][j] * f(x + j - cols/2, y + i - rows/2)) * scale. Note the kernel is written as a
+ * picture of the (y, x) plane: its column index j moves the first coordinate x, its row
+ * index i the second coordinate y, so Figure 1's Ix kernel [[-1,0,1],[-2,0,2],[-1,0,1]]
+ * differentiates along x. weights is rows*cols values, row-major; zero weights are
+ * skipped. `at` are the centre's coordinates (usually the function's variables). */
+pm_expr *pm_stencil(pm_func *f, pm_expr *const at[2], double scale, int rows, int cols,
+                    const double *weights);
+
+/* Accessors (for tools, dumps and the samples). */
+const char *pm_func_name(const pm_func *f);
+pm_type pm_func_type(const pm_func *f);
+int pm_func_ndims(const pm_func *f);
+
+/* ---------------------------------------------------------------------------------- */
+/* Variadic conveniences: pm_call(f, x, y), pm_exprs(x, y), pm_intervals(r, c),        */
+/* pm_define(f, case1, case2), pm_image(ctx, "I", PM_F32, R, C).                         */
+/* ---------------------------------------------------------------------------------- */
+
+#define PM_COUNT_(...) (int)(sizeof((void *[]){__VA_ARGS__}) / sizeof(void *))
+#define pm_exprs(...) ((pm_expr *const[]){__VA_ARGS__})
+#define pm_intervals(...) ((pm_interval *const[]){__VA_ARGS__})
+#define pm_call(f, ...) pm_call_n((f), PM_COUNT_(__VA_ARGS__), pm_exprs(__VA_ARGS__))
+#define pm_define(f, ...) \
+    pm_func_define((f), PM_COUNT_(__VA_ARGS__), ((pm_case *const[]){__VA_ARGS__}))
+#define pm_image(ctx, name, type, ...) \
+    pm_image_new((ctx), (name), (type), PM_COUNT_(__VA_ARGS__), pm_exprs(__VA_ARGS__))
+
+/* ---------------------------------------------------------------------------------- */
+/* Pipelines                                                                           */
+/* ---------------------------------------------------------------------------------- */
+
+typedef struct pm_pipeline pm_pipeline;
+
+/* A pipeline: its signature (parameters and input images, in the order run-time values
+ * and buffers are passed) and its live-out functions; it holds everything the outputs
+ * reach. Validates the whole pipeline (types, arity, cycles, affine bounds, overlapping
+ * cases, static out-of-domain reads); on failure returns the status, sets *out to NULL
+ * and leaves a message in the context naming the function, the access and one
+ * offending point. Every parameter and image the outputs use must be listed. */
+pm_status pm_pipeline_new(pm_ctx *ctx, const char *name,
+                          int nparams, pm_expr *const *params,
+                          int ninputs, pm_func *const *inputs,
+                          int noutputs, pm_func *const *outputs,
+                          pm_pipeline **out);
+
+const char *pm_pipeline_name(const pm_pipeline *p);
+int pm_pipeline_nparams(const pm_pipeline *p);
+int pm_pipeline_ninputs(const pm_pipeline *p);
+int pm_pipeline_noutputs(const pm_pipeline *p);
+pm_func *pm_pipeline_input(const pm_pipeline *p, int i);
+pm_func *pm_pipeline_output(const pm_pipeline *p, int i);
+
+/* ---------------------------------------------------------------------------------- */
+/* Buffers                                                                             */
+/* ---------------------------------------------------------------------------------- */
+
+#define PM_MAX_DIMS 8
+
+/* A view of caller-owned memory. Element (i0, i1, ...) lives at
+ * data + sum(i_d * stride[d]) elements. For an image, index i_d is the coordinate; for
+ * a function output, i_d = (coordinate - lb_d) / step_d over the function's domain box,
+ * so the buffer's extents are the interval sizes at the given parameter values. */
+typedef struct pm_buffer {
+    void *data;
+    pm_type type;
+    int ndims;
+    int64_t extent[PM_MAX_DIMS];
+    int64_t stride[PM_MAX_DIMS]; /* in elements; 0 means dense row-major */
+} pm_buffer;
+
+/* A dense row-major buffer description over `data` (not copied, not owned). */
+pm_buffer pm_buffer_dense(void *data, pm_type type, int ndims, const int64_t *extents);
+
+/* The extents an output (or input) buffer must have for given parameter values. */
+pm_status pm_pipeline_buffer_shape(pm_pipeline *p, int is_output, int index,
+                                   const pm_value *params, int *ndims, int64_t *extents);
+
+/* ---------------------------------------------------------------------------------- */
+/* The reference interpreter                                                           */
+/* ---------------------------------------------------------------------------------- */
+
+/* Evaluates the pipeline stage by stage, straight from the definitions, the oracle for
+ * compiled code. params: one value per pipeline parameter; inputs / outputs: one buffer
+ * per pipeline input / output. Checks every buffer's type and extents first. */
+pm_status pm_interpret(pm_pipeline *p, const pm_value *params,
+                       const pm_buffer *inputs, pm_buffer *outputs);
+
+/* ---------------------------------------------------------------------------------- */
+/* Dumps                                                                               */
+/* ---------------------------------------------------------------------------------- */
+
+/* Writes a readable listing of the pipeline's definitions (the "graph" dump) into a
+ * malloc'd string the caller frees. */
+char *pm_pipeline_to_string(pm_pipeline *p);
+
+/* ---------------------------------------------------------------------------------- */
+/* The JIT: compile a pipeline to native code in this process                          */
+/* ---------------------------------------------------------------------------------- */
+
+/* The result of a call that may fail: the status and a message naming the object and the
+ * cause. Caller-owned, so runs of one kernel from several threads each get their own. */
+typedef struct pm_error {
+    pm_status status;
+    char message[1024];
+} pm_error;
+
+typedef struct pm_jit pm_jit;
+typedef struct pm_kernel pm_kernel;
+
+typedef struct pm_jit_options {
+    int threads;        /* worker threads for kernels; 0 = number of cores               */
+    int opt_level;      /* LLVM optimization level 0..3; default 3                        */
+    const char *dump;   /* phases to print to stderr, "graph,domains,schedule,ast,llvm,asm"
+                           or "all"; NULL = read the PM_DUMP environment variable          */
+} pm_jit_options;
+/* Defaults: threads 0, opt_level 3, dump NULL. */
+pm_jit_options pm_jit_options_default(void);
+
+typedef struct pm_compile_options {
+    int vector_width;   /* lanes of 32-bit elements; 0 = from the host (16 on AVX-512)   */
+    int threads;        /* 0 = the jit's                                                  */
+    int opt_level;      /* -1 = the jit's                                                 */
+    const char *dump;   /* NULL = the jit's                                                */
+} pm_compile_options;
+pm_compile_options pm_compile_options_default(void);
+
+/* A JIT session: an LLVM ORC LLJIT for the host CPU. NULL options mean defaults.
+ * Returns NULL and fills *error on failure (error may be NULL). */
+pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error);
+/* Frees the JIT. Its kernels must be freed first. NULL is allowed. */
+void pm_jit_free(pm_jit *jit);
+
+/* Compiles the pipeline for parameter estimates (one value per pipeline parameter, the
+ * sizes it is optimized for; NULL = no estimates). The kernel is valid for any parameter
+ * values; it does not keep the pipeline or its context. NULL options mean the jit's.
+ * Returns NULL and fills *error on failure. */
+pm_kernel *pm_jit_compile(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                          const pm_compile_options *options, pm_error *error);
+
+/* Runs the kernel. Checks every parameter value and every buffer's type and extents
+ * against the parameter values before any code runs; never reads or writes outside the
+ * buffers. Safe to call from several threads at once. */
+pm_status pm_kernel_run(pm_kernel *k, const pm_value *params, const pm_buffer *inputs,
+                        pm_buffer *outputs, pm_error *error);
+
+/* Frees the kernel and its machine code. NULL is allowed. */
+void pm_kernel_free(pm_kernel *k);
+
+/* Text of a compiled phase for tools and tests: "llvm" (optimized IR), "ast" (isl AST),
+ * "schedule", "domains", "asm" when available. NULL if the phase was not kept.
+ * Valid as long as the kernel. */
+const char *pm_kernel_dump(const pm_kernel *k, const char *phase);
+/* Milliseconds the compile took. */
+double pm_kernel_compile_ms(const pm_kernel *k);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* POLYMAGE_H */

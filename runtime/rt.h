@@ -1,0 +1,50 @@
+/* rt.h — functions that JIT-compiled kernels call back into, and their per-run state.
+ *
+ * Promise: a pm_run_ctx lives for one pm_kernel_run call and belongs to that call (the
+ * entry and the GOMP_parallel workers it starts); pm_rt_buffer hands out 64-byte-aligned
+ * scratch memory by slot number, reused across the kernel's runs (a run checks out a
+ * whole set of slots from the kernel's pool, so concurrent runs never share memory).
+ * The JIT binds these symbols by address (runtime/jit_engine.c), so they work although
+ * libpolymage is a static library whose symbols the process does not export.
+ *
+ * For the code generator (codegen/), the calls a kernel may make:
+ *   void   *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes);
+ *   int32_t pm_rt_threads(pm_run_ctx *rt);
+ * A slot is used by one thread at a time. Simplest: allocate every scratchpad in the
+ * entry, before GOMP_parallel, one slot per (buffer, thread) pair when each worker needs
+ * its own; the thread count is pm_codegen_options.threads (the runtime resolves 0 to the
+ * number of cores before codegen), the same number pm_rt_threads returns at run time.
+ */
+#ifndef PM_RUNTIME_RT_H
+#define PM_RUNTIME_RT_H
+
+#include <stdint.h>
+
+typedef struct pm_run_ctx pm_run_ctx;
+
+/* At least `bytes` bytes, 64-byte aligned, for slot `slot` during this run; contents
+ * undefined. The same slot asked again in one run returns the same memory when it is
+ * big enough (else new memory: earlier pointers for that slot become invalid).
+ * NULL when out of memory or slot is out of range (the kernel then returns nonzero and
+ * pm_kernel_run reports the cause recorded here). */
+void *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes);
+
+/* The number of threads this run should use for GOMP_parallel (>= 1): the thread count
+ * of the compile options, 0 ("all cores") already resolved. */
+int32_t pm_rt_threads(pm_run_ctx *rt);
+
+/* ---- runtime side (runtime/kernel.c); kernels never touch the fields ------------- */
+
+struct pm_scratch_set;
+
+struct pm_run_ctx {
+    struct pm_scratch_set *scratch; /* checked out for this run                       */
+    int32_t threads;
+    /* The first failed pm_rt_buffer call, for the error message (0 = none). Written
+     * once, by whichever thread fails first (atomic flag). */
+    int failed;
+    int32_t failed_slot;
+    int64_t failed_bytes;
+};
+
+#endif

@@ -1,0 +1,124 @@
+#include "check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int check_passed, check_failed;
+
+bool check_report(bool ok, const char *file, int line, const char *what)
+{
+    if (ok) {
+        check_passed++;
+    } else {
+        check_failed++;
+        fprintf(stderr, "%s:%d: FAILED: %s\n", file, line, what);
+    }
+    return ok;
+}
+
+bool check_contains(const char *haystack, const char *needle, const char *file, int line)
+{
+    bool ok = haystack && needle && strstr(haystack, needle) != NULL;
+    if (!ok) {
+        fprintf(stderr, "%s:%d: FAILED: message \"%s\" does not contain \"%s\"\n", file, line,
+                haystack ? haystack : "(null)", needle ? needle : "(null)");
+        check_failed++;
+    } else {
+        check_passed++;
+    }
+    return ok;
+}
+
+int check_finish(const char *suite)
+{
+    printf("%s: %d passed, %d failed\n", suite, check_passed, check_failed);
+    return check_failed == 0 ? 0 : 1;
+}
+
+int64_t check_buffer_count(const pm_buffer *b)
+{
+    int64_t n = 1;
+    for (int d = 0; d < b->ndims; d++)
+        n *= b->extent[d];
+    return n;
+}
+
+pm_buffer check_buffer_new(pm_type type, int ndims, const int64_t *extents)
+{
+    pm_buffer b = pm_buffer_dense(NULL, type, ndims, extents);
+    size_t bytes = (size_t)check_buffer_count(&b) * pm_type_size(type);
+    size_t rounded = (bytes + 63) / 64 * 64;
+    b.data = aligned_alloc(64, rounded ? rounded : 64);
+    memset(b.data, 0, rounded ? rounded : 64);
+    return b;
+}
+
+void check_buffer_free(pm_buffer *b)
+{
+    free(b->data);
+    b->data = NULL;
+}
+
+static uint32_t next_random(uint32_t *state)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return *state >> 8;
+}
+
+void check_fill(pm_buffer *b, unsigned seed, bool small_ints)
+{
+    uint32_t state = seed * 2654435761u + 1;
+    int64_t n = check_buffer_count(b);
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t r = next_random(&state);
+        uint32_t r2 = next_random(&state);
+        uint32_t bits = small_ints ? (r & 255) : (r ^ (r2 << 24));
+        switch (b->type) {
+        case PM_U8: ((uint8_t *)b->data)[i] = (uint8_t)bits; break;
+        case PM_I8: ((int8_t *)b->data)[i] = (int8_t)bits; break;
+        case PM_U16: ((uint16_t *)b->data)[i] = (uint16_t)bits; break;
+        case PM_I16: ((int16_t *)b->data)[i] = (int16_t)bits; break;
+        case PM_U32: ((uint32_t *)b->data)[i] = bits; break;
+        case PM_I32: ((int32_t *)b->data)[i] = (int32_t)bits; break;
+        case PM_I64: ((int64_t *)b->data)[i] = (int64_t)bits - (small_ints ? 0 : (1 << 23)); break;
+        case PM_F32: ((float *)b->data)[i] = (float)(r & 0xffffff) / 16777216.0f; break;
+        case PM_F64: ((double *)b->data)[i] = (double)(r & 0xffffff) / 16777216.0; break;
+        default: break;
+        }
+    }
+}
+
+static double element(const pm_buffer *b, int64_t i)
+{
+    switch (b->type) {
+    case PM_U8: return ((const uint8_t *)b->data)[i];
+    case PM_I8: return ((const int8_t *)b->data)[i];
+    case PM_U16: return ((const uint16_t *)b->data)[i];
+    case PM_I16: return ((const int16_t *)b->data)[i];
+    case PM_U32: return ((const uint32_t *)b->data)[i];
+    case PM_I32: return ((const int32_t *)b->data)[i];
+    case PM_I64: return (double)((const int64_t *)b->data)[i];
+    case PM_F32: return ((const float *)b->data)[i];
+    case PM_F64: return ((const double *)b->data)[i];
+    default: return NAN;
+    }
+}
+
+double check_buffer_maxdiff(const pm_buffer *a, const pm_buffer *b)
+{
+    if (a->type != b->type || a->ndims != b->ndims)
+        return INFINITY;
+    for (int d = 0; d < a->ndims; d++)
+        if (a->extent[d] != b->extent[d])
+            return INFINITY;
+    double worst = 0;
+    int64_t n = check_buffer_count(a);
+    for (int64_t i = 0; i < n; i++) {
+        double x = element(a, i), y = element(b, i);
+        double diff = (isnan(x) || isnan(y)) ? (isnan(x) && isnan(y) ? 0 : INFINITY) : fabs(x - y);
+        if (diff > worst)
+            worst = diff;
+    }
+    return worst;
+}
