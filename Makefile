@@ -1,0 +1,54 @@
+# PolyMage-JIT — the two commands a fresh machine needs:
+#   make run    builds, then runs the Harris sample on the bundled (generated) photo
+#   make test   builds and runs the whole ctest suite
+# Both install missing Debian packages first (scripts/install-deps.sh).
+#
+# Also: make test-asan (the suite under ASan + UBSan), make bench (Halide comparison at
+# paper sizes), make bench-quick (small sizes, seconds), make clean.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+BENCH_BUILD ?= build-bench
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+APP        ?= harris
+OUT        ?= out
+BENCH_ARGS ?=
+
+.PHONY: all deps build run test test-asan bench bench-quick clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j$(JOBS)
+
+run: build
+	@mkdir -p $(OUT)
+	$(BUILD)/run_sample $(APP) --out $(OUT)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+test-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DPM_SANITIZE=ON
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS)
+
+$(BENCH_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DPM_BUILD_BENCH=ON
+
+bench: deps $(BENCH_BUILD)/CMakeCache.txt
+	cmake --build $(BENCH_BUILD) -j$(JOBS) --target pm_bench
+	$(BENCH_BUILD)/bench/pm_bench $(BENCH_ARGS)
+
+bench-quick: deps $(BENCH_BUILD)/CMakeCache.txt
+	cmake --build $(BENCH_BUILD) -j$(JOBS) --target pm_bench
+	$(BENCH_BUILD)/bench/pm_bench --quick $(BENCH_ARGS)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(BENCH_BUILD)

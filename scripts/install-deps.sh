@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# install-deps.sh — installs the Debian 12 packages PolyMage-JIT needs, if any is missing.
+# Idempotent and quiet when everything is present; safe to run before every build.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  llvm-19-dev            # LLVM C API + ORC LLJIT (libLLVM-19)
+  libisl-dev             # sets, schedules, ASTs
+  libhalide14-0-dev      # the comparison in bench/
+  libstb-dev             # PNG output of the samples
+  libpng-dev zlib1g-dev libzstd-dev libedit-dev libffi-dev libxml2-dev
+  libgomp1               # OpenMP runtime that compiled kernels call
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+  else
+    echo "install-deps: not root and no sudo; please install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+$SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"
