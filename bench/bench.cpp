@@ -1,0 +1,662 @@
+/* bench.cpp — pm_bench: PolyMage-JIT against Halide 14 on the PolyMage benchmark apps.
+ *
+ * For each app: build the PolyMage sample, allocate and fill its buffers once, then run
+ * every variant (PolyMage-JIT, the Halide hand schedule, and Halide's three
+ * autoschedulers) on that same input memory, each in its own child process (isolate.h),
+ * each writing its own output, which is checked against a reference:
+ *   --quick: the reference interpreter (pm_interpret);
+ *   paper sizes: the PolyMage-JIT output (the interpreter would take too long), or, if
+ *   the JIT failed, the Halide hand-scheduled output (said so in the notes).
+ * Timings: compile (and autoschedule) once per variant and thread count, one warm-up run,
+ * then --runs timed runs; the table shows median and min.
+ *
+ *   pm_bench [--quick] [--apps a,b] [--threads 1,2] [--variants polymage,hand,...]
+ *            [--runs N] [--size RxC] [--timeout SEC] [--json PATH] [--svg PATH]
+ *            [--halide-only]
+ *
+ * --halide-only is the self test of the Halide side alone: the doc's buffer shapes and
+ * synthetic data, the hand schedule as reference for the autoschedulers, and spot checks
+ * of output values against direct formulas.
+ */
+#include <Halide.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "halide/halide_app.h"
+#include "isolate.h"
+#include "polymage.h"
+#include "report.h"
+extern "C" { /* samples.h has no C++ guards of its own */
+#include "samples.h"
+}
+
+/* The JIT and the interpreter are being written while this harness is; declaring them
+ * weak lets pm_bench link (and report "not in this build") against a library that does
+ * not have them yet. */
+extern "C" {
+pm_jit *pm_jit_new(const pm_jit_options *, pm_error *) __attribute__((weak));
+pm_kernel *pm_jit_compile(pm_jit *, pm_pipeline *, const pm_value *, const pm_compile_options *,
+                          pm_error *) __attribute__((weak));
+pm_status pm_kernel_run(pm_kernel *, const pm_value *, const pm_buffer *, pm_buffer *,
+                        pm_error *) __attribute__((weak));
+pm_status pm_interpret(pm_pipeline *, const pm_value *, const pm_buffer *, pm_buffer *)
+    __attribute__((weak));
+pm_jit_options pm_jit_options_default(void) __attribute__((weak));
+pm_compile_options pm_compile_options_default(void) __attribute__((weak));
+}
+
+namespace {
+
+const char *const kAppOrder[] = {"unsharp_mask", "bilateral_grid", "harris", "camera_pipe",
+                                 "pyramid_blend", "interpolate", "local_laplacian"};
+
+struct Variant {
+    const char *flag;     /* --variants name */
+    const char *name;     /* row name */
+    const char *autosched;/* Halide autoscheduler name, NULL for hand / PolyMage */
+    const char *plugin;
+};
+
+const Variant kVariants[] = {
+    {"polymage", "polymage-jit", nullptr, nullptr},
+    {"hand", "halide-hand", nullptr, nullptr},
+    {"mullapudi", "halide-mullapudi2016", "Mullapudi2016", PM_BENCH_MULLAPUDI2016},
+    {"adams", "halide-adams2019", "Adams2019", PM_BENCH_ADAMS2019},
+    {"li", "halide-li2018", "Li2018", PM_BENCH_LI2018},
+};
+
+struct Options {
+    bool quick = false;
+    bool halide_only = false;
+    std::vector<std::string> apps;
+    std::vector<int> threads = {1, 2};
+    std::vector<std::string> variants = {"polymage", "hand", "mullapudi", "adams", "li"};
+    int runs = 10;
+    int64_t rows = 0, cols = 0;   /* --size; 0 = the app's */
+    double timeout_s = 300;
+    bool verbose = false;         /* keep the children's stdout/stderr (Halide's chatter) */
+    std::string json = PM_BENCH_SOURCE_DIR "/results.json";
+    std::string svg = PM_BENCH_SOURCE_DIR "/results.svg";
+};
+
+std::vector<std::string> split_list(const char *s) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (const char *p = s;; p++) {
+        if (*p == ',' || *p == 0) {
+            if (!cur.empty()) out.push_back(cur);
+            cur.clear();
+            if (*p == 0) break;
+        } else {
+            cur += *p;
+        }
+    }
+    return out;
+}
+
+void usage() {
+    fprintf(stderr,
+            "usage: pm_bench [--quick] [--apps a,b] [--threads 1,2] "
+            "[--variants polymage,hand,mullapudi,adams,li]\n"
+            "                [--runs N] [--size RxC] [--timeout SEC] [--json PATH] "
+            "[--svg PATH] [--halide-only] [--verbose]\n");
+}
+
+bool parse_options(int argc, char **argv, Options *o) {
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
+        if (a == "--quick") {
+            o->quick = true;
+        } else if (a == "--verbose") {
+            o->verbose = true;
+        } else if (a == "--halide-only") {
+            o->halide_only = true;
+        } else if (a == "-h" || a == "--help") {
+            usage();
+            exit(0);
+        } else if (!v) {
+            fprintf(stderr, "pm_bench: %s needs a value\n", a.c_str());
+            return false;
+        } else if (a == "--apps") {
+            o->apps = split_list(v), i++;
+        } else if (a == "--threads") {
+            o->threads.clear();
+            for (const std::string &t : split_list(v)) {
+                int n = atoi(t.c_str());
+                if (n < 1 || n > 1024) {
+                    fprintf(stderr, "pm_bench: bad thread count '%s'\n", t.c_str());
+                    return false;
+                }
+                o->threads.push_back(n);
+            }
+            i++;
+        } else if (a == "--variants") {
+            o->variants = split_list(v), i++;
+            for (const std::string &s : o->variants) {
+                bool known = false;
+                for (const Variant &k : kVariants) known |= s == k.flag;
+                if (!known) {
+                    fprintf(stderr, "pm_bench: unknown variant '%s'\n", s.c_str());
+                    return false;
+                }
+            }
+        } else if (a == "--runs") {
+            o->runs = atoi(v), i++;
+            if (o->runs < 1) {
+                fprintf(stderr, "pm_bench: --runs must be >= 1\n");
+                return false;
+            }
+        } else if (a == "--size") {
+            long long r = 0, c = 0;
+            if (sscanf(v, "%lldx%lld", &r, &c) != 2 || r < 8 || c < 8) {
+                fprintf(stderr, "pm_bench: --size wants RxC with R, C >= 8\n");
+                return false;
+            }
+            o->rows = r, o->cols = c, i++;
+        } else if (a == "--timeout") {
+            o->timeout_s = atof(v), i++;
+            if (o->timeout_s <= 0) {
+                fprintf(stderr, "pm_bench: --timeout must be > 0\n");
+                return false;
+            }
+        } else if (a == "--json") {
+            o->json = v, i++;
+        } else if (a == "--svg") {
+            o->svg = v, i++;
+        } else {
+            fprintf(stderr, "pm_bench: unknown option %s\n", a.c_str());
+            usage();
+            return false;
+        }
+    }
+    if (o->apps.empty()) o->apps.assign(std::begin(kAppOrder), std::end(kAppOrder));
+    return true;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Buffers                                                                             */
+/* ---------------------------------------------------------------------------------- */
+
+size_t buffer_bytes(const pm_buffer &b) {
+    size_t n = pm_type_size(b.type);
+    for (int d = 0; d < b.ndims; d++) n *= (size_t)b.extent[d];
+    return n;
+}
+
+/* A set of dense buffers in memory shared with the children. */
+struct SharedBuffers {
+    std::vector<pm_buffer> bufs;
+    ~SharedBuffers() {
+        for (pm_buffer &b : bufs) bench_shared_free(b.data, buffer_bytes(b));
+    }
+    bool alloc(const std::vector<std::vector<int64_t>> &shapes, const std::vector<pm_type> &types) {
+        for (size_t i = 0; i < shapes.size(); i++) {
+            pm_buffer b;
+            memset(&b, 0, sizeof b);
+            b.type = types[i];
+            b.ndims = (int)shapes[i].size();
+            for (int d = 0; d < b.ndims; d++) b.extent[d] = shapes[i][d];
+            b.data = bench_shared_alloc(buffer_bytes(b));
+            if (!b.data) return false;
+            bufs.push_back(b);
+        }
+        return true;
+    }
+    void zero() {
+        for (pm_buffer &b : bufs) memset(b.data, 0, buffer_bytes(b));
+    }
+    void copy_from(const SharedBuffers &o) {
+        for (size_t i = 0; i < bufs.size(); i++) memcpy(bufs[i].data, o.bufs[i].data, buffer_bytes(bufs[i]));
+    }
+};
+
+template <typename T>
+double max_diff_typed(const void *a, const void *b, size_t n) {
+    const T *x = (const T *)a, *y = (const T *)b;
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = std::fabs((double)x[i] - (double)y[i]);
+        if (std::isnan(d)) {
+            if (std::isnan((double)x[i]) && std::isnan((double)y[i])) continue;
+            return INFINITY; /* NaN on one side only: certainly wrong */
+        }
+        worst = std::max(worst, d);
+    }
+    return worst;
+}
+
+double max_abs_diff(const pm_buffer &a, const pm_buffer &b) {
+    size_t n = buffer_bytes(a) / pm_type_size(a.type);
+    switch (a.type) {
+    case PM_U8: return max_diff_typed<uint8_t>(a.data, b.data, n);
+    case PM_I8: return max_diff_typed<int8_t>(a.data, b.data, n);
+    case PM_U16: return max_diff_typed<uint16_t>(a.data, b.data, n);
+    case PM_I16: return max_diff_typed<int16_t>(a.data, b.data, n);
+    case PM_U32: return max_diff_typed<uint32_t>(a.data, b.data, n);
+    case PM_I32: return max_diff_typed<int32_t>(a.data, b.data, n);
+    case PM_I64: return max_diff_typed<int64_t>(a.data, b.data, n);
+    case PM_F32: return max_diff_typed<float>(a.data, b.data, n);
+    case PM_F64: return max_diff_typed<double>(a.data, b.data, n);
+    default: return INFINITY;
+    }
+}
+
+bool is_float(pm_type t) { return t == PM_F32 || t == PM_F64; }
+
+/* The allowed difference from the reference. Floats: the app's own tolerance (what it
+ * allows the JIT against the interpreter; Halide reorders float sums the same way).
+ * Integers: exact, except local laplacian, whose doc states +-1 LSB between correct
+ * implementations (float intermediates truncated to u16). */
+double tolerance_for(const std::string &app, pm_type t, double app_tol) {
+    if (is_float(t)) return app_tol > 0 ? app_tol : 1e-4;
+    if (app == "local_laplacian") return 1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* The children                                                                        */
+/* ---------------------------------------------------------------------------------- */
+
+struct AppData {
+    std::string name;
+    const pm_sample_app *sample = nullptr;  /* NULL in --halide-only */
+    const HalideAppEntry *halide = nullptr;
+    HalideAppArgs args;                     /* params and shapes */
+    std::vector<pm_type> out_types;
+    std::vector<pm_buffer> inputs;          /* parent memory, copied on write by children */
+    std::vector<std::vector<uint8_t>> input_store;
+    double tolerance = 1e-4;
+};
+
+/* Adams2019 prints its search progress and Halide its warnings; errors come back through
+ * the channel anyway, so by default a child's stdout and stderr go to /dev/null. */
+void quiet_child() {
+    int fd = open("/dev/null", O_WRONLY);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+    }
+}
+
+void time_runs(ChildChannel &ch, int runs, const std::function<bool()> &run_once) {
+    ch.phase("run");
+    if (!run_once()) return; /* warm-up: page faults, thread pool start, caches */
+    for (int i = 0; i < runs; i++) {
+        double t0 = bench_now_ms();
+        if (!run_once()) return;
+        ch.run_ms(bench_now_ms() - t0);
+    }
+}
+
+void polymage_child(ChildChannel &ch, const AppData &d, int threads, int runs, pm_buffer *outs) {
+    if (!pm_jit_new || !pm_jit_compile || !pm_kernel_run || !pm_jit_options_default ||
+        !pm_compile_options_default) {
+        ch.fail("the library has no JIT yet (pm_jit_* not in this build)");
+        return;
+    }
+    ch.phase("build");
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = ctx ? d.sample->build(ctx) : nullptr;
+    if (!p) {
+        ch.fail(std::string("build: ") + (ctx ? pm_ctx_errmsg(ctx) : "out of memory"));
+        return;
+    }
+    pm_error e;
+    memset(&e, 0, sizeof e);
+    pm_jit_options jo = pm_jit_options_default();
+    jo.threads = threads;
+    pm_jit *jit = pm_jit_new(&jo, &e);
+    if (!jit) {
+        ch.fail(std::string("pm_jit_new: ") + e.message);
+        return;
+    }
+    pm_compile_options co = pm_compile_options_default();
+    co.threads = threads;
+    ch.phase("compile");
+    double t0 = bench_now_ms();
+    /* The run sizes are the estimates: both sides are tuned for the size they run. */
+    pm_kernel *k = pm_jit_compile(jit, p, d.args.params.data(), &co, &e);
+    if (!k) {
+        ch.fail(std::string("pm_jit_compile: ") + pm_status_name(e.status) + ": " + e.message);
+        return;
+    }
+    ch.value("compile_ms", bench_now_ms() - t0);
+    time_runs(ch, runs, [&]() {
+        pm_status s = pm_kernel_run(k, d.args.params.data(), d.inputs.data(), outs, &e);
+        if (s != PM_OK) ch.fail(std::string("pm_kernel_run: ") + pm_status_name(s) + ": " + e.message);
+        return s == PM_OK;
+    });
+    /* No cleanup: the child exits right after and the OS frees everything faster. */
+}
+
+void interpreter_child(ChildChannel &ch, const AppData &d, pm_buffer *outs) {
+    if (!pm_interpret) {
+        ch.fail("the library has no interpreter yet");
+        return;
+    }
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = ctx ? d.sample->build(ctx) : nullptr;
+    if (!p) {
+        ch.fail(std::string("build: ") + (ctx ? pm_ctx_errmsg(ctx) : "out of memory"));
+        return;
+    }
+    ch.phase("interpret");
+    double t0 = bench_now_ms();
+    pm_status s = pm_interpret(p, d.args.params.data(), d.inputs.data(), outs);
+    if (s != PM_OK) {
+        ch.fail(std::string("pm_interpret: ") + pm_status_name(s) + ": " + pm_ctx_errmsg(ctx));
+        return;
+    }
+    ch.value("interpret_ms", bench_now_ms() - t0);
+}
+
+void halide_child(ChildChannel &ch, const AppData &d, const Variant &v, int threads, int runs,
+                  pm_buffer *outs) {
+    /* Read once when Halide's JIT runtime starts its thread pool: this child's first
+     * parallel run. Also bounds Adams2019's own search threads. */
+    setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
+    ch.phase("build");
+    HalideAppInstance inst;
+    std::string err;
+    if (!d.halide->build(d.args, &inst, &err)) {
+        ch.fail(err);
+        return;
+    }
+    halide_set_estimates(inst, d.args);
+    Halide::Target target = Halide::get_host_target();
+    int vec = target.natural_vector_size<float>();
+    Halide::Pipeline p(inst.outputs);
+
+    ch.phase(v.autosched ? "autoschedule" : "schedule");
+    double t0 = bench_now_ms();
+    if (!v.autosched) {
+        inst.schedule_hand(target, vec);
+    } else {
+        Halide::load_plugin(v.plugin);
+        /* parallelism = the threads it will run with; cache size and balance are
+         * Halide's generic values (only Mullapudi2016 reads them). */
+        Halide::MachineParams mp(threads, 16 * 1024 * 1024, 40);
+        p.auto_schedule(v.autosched, target, mp);
+    }
+    ch.value("sched_ms", bench_now_ms() - t0);
+    ch.phase("compile");
+    p.compile_jit(target);
+    ch.value("compile_ms", bench_now_ms() - t0);
+
+    for (size_t i = 0; i < inst.inputs.size(); i++) inst.inputs[i].set(halide_wrap(d.inputs[i]));
+    std::vector<Halide::Buffer<>> obufs;
+    for (size_t i = 0; i < inst.outputs.size(); i++) {
+        Halide::Buffer<> b = halide_wrap(outs[i]);
+        if (i < inst.out_regions.size())
+            for (size_t k = 0; k < inst.out_regions[i].size(); k++)
+                b.crop((int)k, (int)inst.out_regions[i][k].min, (int)inst.out_regions[i][k].extent);
+        obufs.push_back(b);
+    }
+    Halide::Realization real(obufs);
+    time_runs(ch, runs, [&]() {
+        p.realize(real, target);
+        return true;
+    });
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Per app                                                                             */
+/* ---------------------------------------------------------------------------------- */
+
+/* Prepares params, shapes and input data from the PolyMage sample (or, in --halide-only,
+ * from the Halide app's stand-alone description). False with a note when skipped. */
+bool prepare_app(const Options &o, const std::string &name, AppData *d, BenchReport *rep) {
+    d->name = name;
+    d->halide = halide_app_find(name);
+    int64_t rows, cols;
+    if (o.halide_only) {
+        if (!d->halide) {
+            rep->notes.push_back(name + ": no Halide version; skipped");
+            return false;
+        }
+        rows = o.rows ? o.rows : o.quick ? d->halide->quick_rows : 0;
+        cols = o.cols ? o.cols : o.quick ? d->halide->quick_cols : 0;
+        if (!rows) {
+            const pm_sample_app *s = pm_sample_find(name.c_str());
+            /* Paper sizes from the doc (apps.md) when the sample is not there. */
+            static const std::map<std::string, std::pair<int64_t, int64_t>> paper = {
+                {"unsharp_mask", {2048, 2048}}, {"bilateral_grid", {2560, 1536}},
+                {"harris", {6400, 6400}},       {"camera_pipe", {1920, 2528}},
+                {"pyramid_blend", {2048, 2048}}, {"interpolate", {2560, 1536}},
+                {"local_laplacian", {2560, 1536}}};
+            rows = s ? s->paper_rows : paper.at(name).first;
+            cols = s ? s->paper_cols : paper.at(name).second;
+        }
+        d->halide->standalone(rows, cols, &d->args);
+        /* The Halide build knows its buffer types; ask it through a throwaway build. */
+        HalideAppInstance inst;
+        std::string err;
+        if (!d->halide->build(d->args, &inst, &err)) {
+            rep->notes.push_back(name + ": " + err);
+            return false;
+        }
+        auto pm_type_of = [](const Halide::Type &t) {
+            if (t.is_float()) return t.bits() == 64 ? PM_F64 : PM_F32;
+            if (t.bits() == 8) return t.is_int() ? PM_I8 : PM_U8;
+            if (t.bits() == 16) return t.is_int() ? PM_I16 : PM_U16;
+            return t.is_int() ? PM_I32 : PM_U32;
+        };
+        for (const Halide::Func &f : inst.outputs) d->out_types.push_back(pm_type_of(f.output_types()[0]));
+        for (size_t i = 0; i < d->args.in_shapes.size(); i++) {
+            pm_type t = pm_type_of(inst.inputs[i].type());
+            std::vector<int64_t> &shape = d->args.in_shapes[i];
+            pm_buffer b = pm_buffer_dense(nullptr, t, (int)shape.size(), shape.data());
+            d->input_store.emplace_back(buffer_bytes(b), 0);
+            b.data = d->input_store.back().data();
+            /* Raw camera data is 10-bit, local laplacian's 16-bit, the rest in [0, 1]. */
+            double hi = t == PM_I16 ? 1023 : t == PM_U16 ? 65535 : 1.0;
+            halide_fill_test_data(b, 0, hi, (uint32_t)(i + 1));
+            d->inputs.push_back(b);
+        }
+        d->tolerance = 1e-4;
+    } else {
+        d->sample = pm_sample_find(name.c_str());
+        if (!d->sample) {
+            rep->notes.push_back(name + ": not in the samples registry yet; skipped");
+            return false;
+        }
+        rows = o.rows ? o.rows : o.quick ? d->sample->quick_rows : d->sample->paper_rows;
+        cols = o.cols ? o.cols : o.quick ? d->sample->quick_cols : d->sample->paper_cols;
+        pm_ctx *ctx = pm_ctx_new();
+        pm_pipeline *p = ctx ? d->sample->build(ctx) : nullptr;
+        if (!p) {
+            rep->notes.push_back(name + ": the sample does not build: " +
+                                 (ctx ? pm_ctx_errmsg(ctx) : "out of memory"));
+            pm_ctx_free(ctx);
+            return false;
+        }
+        d->args.params.resize(pm_pipeline_nparams(p));
+        d->sample->params(rows, cols, d->args.params.data());
+        bool ok = true;
+        for (int io = 0; io < 2 && ok; io++) {
+            int n = io ? pm_pipeline_noutputs(p) : pm_pipeline_ninputs(p);
+            for (int i = 0; i < n && ok; i++) {
+                int nd = 0;
+                int64_t ext[PM_MAX_DIMS];
+                pm_status s = pm_pipeline_buffer_shape(p, io, i, d->args.params.data(), &nd, ext);
+                if (s != PM_OK) {
+                    rep->notes.push_back(name + ": buffer shape: " + pm_ctx_errmsg(ctx));
+                    ok = false;
+                    break;
+                }
+                std::vector<int64_t> shape(ext, ext + nd);
+                pm_func *f = io ? pm_pipeline_output(p, i) : pm_pipeline_input(p, i);
+                if (io) {
+                    d->args.out_shapes.push_back(shape);
+                    d->out_types.push_back(pm_func_type(f));
+                } else {
+                    d->args.in_shapes.push_back(shape);
+                    pm_buffer b = pm_buffer_dense(nullptr, pm_func_type(f), nd, ext);
+                    d->input_store.emplace_back(buffer_bytes(b), 0);
+                    b.data = d->input_store.back().data();
+                    d->inputs.push_back(b);
+                }
+            }
+        }
+        if (ok)
+            for (size_t i = 0; i < d->inputs.size(); i++)
+                d->sample->fill_input((int)i, &d->inputs[i], d->args.params.data());
+        pm_ctx_free(ctx);
+        if (!ok) return false;
+        d->tolerance = d->sample->tolerance;
+    }
+    rep->sizes.push_back({name, std::to_string(rows) + "x" + std::to_string(cols)});
+    return true;
+}
+
+std::string short_error(const ChildReport &r) {
+    std::string e = r.error;
+    if (r.outcome == ChildReport::FAILED) e = "error: " + e;
+    return e;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void bench_app(const Options &o, AppData &d, BenchReport *rep) {
+    SharedBuffers ref, work;
+    std::vector<std::vector<int64_t>> &os = d.args.out_shapes;
+    if (!ref.alloc(os, d.out_types) || !work.alloc(os, d.out_types)) {
+        rep->notes.push_back(d.name + ": out of memory for the output buffers; skipped");
+        return;
+    }
+    bool have_ref = false;
+    std::string ref_name;
+    if (o.quick && !o.halide_only) {
+        ChildReport r = run_in_child([&](ChildChannel &ch) { interpreter_child(ch, d, ref.bufs.data()); },
+                                     o.timeout_s);
+        if (r.outcome == ChildReport::OK) {
+            have_ref = true;
+            ref_name = "interpreter";
+            char msg[128];
+            snprintf(msg, sizeof msg, "%s: reference = interpreter (%.0f ms)", d.name.c_str(),
+                     r.values["interpret_ms"]);
+            rep->notes.push_back(msg);
+        } else {
+            rep->notes.push_back(d.name + ": interpreter failed (" + short_error(r) +
+                                 "); the first successful variant is the reference");
+        }
+    }
+
+    for (int t : o.threads) {
+        double pm_median = 0;
+        for (const Variant &v : kVariants) {
+            if (std::find(o.variants.begin(), o.variants.end(), v.flag) == o.variants.end()) continue;
+            bool is_pm = !strcmp(v.flag, "polymage");
+            if (is_pm && o.halide_only) continue;
+            BenchRow row;
+            row.app = d.name;
+            row.variant = v.name;
+            row.threads = t;
+            fprintf(stderr, "[pm_bench] %s / %s / %d thread%s ...\n", d.name.c_str(), v.name, t,
+                    t > 1 ? "s" : "");
+            work.zero();
+            ChildReport r = run_in_child(
+                [&](ChildChannel &ch) {
+                    if (!o.verbose) quiet_child();
+                    if (is_pm)
+                        polymage_child(ch, d, t, o.runs, work.bufs.data());
+                    else
+                        halide_child(ch, d, v, t, o.runs, work.bufs.data());
+                },
+                o.timeout_s);
+            row.sched_ms = r.values.count("sched_ms") ? r.values["sched_ms"] : 0;
+            row.compile_ms = r.values.count("compile_ms") ? r.values["compile_ms"] : 0;
+            if (r.outcome != ChildReport::OK || (int)r.runs.size() < o.runs) {
+                row.status = r.outcome == ChildReport::OK ? "error: runs missing" : short_error(r);
+                row.check = "-";
+                rep->rows.push_back(row);
+                continue;
+            }
+            row.ran = true;
+            row.runs = (int)r.runs.size();
+            row.median_ms = median(r.runs);
+            row.min_ms = *std::min_element(r.runs.begin(), r.runs.end());
+            if (!have_ref) {
+                ref.copy_from(work);
+                have_ref = true;
+                ref_name = v.name;
+                row.check = "ref";
+                row.max_abs_diff = 0;
+                row.status = "ok";
+                rep->notes.push_back(d.name + ": reference = " + ref_name + " output (" +
+                                     std::to_string(t) + " thread" + (t > 1 ? "s" : "") + ")");
+            } else {
+                double worst = 0;
+                bool bad = false;
+                for (size_t i = 0; i < work.bufs.size(); i++) {
+                    double diff = max_abs_diff(work.bufs[i], ref.bufs[i]);
+                    worst = std::max(worst, diff);
+                    bad |= !(diff <= tolerance_for(d.name, d.out_types[i], d.tolerance));
+                }
+                row.max_abs_diff = worst;
+                row.check = bad ? "FAIL" : "ok";
+                row.status = bad ? "FAIL" : "ok";
+            }
+            if (is_pm) pm_median = row.median_ms;
+            if (!is_pm && pm_median > 0) row.speedup = row.median_ms / pm_median;
+            rep->rows.push_back(row);
+        }
+    }
+
+    /* --halide-only: the spot checks run on the reference (hand schedule) output. */
+    if (o.halide_only && have_ref && d.halide->spot_check) {
+        double e = d.halide->spot_check(d.args, d.inputs, ref.bufs);
+        char msg[160];
+        if (e < 0)
+            snprintf(msg, sizeof msg, "%s: no spot check", d.name.c_str());
+        else
+            snprintf(msg, sizeof msg, "%s: spot check of %s vs direct formulas: max |diff| %.3g %s",
+                     d.name.c_str(), ref_name.c_str(), e,
+                     e <= std::max(1e-4, d.tolerance) ? "ok" : "FAIL");
+        rep->notes.push_back(msg);
+    }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    Options o;
+    if (!parse_options(argc, argv, &o)) return 2;
+    BenchReport rep;
+    rep.quick = o.quick;
+    rep.target = Halide::get_host_target().to_string();
+
+    for (const std::string &name : o.apps) {
+        AppData d;
+        if (!halide_app_find(name)) {
+            rep.notes.push_back(name + ": unknown app");
+            continue;
+        }
+        if (!prepare_app(o, name, &d, &rep)) continue;
+        bench_app(o, d, &rep);
+    }
+
+    report_print_table(rep);
+    bool ok = report_write_json(rep, o.json);
+    ok &= report_write_svg(rep, o.svg);
+    if (ok) printf("wrote %s and %s\n", o.json.c_str(), o.svg.c_str());
+    /* A wrong answer is a failed bench run; slow or unsupported variants are not. */
+    for (const BenchRow &r : rep.rows)
+        if (r.check == "FAIL") return 1;
+    return ok ? 0 : 1;
+}

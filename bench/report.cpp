@@ -1,0 +1,172 @@
+/* report.cpp — text table, JSON and SVG chart of a bench run. */
+#include "report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+static std::string fmt(const char *f, double v) {
+    char buf[64];
+    snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+void report_print_table(const BenchReport &r) {
+    printf("\nPolyMage-JIT vs Halide 14%s   (target %s)\n", r.quick ? "  --quick" : "",
+           r.target.c_str());
+    for (auto &s : r.sizes) printf("  %s: %s\n", s.first.c_str(), s.second.c_str());
+    printf("%-16s %-21s %3s %10s %10s %10s %10s %10s %6s %8s  %s\n", "app", "variant", "thr",
+           "sched ms", "compile ms", "median ms", "min ms", "max|diff|", "check", "PM x", "status");
+    std::string last_app;
+    for (const BenchRow &w : r.rows) {
+        if (w.app != last_app && !last_app.empty()) printf("\n");
+        last_app = w.app;
+        std::string sched = w.sched_ms > 0 ? fmt("%.1f", w.sched_ms) : "-";
+        std::string comp = w.compile_ms > 0 ? fmt("%.1f", w.compile_ms) : "-";
+        std::string med = w.ran ? fmt("%.3f", w.median_ms) : "-";
+        std::string mn = w.ran ? fmt("%.3f", w.min_ms) : "-";
+        std::string diff = w.max_abs_diff >= 0 ? fmt("%.2g", w.max_abs_diff) : "-";
+        std::string su = w.speedup > 0 ? fmt("%.2fx", w.speedup) : "-";
+        printf("%-16s %-21s %3d %10s %10s %10s %10s %10s %6s %8s  %s\n", w.app.c_str(),
+               w.variant.c_str(), w.threads, sched.c_str(), comp.c_str(), med.c_str(), mn.c_str(),
+               diff.c_str(), w.check.c_str(), su.c_str(), w.status.c_str());
+    }
+    printf("\nPM x = Halide median / PolyMage-JIT median at the same thread count "
+           "(> 1: PolyMage-JIT is faster).\n");
+    for (const std::string &n : r.notes) printf("note: %s\n", n.c_str());
+}
+
+static std::string json_str(const std::string &s) {
+    std::string o = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') {
+            o += '\\';
+            o += c;
+        } else if ((unsigned char)c < 0x20) {
+            char buf[8];
+            snprintf(buf, sizeof buf, "\\u%04x", c);
+            o += buf;
+        } else {
+            o += c;
+        }
+    }
+    return o + "\"";
+}
+
+/* JSON has no infinity or NaN: write null for them. */
+static std::string json_num(double v) {
+    if (!std::isfinite(v)) return "null";
+    return fmt("%.6g", v);
+}
+
+bool report_write_json(const BenchReport &r, const std::string &path) {
+    FILE *f = fopen(path.c_str(), "w");
+    if (!f) {
+        perror(path.c_str());
+        return false;
+    }
+    fprintf(f, "{\n  \"target\": %s,\n  \"quick\": %s,\n  \"sizes\": {", json_str(r.target).c_str(),
+            r.quick ? "true" : "false");
+    for (size_t i = 0; i < r.sizes.size(); i++)
+        fprintf(f, "%s%s: %s", i ? ", " : "", json_str(r.sizes[i].first).c_str(),
+                json_str(r.sizes[i].second).c_str());
+    fprintf(f, "},\n  \"notes\": [");
+    for (size_t i = 0; i < r.notes.size(); i++)
+        fprintf(f, "%s\n    %s", i ? "," : "", json_str(r.notes[i]).c_str());
+    fprintf(f, "\n  ],\n  \"results\": [");
+    for (size_t i = 0; i < r.rows.size(); i++) {
+        const BenchRow &w = r.rows[i];
+        fprintf(f,
+                "%s\n    {\"app\": %s, \"variant\": %s, \"threads\": %d, \"status\": %s, "
+                "\"ran\": %s, \"sched_ms\": %s, \"compile_ms\": %s, \"median_ms\": %s, "
+                "\"min_ms\": %s, \"runs\": %d, \"check\": %s, \"max_abs_diff\": %s, "
+                "\"pm_speedup\": %s}",
+                i ? "," : "", json_str(w.app).c_str(), json_str(w.variant).c_str(), w.threads,
+                json_str(w.status).c_str(), w.ran ? "true" : "false", json_num(w.sched_ms).c_str(),
+                json_num(w.compile_ms).c_str(), w.ran ? json_num(w.median_ms).c_str() : "null",
+                w.ran ? json_num(w.min_ms).c_str() : "null", w.runs, json_str(w.check).c_str(),
+                w.max_abs_diff >= 0 ? json_num(w.max_abs_diff).c_str() : "null",
+                w.speedup > 0 ? json_num(w.speedup).c_str() : "null");
+    }
+    fprintf(f, "\n  ]\n}\n");
+    return fclose(f) == 0;
+}
+
+/* A grouped bar chart: one group per (app, threads), one bar per Halide variant, the bar
+ * height the speed-up of PolyMage-JIT over it on a log2 axis around 1x (up: PolyMage-JIT
+ * faster, down: slower). Variants that did not run get a grey "n/a" mark. */
+bool report_write_svg(const BenchReport &r, const std::string &path) {
+    std::vector<std::string> variants;
+    std::vector<std::pair<std::string, int>> groups;
+    std::map<std::pair<std::pair<std::string, int>, std::string>, const BenchRow *> cell;
+    for (const BenchRow &w : r.rows) {
+        if (w.variant == "polymage-jit") continue;
+        if (std::find(variants.begin(), variants.end(), w.variant) == variants.end())
+            variants.push_back(w.variant);
+        auto g = std::make_pair(w.app, w.threads);
+        if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+        cell[{g, w.variant}] = &w;
+    }
+    const char *colors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2"};
+    double lo = -3, hi = 3; /* log2 range: 1/8x .. 8x, widened to fit the data */
+    for (const BenchRow &w : r.rows)
+        if (w.speedup > 0) {
+            lo = std::min(lo, std::floor(std::log2(w.speedup)));
+            hi = std::max(hi, std::ceil(std::log2(w.speedup)));
+        }
+    const int bar = 14, gap = 18, left = 60, top = 40, plot_h = 300;
+    int gw = (int)variants.size() * bar + gap;
+    int width = left + std::max(1, (int)groups.size()) * gw + 20;
+    int height = top + plot_h + 110;
+    auto ypos = [&](double l2) { return top + plot_h * (hi - l2) / (hi - lo); };
+
+    FILE *f = fopen(path.c_str(), "w");
+    if (!f) {
+        perror(path.c_str());
+        return false;
+    }
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+               "font-family=\"sans-serif\" font-size=\"11\">\n", width, height);
+    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"14\">Speed-up of PolyMage-JIT over Halide 14%s "
+               "(median time ratio, log scale)</text>\n", left, r.quick ? " (--quick sizes)" : "");
+    for (int e = (int)lo; e <= (int)hi; e++) {
+        double y = ypos(e);
+        fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", left,
+                width - 20, y, y, e == 0 ? "black" : "#ddd");
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%gx</text>\n", left - 6, y + 4,
+                std::pow(2.0, e));
+    }
+    for (size_t g = 0; g < groups.size(); g++) {
+        int x0 = left + (int)g * gw + gap / 2;
+        for (size_t v = 0; v < variants.size(); v++) {
+            auto it = cell.find({groups[g], variants[v]});
+            int x = x0 + (int)v * bar;
+            if (it != cell.end() && it->second->speedup > 0) {
+                double y1 = ypos(0), y2 = ypos(std::log2(it->second->speedup));
+                fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\">"
+                           "<title>%s, %s, %d threads: %.2fx</title></rect>\n",
+                        x, std::min(y1, y2), bar - 2, std::max(1.0, std::fabs(y2 - y1)),
+                        colors[v % 6], groups[g].first.c_str(), variants[v].c_str(),
+                        groups[g].second, it->second->speedup);
+            } else if (it != cell.end()) {
+                fprintf(f, "<text x=\"%d\" y=\"%.1f\" fill=\"#999\" font-size=\"8\" "
+                           "transform=\"rotate(-90 %d %.1f)\">n/a</text>\n",
+                        x + 9, ypos(0) - 4, x + 9, ypos(0) - 4);
+            }
+        }
+        int cx = x0 + (int)variants.size() * bar / 2;
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" transform=\"rotate(-40 %d %d)\">"
+                   "%s %dT</text>\n", cx, top + plot_h + 14, cx, top + plot_h + 14,
+                groups[g].first.c_str(), groups[g].second);
+    }
+    for (size_t v = 0; v < variants.size(); v++) {
+        int x = left + (int)v * 150, y = height - 14;
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+                   "<text x=\"%d\" y=\"%d\">%s</text>\n", x, y - 9, colors[v % 6], x + 14, y,
+                variants[v].c_str());
+    }
+    fprintf(f, "</svg>\n");
+    return fclose(f) == 0;
+}
