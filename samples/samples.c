@@ -6,6 +6,7 @@
 static const pm_sample_app *const apps[] = {
     &pm_sample_unsharp_mask,
     &pm_sample_harris,
+    &pm_sample_camera_pipe,
 };
 
 const pm_sample_app *pm_sample_apps(int *count)

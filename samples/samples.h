@@ -35,5 +35,6 @@ const pm_sample_app *pm_sample_find(const char *name);
 /* Each app's entry points (defined in samples/<name>/<name>.c). */
 extern const pm_sample_app pm_sample_unsharp_mask;
 extern const pm_sample_app pm_sample_harris;
+extern const pm_sample_app pm_sample_camera_pipe;
 
 #endif
