@@ -160,6 +160,7 @@ pm_expr *pm_bor(pm_expr *a, pm_expr *b);
 pm_expr *pm_bxor(pm_expr *a, pm_expr *b);
 pm_expr *pm_shl(pm_expr *a, pm_expr *b);
 pm_expr *pm_shr(pm_expr *a, pm_expr *b);   /* arithmetic for signed, logical for unsigned */
+/* Shift amounts are taken modulo the bit width of the type (x << 33 on i32 is x << 1). */
 
 /* Math functions on floats (an integer argument is converted to f32 first). Results have
  * the argument's float type. pm_pow takes two. */
@@ -242,7 +243,8 @@ pm_status pm_reduction_define(pm_func *f, int nindex, pm_expr *const *index, pm_
 
 /* f(args...): a call. An image or function is called with one integer expression per
  * dimension: affine (x-1), scaled (2*x+1, x/2) or data-dependent (lut(I(x,y))).
- * A function may call itself at earlier points (time-iterated stencils). */
+ * A function may call itself at earlier points (time-iterated stencils).
+ * A (data-dependent) index outside the callee's domain box is clamped into it. */
 pm_expr *pm_call_n(pm_func *f, int nargs, pm_expr *const *args);
 
 /* Stencil(f(x, y), scale, kernel), as in PolyMage: (sum over the kernel of
