@@ -5,6 +5,7 @@
 
 static const pm_sample_app *const apps[] = {
     &pm_sample_unsharp_mask,
+    &pm_sample_bilateral_grid,
     &pm_sample_harris,
     &pm_sample_camera_pipe,
 };

@@ -36,5 +36,6 @@ const pm_sample_app *pm_sample_find(const char *name);
 extern const pm_sample_app pm_sample_unsharp_mask;
 extern const pm_sample_app pm_sample_harris;
 extern const pm_sample_app pm_sample_camera_pipe;
+extern const pm_sample_app pm_sample_bilateral_grid;
 
 #endif
