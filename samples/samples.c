@@ -8,6 +8,7 @@ static const pm_sample_app *const apps[] = {
     &pm_sample_bilateral_grid,
     &pm_sample_harris,
     &pm_sample_camera_pipe,
+    &pm_sample_pyramid_blend,
 };
 
 const pm_sample_app *pm_sample_apps(int *count)
