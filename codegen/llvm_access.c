@@ -1,0 +1,289 @@
+/* llvm_access.c — reads and writes of buffers (see llvm_ir.h).
+ *
+ * Element (i0, i1, ...) of a storage lives at base + sum(i_d * stride_d), with
+ * i_d = floor((coord_d - lb_d) / step_d). Reads whose points poly.c proved inside the
+ * callee's box use the index as is; every other read (data-dependent indices, or reads
+ * under a select or run-time condition that validation could not see) clamps each index
+ * to [0, extent_d - 1]: it never leaves the buffer, and where the value is really used
+ * the index was in range anyway, so clamping changes no result.
+ * For W lanes, a read is classified by how its arguments move with the lane:
+ *  - not at all: one scalar load, broadcast;
+ *  - innermost argument +1 per lane (proven in bounds): one contiguous <W x T> load;
+ *  - innermost argument +2 per lane (downsampling): two contiguous loads, both inside
+ *    the buffer, and a shufflevector picking the even elements;
+ *  - otherwise: a gather (llvm.masked.gather) of clamped or proven indices.
+ * Contiguous loads and stores rely on unit innermost strides: the vector loop only runs
+ * when every caller buffer has them (env.unit_stride); scratch buffers are dense.
+ */
+#include "codegen/llvm_ir.h"
+
+#include <limits.h>
+
+#define NONLINEAR INT_MIN
+
+static LLVMValueRef c64(pm_llvm *g, int64_t v)
+{
+    return LLVMConstInt(g->t_i64, (unsigned long long)v, 1);
+}
+
+static bool is_vec(LLVMValueRef v)
+{
+    return LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMVectorTypeKind;
+}
+
+int pm_llvm_storage_index(const pm_llvm *g, const pm_func *f)
+{
+    const pm_poly_storage *s = pm_poly_storage_of(g->poly, f);
+    return s ? (int)(s - g->poly->storage) : -1;
+}
+
+/* A buffer value (scalar i64) in pt's lanes. */
+static LLVMValueRef lanes(pm_llvm *g, const pm_point *pt, LLVMValueRef v)
+{
+    return pm_llvm_splat(g, pt, v);
+}
+
+static LLVMValueRef k64(pm_llvm *g, const pm_point *pt, int64_t v)
+{
+    return lanes(g, pt, c64(g, v));
+}
+
+LLVMValueRef pm_llvm_index(pm_llvm *g, const pm_point *pt, int storage, int d, LLVMValueRef c)
+{
+    const pm_poly_storage *st = &g->poly->storage[storage];
+    LLVMValueRef r = LLVMBuildSub(g->B, c, lanes(g, pt, g->env.bufs[storage].lb[d]), "");
+    if (st->step[d] != 1) {
+        /* floor division by the (positive) step */
+        LLVMValueRef s = k64(g, pt, st->step[d]);
+        LLVMValueRef q = LLVMBuildSDiv(g->B, r, s, "");
+        LLVMValueRef neg = LLVMBuildICmp(g->B, LLVMIntSLT, LLVMBuildSRem(g->B, r, s, ""),
+                                         k64(g, pt, 0), "");
+        r = LLVMBuildSub(g->B, q, LLVMBuildZExt(g->B, neg, LLVMTypeOf(q), ""), "");
+    }
+    return r;
+}
+
+LLVMValueRef pm_llvm_addr(pm_llvm *g, int storage, LLVMValueRef *idx)
+{
+    const pm_poly_storage *st = &g->poly->storage[storage];
+    const pm_llvm_buf *b = &g->env.bufs[storage];
+    LLVMValueRef off = NULL;
+    for (int d = 0; d < st->ndims; d++) {
+        LLVMValueRef s = b->stride[d];
+        if (is_vec(idx[d]))
+            s = pm_llvm_splat_n(g, LLVMGetVectorSize(LLVMTypeOf(idx[d])), s);
+        LLVMValueRef t = LLVMBuildMul(g->B, idx[d], s, "");
+        off = off ? LLVMBuildAdd(g->B, off, t, "") : t;
+    }
+    if (!off)
+        off = c64(g, 0);
+    return LLVMBuildGEP2(g->B, pm_llvm_type(g, st->type), b->base, &off, 1, "");
+}
+
+/* How an integer expression moves from lane to lane: 0 (uniform), k (+k per lane), or
+ * NONLINEAR. */
+static int lane_coef(const pm_point *pt, const pm_expr *e)
+{
+    switch (e->kind) {
+    case PM_EXPR_INT: case PM_EXPR_FLOAT: case PM_EXPR_PARAM:
+        return 0;
+    case PM_EXPR_VAR:
+        for (int d = 0; d < pt->stmt->ndims; d++)
+            if (pt->stmt->vars[d]->id == e->id)
+                return pt->lane_step[d];
+        return NONLINEAR;
+    case PM_EXPR_CAST: {
+        int c = lane_coef(pt, e->a);
+        if (c == 0)
+            return 0;
+        /* integer widening keeps +k per lane */
+        if (pm_type_is_int(e->type) && pm_type_is_int(e->a->type) &&
+            pm_type_bits(e->type) >= pm_type_bits(e->a->type) && pm_type_bits(e->type) >= 32)
+            return c;
+        return NONLINEAR;
+    }
+    case PM_EXPR_UNARY: {
+        int c = lane_coef(pt, e->a);
+        if (c == 0)
+            return 0;
+        return e->op == PM_OP_NEG && c != NONLINEAR ? -c : NONLINEAR;
+    }
+    case PM_EXPR_BINARY: {
+        int a = lane_coef(pt, e->a), b = lane_coef(pt, e->b);
+        if (a == NONLINEAR || b == NONLINEAR)
+            return NONLINEAR;
+        if (a == 0 && b == 0)
+            return 0;
+        if (!pm_type_is_int(e->type))
+            return NONLINEAR;
+        if (e->op == PM_OP_ADD)
+            return a + b;
+        if (e->op == PM_OP_SUB)
+            return a - b;
+        if (e->op == PM_OP_MUL && a == 0 && e->a->kind == PM_EXPR_INT && e->a->ival > -64 &&
+            e->a->ival < 64)
+            return (int)e->a->ival * b;
+        if (e->op == PM_OP_MUL && b == 0 && e->b->kind == PM_EXPR_INT && e->b->ival > -64 &&
+            e->b->ival < 64)
+            return (int)e->b->ival * a;
+        return NONLINEAR;
+    }
+    case PM_EXPR_CALL: case PM_EXPR_SELECT: case PM_EXPR_MATH: {
+        const pm_expr *kids[3] = {e->a, e->b, e->c};
+        for (int i = 0; i < 3; i++)
+            if (kids[i] && lane_coef(pt, kids[i]) != 0)
+                return NONLINEAR;
+        for (int i = 0; e->kind == PM_EXPR_CALL && i < e->nargs; i++)
+            if (lane_coef(pt, e->args[i]) != 0)
+                return NONLINEAR;
+        return 0;
+    }
+    }
+    return NONLINEAR;
+}
+
+/* The buffer indices of a call's arguments for pt's lanes (vectors when W > 1). */
+static void call_indices(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call, bool clamp,
+                         LLVMValueRef *idx)
+{
+    const pm_llvm_buf *b = &g->env.bufs[s];
+    for (int d = 0; d < call->nargs; d++) {
+        const pm_expr *a = call->args[d];
+        LLVMValueRef v = pm_llvm_expr(g, pt, a);
+        v = pm_llvm_convert(g, v, a->type, PM_I64);
+        LLVMValueRef i = pm_llvm_index(g, pt, s, d, v);
+        if (clamp) {
+            LLVMValueRef hi = lanes(g, pt, LLVMBuildSub(g->B, b->ext[d], c64(g, 1), ""));
+            LLVMValueRef zero = k64(g, pt, 0);
+            i = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, i, hi, ""), hi, i, "");
+            i = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, i, zero, ""), zero, i, "");
+        }
+        idx[d] = i;
+    }
+}
+
+static unsigned elem_align(const pm_poly_storage *st)
+{
+    return (unsigned)pm_type_size(st->type);
+}
+
+static LLVMValueRef scalar_load(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call,
+                                bool clamp)
+{
+    LLVMValueRef idx[PM_MAX_DIMS];
+    call_indices(g, pt, s, call, clamp, idx);
+    const pm_poly_storage *st = &g->poly->storage[s];
+    LLVMValueRef v = LLVMBuildLoad2(g->B, pm_llvm_type(g, st->type), pm_llvm_addr(g, s, idx),
+                                    st->func->name);
+    LLVMSetAlignment(v, elem_align(st));
+    return v;
+}
+
+static LLVMValueRef vector_load_at(pm_llvm *g, int s, LLVMValueRef ptr, unsigned n)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    LLVMValueRef v = LLVMBuildLoad2(g->B, LLVMVectorType(pm_llvm_type(g, st->type), n), ptr,
+                                    st->func->name);
+    LLVMSetAlignment(v, elem_align(st));
+    return v;
+}
+
+static LLVMValueRef gather(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call, bool clamp)
+{
+    LLVMValueRef idx[PM_MAX_DIMS];
+    call_indices(g, pt, s, call, clamp, idx);
+    for (int d = 0; d < call->nargs; d++)
+        idx[d] = pm_llvm_splat(g, pt, idx[d]);
+    const pm_poly_storage *st = &g->poly->storage[s];
+    LLVMValueRef ptrs = pm_llvm_addr(g, s, idx);
+    if (!is_vec(ptrs)) /* 0-dimensional: every lane reads the one element */
+        return pm_llvm_splat(g, pt, scalar_load(g, pt, s, call, clamp));
+    LLVMTypeRef vt = LLVMVectorType(pm_llvm_type(g, st->type), (unsigned)pt->W);
+    LLVMTypeRef tys[2] = {vt, LLVMTypeOf(ptrs)};
+    LLVMTypeRef fnty;
+    LLVMValueRef fn = pm_llvm_intrinsic(g, "llvm.masked.gather", tys, 2, &fnty);
+    if (!fn)
+        return LLVMGetPoison(vt);
+    LLVMValueRef args[4] = {ptrs, LLVMConstInt(g->t_i32, elem_align(st), 0),
+                            pm_llvm_splat(g, pt, LLVMConstInt(g->t_i1, 1, 0)), LLVMGetPoison(vt)};
+    return LLVMBuildCall2(g->B, fnty, fn, args, 4, "");
+}
+
+LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
+{
+    int s = pm_llvm_storage_index(g, call->callee);
+    if (s < 0) {
+        pm_llvm_fail(g, PM_ERR_INTERNAL, "%s: no storage for %s", g->poly->pipeline->name,
+                     call->callee->name);
+        return pm_llvm_const(g, pt, call->type, 0, 0);
+    }
+    const pm_poly_access *acc = pm_poly_access_of(pt->stmt, call);
+    bool proven = acc && acc->in_bounds;
+    if (pt->W <= 1)
+        return scalar_load(g, pt, s, call, !proven);
+    const pm_poly_storage *st = &g->poly->storage[s];
+    int n = call->nargs;
+    bool uniform = true, outer_uniform = true;
+    int inner = 0;
+    for (int d = 0; d < n; d++) {
+        int c = lane_coef(pt, call->args[d]);
+        if (c != 0)
+            uniform = false;
+        if (d < n - 1 && c != 0)
+            outer_uniform = false;
+        if (d == n - 1)
+            inner = c;
+    }
+    pm_point first = *pt; /* lane 0 as a scalar point */
+    first.W = 1;
+    if (uniform)
+        return pm_llvm_splat(g, pt, scalar_load(g, &first, s, call, !proven));
+    if (proven && outer_uniform && n > 0 && st->step[n - 1] == 1 && (inner == 1 || inner == 2)) {
+        LLVMValueRef idx[PM_MAX_DIMS];
+        call_indices(g, &first, s, call, false, idx);
+        LLVMValueRef p0 = pm_llvm_addr(g, s, idx);
+        unsigned W = (unsigned)pt->W;
+        if (inner == 1)
+            return vector_load_at(g, s, p0, W);
+        /* lanes read p0[0], p0[2], ..., p0[2W-2]: load p0[0..W-1] and p0[W-1..2W-2] (both
+         * inside what the lanes read) and pick the even positions of the first and the
+         * odd ones of the second. */
+        LLVMValueRef off = c64(g, (int64_t)W - 1);
+        LLVMValueRef p1 = LLVMBuildGEP2(g->B, pm_llvm_type(g, st->type), p0, &off, 1, "");
+        LLVMValueRef lo = vector_load_at(g, s, p0, W), hi = vector_load_at(g, s, p1, W);
+        LLVMValueRef mask[64];
+        for (unsigned l = 0; l < W; l++) {
+            unsigned pos = l < W / 2 ? 2 * l : W + (2 * l - W + 1);
+            mask[l] = LLVMConstInt(g->t_i32, pos, 0);
+        }
+        return LLVMBuildShuffleVector(g->B, lo, hi, LLVMConstVector(mask, W), "even");
+    }
+    return gather(g, pt, s, call, !proven);
+}
+
+void pm_llvm_store_own(pm_llvm *g, const pm_point *pt, LLVMValueRef v, LLVMValueRef mask)
+{
+    const pm_poly_stmt *stmt = pt->stmt;
+    pm_func *f = g->poly->stages[stmt->stage].func;
+    int s = pm_llvm_storage_index(g, f);
+    const pm_poly_storage *st = &g->poly->storage[s];
+    pm_point first = *pt;
+    first.W = 1;
+    LLVMValueRef idx[PM_MAX_DIMS];
+    for (int d = 0; d < st->ndims; d++)
+        idx[d] = pm_llvm_index(g, &first, s, d, LLVMBuildSExt(g->B, pt->var[d], g->t_i64, ""));
+    LLVMValueRef p = pm_llvm_addr(g, s, idx);
+    if (pt->W <= 1 || !mask) {
+        LLVMValueRef store = LLVMBuildStore(g->B, v, p);
+        LLVMSetAlignment(store, elem_align(st));
+        return;
+    }
+    /* the vector runs along the innermost dimension (llvm_vector.c checks): contiguous */
+    LLVMTypeRef tys[2] = {LLVMTypeOf(v), g->t_ptr};
+    LLVMTypeRef fnty;
+    LLVMValueRef fn = pm_llvm_intrinsic(g, "llvm.masked.store", tys, 2, &fnty);
+    if (!fn)
+        return;
+    LLVMValueRef args[4] = {v, p, LLVMConstInt(g->t_i32, elem_align(st), 0), mask};
+    LLVMBuildCall2(g->B, fnty, fn, args, 4, "");
+}

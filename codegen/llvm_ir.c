@@ -1,0 +1,283 @@
+/* llvm_ir.c — the module and its entry function (see llvm_ir.h). */
+#include "codegen/llvm_ir.h"
+
+#include <isl/ast_build.h>
+#include <isl/set.h>
+#include <isl/space.h>
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Target.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void pm_llvm_fail(pm_llvm *g, pm_status status, const char *fmt, ...)
+{
+    if (g->status != PM_OK)
+        return;
+    g->status = status;
+    if (g->err) {
+        va_list ap;
+        va_start(ap, fmt);
+        g->err->status = status;
+        vsnprintf(g->err->message, sizeof g->err->message, fmt, ap);
+        va_end(ap);
+    }
+}
+
+LLVMTypeRef pm_llvm_type(pm_llvm *g, pm_type t)
+{
+    switch (t) {
+    case PM_BOOL: return g->t_i1;
+    case PM_U8: case PM_I8: return g->t_i8;
+    case PM_U16: case PM_I16: return g->t_i16;
+    case PM_U32: case PM_I32: return g->t_i32;
+    case PM_I64: return g->t_i64;
+    case PM_F32: return g->t_f32;
+    case PM_F64: return g->t_f64;
+    }
+    return g->t_i32;
+}
+
+LLVMValueRef pm_llvm_declare(pm_llvm *g, const char *name, LLVMTypeRef fnty)
+{
+    LLVMValueRef f = LLVMGetNamedFunction(g->M, name);
+    if (!f)
+        f = LLVMAddFunction(g->M, name, fnty);
+    return f;
+}
+
+LLVMValueRef pm_llvm_intrinsic(pm_llvm *g, const char *name, LLVMTypeRef *tys, int n,
+                               LLVMTypeRef *fnty)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    if (id == 0) {
+        pm_llvm_fail(g, PM_ERR_INTERNAL, "LLVM has no intrinsic %s", name);
+        return NULL;
+    }
+    *fnty = LLVMIntrinsicGetType(g->C, id, tys, n);
+    return LLVMGetIntrinsicDeclaration(g->M, id, tys, n);
+}
+
+LLVMBasicBlockRef pm_llvm_block(pm_llvm *g, const char *name)
+{
+    return LLVMAppendBasicBlockInContext(g->C, g->fn, name);
+}
+
+/* The vector width is told to LLVM's own passes too: without "prefer-vector-width" its
+ * loop vectorizer picks 256-bit registers on AVX-512 hosts. */
+void pm_llvm_set_fn_attrs(pm_llvm *g, LLVMValueRef fn)
+{
+    static const char *kinds[][2] = {{"prefer-vector-width", "512"},
+                                     {"min-legal-vector-width", "512"}};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        LLVMAttributeRef a = LLVMCreateStringAttribute(g->C, kinds[i][0], strlen(kinds[i][0]),
+                                                       kinds[i][1], strlen(kinds[i][1]));
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, a);
+    }
+    unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(g->C, nounwind, 0));
+    if (g->o->tm) {
+        char *cpu = LLVMGetTargetMachineCPU(g->o->tm);
+        char *feat = LLVMGetTargetMachineFeatureString(g->o->tm);
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                                LLVMCreateStringAttribute(g->C, "target-cpu", 10, cpu, strlen(cpu)));
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                                LLVMCreateStringAttribute(g->C, "target-features", 15, feat,
+                                                          strlen(feat)));
+        LLVMDisposeMessage(cpu);
+        LLVMDisposeMessage(feat);
+    }
+}
+
+/* ---- the entry's prologue: parameters and buffers ------------------------------------ */
+
+static LLVMValueRef c64(pm_llvm *g, int64_t v)
+{
+    return LLVMConstInt(g->t_i64, (unsigned long long)v, 1);
+}
+
+/* A field of a pm_buffer (caller's struct) at byte offset off. */
+static LLVMValueRef buffer_field(pm_llvm *g, LLVMValueRef bufs, int index, size_t off,
+                                 LLVMTypeRef ty, const char *name)
+{
+    LLVMValueRef byte = c64(g, (int64_t)(index * sizeof(pm_buffer) + off));
+    LLVMValueRef p = LLVMBuildGEP2(g->B, g->t_i8, bufs, &byte, 1, "");
+    return LLVMBuildLoad2(g->B, ty, p, name);
+}
+
+/* A parameter-only isl function evaluated at the run-time parameters. */
+static LLVMValueRef param_expr(pm_llvm *g, __isl_keep isl_pw_aff *pa)
+{
+    isl_ctx *ctx = isl_pw_aff_get_ctx(pa);
+    (void)ctx;
+    isl_ast_build *build = isl_ast_build_from_context(
+        isl_set_universe(isl_space_copy(g->poly->params)));
+    /* the build wants a function on the parameter domain itself */
+    isl_ast_expr *e = isl_ast_build_expr_from_pw_aff(
+        build, isl_pw_aff_project_domain_on_params(isl_pw_aff_copy(pa)));
+    isl_ast_build_free(build);
+    if (!e) {
+        pm_llvm_fail(g, PM_ERR_INTERNAL, "isl could not express a buffer bound");
+        return c64(g, 0);
+    }
+    LLVMValueRef v = pm_llvm_ast_expr(g, e);
+    isl_ast_expr_free(e);
+    return v;
+}
+
+static LLVMValueRef smax64(pm_llvm *g, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, a, b, ""), a, b, "");
+}
+
+static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
+                          LLVMBasicBlockRef fail)
+{
+    const pm_poly *poly = g->poly;
+    g->env.unit_stride = LLVMConstInt(g->t_i1, 1, 0);
+    LLVMTypeRef bufptr_fnty = LLVMFunctionType(g->t_ptr, (LLVMTypeRef[]){g->t_ptr, g->t_i32,
+                                               g->t_i64}, 3, 0);
+    LLVMValueRef rt_buffer = pm_llvm_declare(g, "pm_rt_buffer", bufptr_fnty);
+    for (int s = 0; s < poly->nstorage; s++) {
+        const pm_poly_storage *st = &poly->storage[s];
+        pm_llvm_buf *b = &g->env.bufs[s];
+        int n = st->ndims;
+        if (st->kind != PM_STORAGE_SCRATCH) {
+            LLVMValueRef arr = st->kind == PM_STORAGE_INPUT ? inputs : outputs;
+            b->base = buffer_field(g, arr, st->index, offsetof(pm_buffer, data), g->t_ptr,
+                                   st->func->name);
+            for (int d = 0; d < n; d++) {
+                b->ext[d] = buffer_field(g, arr, st->index,
+                                         offsetof(pm_buffer, extent) + 8 * d, g->t_i64, "ext");
+                b->stride[d] = buffer_field(g, arr, st->index,
+                                            offsetof(pm_buffer, stride) + 8 * d, g->t_i64,
+                                            "stride");
+                b->lb[d] = st->kind == PM_STORAGE_INPUT ? c64(g, 0) : param_expr(g, st->lb[d]);
+            }
+            if (n > 0) {
+                LLVMValueRef unit = LLVMBuildICmp(g->B, LLVMIntEQ, b->stride[n - 1], c64(g, 1), "");
+                g->env.unit_stride = LLVMBuildAnd(g->B, g->env.unit_stride, unit, "unit");
+            }
+            continue;
+        }
+        /* Scratch: the function's box at these parameters, dense row-major. */
+        LLVMValueRef count = c64(g, 1);
+        for (int d = 0; d < n; d++) {
+            b->lb[d] = param_expr(g, st->lb[d]);
+            LLVMValueRef ub = param_expr(g, st->ub[d]);
+            LLVMValueRef span = LLVMBuildSub(g->B, ub, b->lb[d], "");
+            /* span < 0 means empty; sdiv of a negative span would round toward zero, so
+             * clamp first */
+            span = smax64(g, span, c64(g, -1));
+            LLVMValueRef ext = LLVMBuildAdd(
+                g->B, LLVMBuildSDiv(g->B, smax64(g, span, c64(g, 0)), c64(g, st->step[d]), ""),
+                c64(g, 1), "");
+            b->ext[d] = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, span, c64(g, 0), ""),
+                                        c64(g, 0), ext, "ext");
+        }
+        for (int d = n - 1; d >= 0; d--) {
+            b->stride[d] = count;
+            count = LLVMBuildMul(g->B, count, b->ext[d], "");
+        }
+        LLVMValueRef bytes = LLVMBuildMul(g->B, count, c64(g, (int64_t)pm_type_size(st->type)), "");
+        /* never ask for 0 bytes: a clamped read of an empty producer still reads index 0 */
+        bytes = smax64(g, bytes, c64(g, 64));
+        LLVMValueRef args[3] = {g->rt_arg, LLVMConstInt(g->t_i32, (unsigned)st->index, 0), bytes};
+        b->base = LLVMBuildCall2(g->B, bufptr_fnty, rt_buffer, args, 3, st->func->name);
+        LLVMBasicBlockRef ok = pm_llvm_block(g, "scratch_ok");
+        LLVMBuildCondBr(g->B, LLVMBuildIsNull(g->B, b->base, ""), fail, ok);
+        LLVMPositionBuilderAtEnd(g->B, ok);
+    }
+}
+
+pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
+                        const pm_codegen_options *o, LLVMContextRef C, const char *entry_name,
+                        LLVMModuleRef *out, pm_error *err)
+{
+    pm_llvm g = {0};
+    g.C = C;
+    g.poly = poly;
+    g.o = o;
+    g.err = err;
+    g.vector_width = o->vector_width > 1 ? o->vector_width : 1;
+    snprintf(g.entry_name, sizeof g.entry_name, "%s", entry_name);
+    g.M = LLVMModuleCreateWithNameInContext(poly->pipeline->name, C);
+    g.B = LLVMCreateBuilderInContext(C);
+    g.t_i1 = LLVMInt1TypeInContext(C);
+    g.t_i8 = LLVMInt8TypeInContext(C);
+    g.t_i16 = LLVMInt16TypeInContext(C);
+    g.t_i32 = LLVMInt32TypeInContext(C);
+    g.t_i64 = LLVMInt64TypeInContext(C);
+    g.t_f32 = LLVMFloatTypeInContext(C);
+    g.t_f64 = LLVMDoubleTypeInContext(C);
+    g.t_ptr = LLVMPointerTypeInContext(C, 0);
+    g.t_void = LLVMVoidTypeInContext(C);
+    if (o->tm) {
+        char *triple = LLVMGetTargetMachineTriple(o->tm);
+        LLVMSetTarget(g.M, triple);
+        LLVMDisposeMessage(triple);
+        LLVMTargetDataRef td = LLVMCreateTargetDataLayout(o->tm);
+        LLVMSetModuleDataLayout(g.M, td);
+        LLVMDisposeTargetData(td);
+    }
+
+    LLVMTypeRef argt[4] = {g.t_ptr, g.t_ptr, g.t_ptr, g.t_ptr};
+    LLVMTypeRef fnty = LLVMFunctionType(g.t_i32, argt, 4, 0);
+    g.fn = LLVMAddFunction(g.M, entry_name, fnty);
+    pm_llvm_set_fn_attrs(&g, g.fn);
+    LLVMValueRef params = LLVMGetParam(g.fn, 0), inputs = LLVMGetParam(g.fn, 1);
+    LLVMValueRef outputs = LLVMGetParam(g.fn, 2);
+    g.rt_arg = LLVMGetParam(g.fn, 3);
+    LLVMSetValueName2(params, "params", 6);
+    LLVMSetValueName2(inputs, "inputs", 6);
+    LLVMSetValueName2(outputs, "outputs", 7);
+    LLVMSetValueName2(g.rt_arg, "rt", 2);
+    /* Buffers never alias what the kernel writes except outputs, which the signature
+     * check keeps apart from inputs; params and buffer descriptors are read-only. */
+    unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+    for (unsigned i = 0; i < 3; i++)
+        LLVMAddAttributeAtIndex(g.fn, i + 1, LLVMCreateEnumAttribute(C, noalias, 0));
+
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(C, g.fn, "entry");
+    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(C, g.fn, "fail");
+    LLVMPositionBuilderAtEnd(g.B, fail);
+    LLVMBuildRet(g.B, LLVMConstInt(g.t_i32, 1, 0));
+    LLVMPositionBuilderAtEnd(g.B, entry);
+
+    int np = poly->pipeline->nparams;
+    g.env.param_raw = calloc(np ? np : 1, sizeof *g.env.param_raw);
+    g.env.bufs = calloc(poly->nstorage ? poly->nstorage : 1, sizeof *g.env.bufs);
+    for (int i = 0; i < np; i++) {
+        LLVMValueRef idx = c64(&g, i);
+        LLVMValueRef p = LLVMBuildGEP2(g.B, g.t_i64, params, &idx, 1, "");
+        g.env.param_raw[i] = LLVMBuildLoad2(g.B, g.t_i64, p, poly->pipeline->params[i]->name);
+    }
+    LLVMTypeRef thr_ty = LLVMFunctionType(g.t_i32, &g.t_ptr, 1, 0);
+    g.env.threads = LLVMBuildCall2(g.B, thr_ty, pm_llvm_declare(&g, "pm_rt_threads", thr_ty),
+                                   &g.rt_arg, 1, "threads");
+    setup_buffers(&g, inputs, outputs, fail);
+    pm_llvm_node(&g, ast);
+    LLVMBuildRet(g.B, LLVMConstInt(g.t_i32, 0, 0));
+
+    free(g.env.param_raw);
+    free(g.env.bufs);
+    LLVMDisposeBuilder(g.B);
+    if (g.status == PM_OK) {
+        char *msg = NULL;
+        if (LLVMVerifyModule(g.M, LLVMReturnStatusAction, &msg)) {
+            pm_llvm_fail(&g, PM_ERR_INTERNAL, "%s: generated LLVM IR does not verify: %.900s",
+                         poly->pipeline->name, msg ? msg : "");
+        }
+        LLVMDisposeMessage(msg);
+    }
+    if (g.status != PM_OK) {
+        LLVMDisposeModule(g.M);
+        *out = NULL;
+        return g.status;
+    }
+    *out = g.M;
+    return PM_OK;
+}

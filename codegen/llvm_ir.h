@@ -1,0 +1,140 @@
+/* llvm_ir.h — LLVM IR from the isl AST: the shared state of the LLVM phase.
+ *
+ * Promise: pm_llvm_build emits one module with the kernel entry of codegen.h, built
+ * directly with LLVM's C API (no C source, no external compiler):
+ *  - llvm_ir.c      the module and the entry: parameters, buffers (inputs, outputs, and
+ *                   scratch from pm_rt_buffer), function attributes, the walk's start;
+ *  - llvm_loops.c   isl AST nodes (for, if, block, user, mark) and isl AST expressions;
+ *  - llvm_vector.c  which innermost loops run with vectors, and their vector loop;
+ *  - llvm_stmt.c    statement bodies: case pieces, reduction init and update;
+ *  - llvm_expr.c    pipeline expressions with the typing rules of polymage.h, for one
+ *                   point (scalars) or W consecutive points (<W x T> vectors);
+ *  - llvm_access.c  reads and writes of buffers: contiguous vector loads, stride-2 loads
+ *                   as two loads + shufflevector, gathers, clamping of unproven indices;
+ *  - llvm_parallel.c  the outlined GOMP_parallel body and the split of its iterations.
+ * All values the generated code shares between functions (parameters, buffer
+ * descriptions, loop iterators) live in a pm_llvm_env, so outlining a loop is packing
+ * the env into a block and unpacking it in the new function.
+ */
+#ifndef PM_CODEGEN_LLVM_IR_H
+#define PM_CODEGEN_LLVM_IR_H
+
+#include "codegen/codegen.h"
+#include "codegen/poly.h"
+
+#include <isl/ast.h>
+#include <llvm-c/Core.h>
+#include <stdbool.h>
+
+#define PM_LLVM_MAX_ITERS 64
+
+/* A buffer's run-time description (all i64 except base, a ptr). */
+typedef struct pm_llvm_buf {
+    LLVMValueRef base;
+    LLVMValueRef lb[PM_MAX_DIMS], ext[PM_MAX_DIMS], stride[PM_MAX_DIMS];
+} pm_llvm_buf;
+
+/* Values visible to code in the current function. */
+typedef struct pm_llvm_env {
+    LLVMValueRef *param_raw;        /* i64 bits of each pm_value, pipeline order          */
+    pm_llvm_buf *bufs;              /* per pm_poly storage                                */
+    LLVMValueRef unit_stride;       /* i1: every caller buffer has innermost stride 1     */
+    LLVMValueRef threads;           /* i32: thread count for GOMP_parallel                */
+    int niters;
+    isl_id *iter_id[PM_LLVM_MAX_ITERS];   /* borrowed from the AST                        */
+    LLVMValueRef iter[PM_LLVM_MAX_ITERS]; /* i64                                          */
+} pm_llvm_env;
+
+typedef struct pm_llvm {
+    LLVMContextRef C;
+    LLVMModuleRef M;
+    LLVMBuilderRef B;
+    const pm_poly *poly;
+    const pm_codegen_options *o;
+    LLVMTypeRef t_i1, t_i8, t_i16, t_i32, t_i64, t_f32, t_f64, t_ptr, t_void;
+    LLVMValueRef fn;                /* function being emitted                              */
+    LLVMValueRef rt_arg;            /* pm_run_ctx* of the entry                            */
+    pm_llvm_env env;
+    bool in_parallel;               /* inside an outlined body: no nested outlining        */
+    int noutlined;
+    int vector_width;               /* lanes; 1 = no vectorization                         */
+    char entry_name[64];
+    pm_error *err;
+    pm_status status;               /* first failure; emission continues harmlessly        */
+} pm_llvm;
+
+/* One point (W == 1) or W consecutive points of a statement. var[d] is the i32 value of
+ * dimension d (the first lane); lane_step[d] is 1 for the dimension the vector runs along
+ * (lane l holds var + l), else 0. */
+typedef struct pm_point {
+    const pm_poly_stmt *stmt;
+    int W;
+    LLVMValueRef var[PM_MAX_DIMS];
+    int lane_step[PM_MAX_DIMS];
+} pm_point;
+
+/* llvm_ir.c */
+pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
+                        const pm_codegen_options *o, LLVMContextRef C, const char *entry_name,
+                        LLVMModuleRef *out, pm_error *err);
+void pm_llvm_fail(pm_llvm *g, pm_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void pm_llvm_set_fn_attrs(pm_llvm *g, LLVMValueRef fn);
+LLVMTypeRef pm_llvm_type(pm_llvm *g, pm_type t);
+/* A declared function (created on first use). */
+LLVMValueRef pm_llvm_declare(pm_llvm *g, const char *name, LLVMTypeRef fnty);
+/* An intrinsic's declaration for overload types tys[0..n-1]; its type in *fnty. */
+LLVMValueRef pm_llvm_intrinsic(pm_llvm *g, const char *name, LLVMTypeRef *tys, int n,
+                               LLVMTypeRef *fnty);
+/* A new basic block in the current function. */
+LLVMBasicBlockRef pm_llvm_block(pm_llvm *g, const char *name);
+
+/* llvm_loops.c */
+void pm_llvm_node(pm_llvm *g, __isl_keep isl_ast_node *node);
+LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e); /* i64, or i1 */
+void pm_llvm_push_iter(pm_llvm *g, __isl_keep isl_id *id, LLVMValueRef v);
+void pm_llvm_pop_iter(pm_llvm *g);
+/* Emits a counted loop for i = lo, lo+step, ... while i <= hi (i64); body(g, i, user). */
+void pm_llvm_counted_loop(pm_llvm *g, LLVMValueRef lo, LLVMValueRef hi, int64_t step,
+                          void (*body)(pm_llvm *g, LLVMValueRef i, void *user), void *user);
+/* The for node as a scalar loop whose iterator starts at `start` (a remainder loop). */
+void pm_llvm_for_from(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRef start);
+
+/* llvm_vector.c */
+/* Emits the innermost for node with <W x T> vectors and a scalar remainder when it
+ * qualifies (see llvm_vector.c); returns false, emitting nothing, otherwise. */
+bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node);
+
+/* llvm_stmt.c */
+void pm_llvm_stmt(pm_llvm *g, const pm_point *pt);
+/* The point of a user node's call with the iterators' current values (W = 1). */
+bool pm_llvm_point_of_call(pm_llvm *g, __isl_keep isl_ast_expr *call, pm_point *pt);
+
+/* llvm_expr.c */
+LLVMValueRef pm_llvm_expr(pm_llvm *g, const pm_point *pt, const pm_expr *e);
+/* op (a pm_binop) on values of type t (for comparisons: the operands' type). */
+LLVMValueRef pm_llvm_binop(pm_llvm *g, int op, pm_type t, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef pm_llvm_convert(pm_llvm *g, LLVMValueRef v, pm_type from, pm_type to);
+LLVMValueRef pm_llvm_const(pm_llvm *g, const pm_point *pt, pm_type t, double f, int64_t i);
+/* A scalar value broadcast to pt's lanes (unchanged when W == 1). */
+LLVMValueRef pm_llvm_splat(pm_llvm *g, const pm_point *pt, LLVMValueRef v);
+LLVMValueRef pm_llvm_splat_n(pm_llvm *g, unsigned W, LLVMValueRef v);
+/* The i64 value of a parameter (raw bits of the pm_value converted to the param type). */
+LLVMValueRef pm_llvm_param(pm_llvm *g, const pm_expr *param);
+
+/* llvm_access.c */
+LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call);
+/* Stores v (pt's lanes) at f(coords of pt); mask (i1 or <W x i1>) may be NULL. */
+void pm_llvm_store_own(pm_llvm *g, const pm_point *pt, LLVMValueRef v, LLVMValueRef mask);
+/* The element address of storage s at the i64 indices idx[0..ndims-1] (buffer indices). */
+LLVMValueRef pm_llvm_addr(pm_llvm *g, int storage, LLVMValueRef *idx);
+/* Buffer index of coordinate c (i64 scalar or vector) in dimension d of storage s. */
+LLVMValueRef pm_llvm_index(pm_llvm *g, const pm_point *pt, int storage, int d, LLVMValueRef c);
+int pm_llvm_storage_index(const pm_llvm *g, const pm_func *f);
+
+/* llvm_parallel.c */
+/* Emits the for node `node` as a parallel loop (outlined, GOMP_parallel); returns false
+ * when it cannot (then the caller emits it sequentially). */
+bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node);
+
+#endif

@@ -1,0 +1,352 @@
+/* llvm_loops.c — isl AST nodes and isl AST expressions to LLVM IR (see llvm_ir.h).
+ *
+ * isl AST expressions are integers (i64 here) or conditions (i1). Loops become the
+ * usual header/body/latch blocks with a phi for the iterator. The innermost loop over a
+ * unit-stride dimension is handed to the vector emitter first (llvm_stmt.c decides
+ * whether it qualifies); a loop below a "parallel" mark goes to llvm_parallel.c.
+ */
+#include "codegen/llvm_ir.h"
+
+#include "codegen/ast.h"
+#include "codegen/schedule.h"
+
+#include <isl/id.h>
+#include <isl/val.h>
+#include <string.h>
+
+static LLVMValueRef c64(pm_llvm *g, int64_t v)
+{
+    return LLVMConstInt(g->t_i64, (unsigned long long)v, 1);
+}
+
+void pm_llvm_push_iter(pm_llvm *g, __isl_keep isl_id *id, LLVMValueRef v)
+{
+    if (g->env.niters == PM_LLVM_MAX_ITERS) {
+        pm_llvm_fail(g, PM_ERR_UNSUPPORTED, "%s: loop nest deeper than %d",
+                     g->poly->pipeline->name, PM_LLVM_MAX_ITERS);
+        return;
+    }
+    g->env.iter_id[g->env.niters] = id;
+    g->env.iter[g->env.niters++] = v;
+}
+
+void pm_llvm_pop_iter(pm_llvm *g)
+{
+    if (g->env.niters > 0)
+        g->env.niters--;
+}
+
+/* ---- expressions ---------------------------------------------------------------------- */
+
+static LLVMValueRef as_int(pm_llvm *g, LLVMValueRef v)
+{
+    if (LLVMTypeOf(v) == g->t_i1)
+        return LLVMBuildZExt(g->B, v, g->t_i64, "");
+    return v;
+}
+
+static LLVMValueRef as_bool(pm_llvm *g, LLVMValueRef v)
+{
+    if (LLVMTypeOf(v) != g->t_i1)
+        return LLVMBuildICmp(g->B, LLVMIntNE, v, c64(g, 0), "");
+    return v;
+}
+
+static LLVMValueRef arg(pm_llvm *g, __isl_keep isl_ast_expr *e, int i)
+{
+    isl_ast_expr *a = isl_ast_expr_op_get_arg(e, i);
+    LLVMValueRef v = pm_llvm_ast_expr(g, a);
+    isl_ast_expr_free(a);
+    return v;
+}
+
+/* floor(a / b) for any signs (isl's fdiv_q; b is a positive constant in practice). */
+static LLVMValueRef floor_div(pm_llvm *g, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMValueRef q = LLVMBuildSDiv(g->B, a, b, "");
+    LLVMValueRef r = LLVMBuildSRem(g->B, a, b, "");
+    LLVMValueRef nz = LLVMBuildICmp(g->B, LLVMIntNE, r, c64(g, 0), "");
+    LLVMValueRef neg = LLVMBuildICmp(g->B, LLVMIntSLT, LLVMBuildXor(g->B, r, b, ""), c64(g, 0), "");
+    return LLVMBuildSub(g->B, q, LLVMBuildZExt(g->B, LLVMBuildAnd(g->B, nz, neg, ""), g->t_i64, ""), "");
+}
+
+static LLVMValueRef id_value(pm_llvm *g, __isl_keep isl_id *id)
+{
+    for (int i = g->env.niters - 1; i >= 0; i--)
+        if (g->env.iter_id[i] == id)
+            return g->env.iter[i];
+    const pm_expr *param = isl_id_get_user(id);
+    if (param && param->kind == PM_EXPR_PARAM)
+        return pm_llvm_param(g, param);
+    pm_llvm_fail(g, PM_ERR_INTERNAL, "AST refers to unknown identifier %s", isl_id_get_name(id));
+    return c64(g, 0);
+}
+
+LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e)
+{
+    switch (isl_ast_expr_get_type(e)) {
+    case isl_ast_expr_int: {
+        isl_val *v = isl_ast_expr_int_get_val(e);
+        int64_t x = isl_val_get_num_si(v);
+        isl_val_free(v);
+        return c64(g, x);
+    }
+    case isl_ast_expr_id: {
+        isl_id *id = isl_ast_expr_id_get_id(e);
+        LLVMValueRef v = id_value(g, id);
+        isl_id_free(id);
+        return v;
+    }
+    case isl_ast_expr_op:
+        break;
+    default:
+        pm_llvm_fail(g, PM_ERR_INTERNAL, "bad isl AST expression");
+        return c64(g, 0);
+    }
+    LLVMBuilderRef B = g->B;
+    int n = isl_ast_expr_op_get_n_arg(e);
+    enum isl_ast_expr_op_type op = isl_ast_expr_op_get_type(e);
+    switch (op) {
+    case isl_ast_expr_op_and:
+    case isl_ast_expr_op_and_then: /* no side effects: evaluating both is fine */
+        return LLVMBuildAnd(B, as_bool(g, arg(g, e, 0)), as_bool(g, arg(g, e, 1)), "");
+    case isl_ast_expr_op_or:
+    case isl_ast_expr_op_or_else:
+        return LLVMBuildOr(B, as_bool(g, arg(g, e, 0)), as_bool(g, arg(g, e, 1)), "");
+    case isl_ast_expr_op_max:
+    case isl_ast_expr_op_min: {
+        LLVMValueRef r = as_int(g, arg(g, e, 0));
+        for (int i = 1; i < n; i++) {
+            LLVMValueRef b = as_int(g, arg(g, e, i));
+            LLVMValueRef c = LLVMBuildICmp(B, op == isl_ast_expr_op_max ? LLVMIntSGT : LLVMIntSLT,
+                                           r, b, "");
+            r = LLVMBuildSelect(B, c, r, b, "");
+        }
+        return r;
+    }
+    case isl_ast_expr_op_minus:
+        return LLVMBuildNeg(B, as_int(g, arg(g, e, 0)), "");
+    case isl_ast_expr_op_add:
+        return LLVMBuildAdd(B, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
+    case isl_ast_expr_op_sub:
+        return LLVMBuildSub(B, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
+    case isl_ast_expr_op_mul:
+        return LLVMBuildMul(B, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
+    case isl_ast_expr_op_div: /* exact */
+        return LLVMBuildExactSDiv(B, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
+    case isl_ast_expr_op_fdiv_q:
+        return floor_div(g, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)));
+    case isl_ast_expr_op_pdiv_q: /* non-negative dividend, positive divisor */
+        return LLVMBuildSDiv(B, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
+    case isl_ast_expr_op_pdiv_r:
+    case isl_ast_expr_op_zdiv_r: /* only compared with zero: the C remainder will do */
+        return LLVMBuildSRem(B, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
+    case isl_ast_expr_op_cond:
+    case isl_ast_expr_op_select: {
+        LLVMValueRef c = as_bool(g, arg(g, e, 0));
+        LLVMValueRef a = arg(g, e, 1), b = arg(g, e, 2);
+        if (LLVMTypeOf(a) != LLVMTypeOf(b)) {
+            a = as_int(g, a);
+            b = as_int(g, b);
+        }
+        return LLVMBuildSelect(B, c, a, b, "");
+    }
+    case isl_ast_expr_op_eq:
+    case isl_ast_expr_op_le:
+    case isl_ast_expr_op_lt:
+    case isl_ast_expr_op_ge:
+    case isl_ast_expr_op_gt: {
+        static const LLVMIntPredicate pred[] = {
+            [isl_ast_expr_op_eq] = LLVMIntEQ, [isl_ast_expr_op_le] = LLVMIntSLE,
+            [isl_ast_expr_op_lt] = LLVMIntSLT, [isl_ast_expr_op_ge] = LLVMIntSGE,
+            [isl_ast_expr_op_gt] = LLVMIntSGT};
+        return LLVMBuildICmp(B, pred[op], as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
+    }
+    default:
+        pm_llvm_fail(g, PM_ERR_UNSUPPORTED, "%s: isl AST operation %d is not supported",
+                     g->poly->pipeline->name, (int)op);
+        return c64(g, 0);
+    }
+}
+
+/* ---- loops ---------------------------------------------------------------------------- */
+
+void pm_llvm_counted_loop(pm_llvm *g, LLVMValueRef lo, LLVMValueRef hi, int64_t step,
+                          void (*body)(pm_llvm *g, LLVMValueRef i, void *user), void *user)
+{
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->B);
+    LLVMBasicBlockRef head = pm_llvm_block(g, "loop"), bb = pm_llvm_block(g, "body");
+    LLVMBasicBlockRef done = pm_llvm_block(g, "done");
+    LLVMBuildBr(g->B, head);
+    LLVMPositionBuilderAtEnd(g->B, head);
+    LLVMValueRef i = LLVMBuildPhi(g->B, g->t_i64, "i");
+    LLVMAddIncoming(i, &lo, &pre, 1);
+    LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLE, i, hi, ""), bb, done);
+    LLVMPositionBuilderAtEnd(g->B, bb);
+    body(g, i, user);
+    LLVMValueRef next = LLVMBuildAdd(g->B, i, c64(g, step), "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->B);
+    LLVMAddIncoming(i, &next, &latch, 1);
+    LLVMBuildBr(g->B, head);
+    LLVMPositionBuilderAtEnd(g->B, done);
+}
+
+/* A for node with its iterator's start value given: header/body/latch, condition and
+ * increment from the AST. Returns nothing; the builder ends after the loop. */
+static void for_loop_from(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRef start)
+{
+    isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
+    isl_id *id = isl_ast_expr_id_get_id(it);
+    isl_ast_expr *cond = isl_ast_node_for_get_cond(node);
+    isl_ast_expr *inc = isl_ast_node_for_get_inc(node);
+    isl_ast_node *body = isl_ast_node_for_get_body(node);
+
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->B);
+    LLVMBasicBlockRef head = pm_llvm_block(g, "for"), bb = pm_llvm_block(g, "for_body");
+    LLVMBasicBlockRef done = pm_llvm_block(g, "for_end");
+    LLVMBuildBr(g->B, head);
+    LLVMPositionBuilderAtEnd(g->B, head);
+    LLVMValueRef i = LLVMBuildPhi(g->B, g->t_i64, isl_id_get_name(id));
+    LLVMAddIncoming(i, &start, &pre, 1);
+    pm_llvm_push_iter(g, id, i);
+    LLVMBuildCondBr(g->B, as_bool(g, pm_llvm_ast_expr(g, cond)), bb, done);
+    LLVMPositionBuilderAtEnd(g->B, bb);
+    pm_llvm_node(g, body);
+    LLVMValueRef next = LLVMBuildAdd(g->B, i, pm_llvm_ast_expr(g, inc), "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->B);
+    LLVMAddIncoming(i, &next, &latch, 1);
+    LLVMBuildBr(g->B, head);
+    pm_llvm_pop_iter(g);
+    LLVMPositionBuilderAtEnd(g->B, done);
+
+    isl_ast_node_free(body);
+    isl_ast_expr_free(inc);
+    isl_ast_expr_free(cond);
+    isl_id_free(id);
+    isl_ast_expr_free(it);
+}
+
+static void for_node(pm_llvm *g, __isl_keep isl_ast_node *node)
+{
+    if (isl_ast_node_for_is_degenerate(node) == isl_bool_true) {
+        /* one iteration: the iterator is just a name for init */
+        isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
+        isl_id *id = isl_ast_expr_id_get_id(it);
+        isl_ast_expr *init = isl_ast_node_for_get_init(node);
+        isl_ast_node *body = isl_ast_node_for_get_body(node);
+        pm_llvm_push_iter(g, id, pm_llvm_ast_expr(g, init));
+        pm_llvm_node(g, body);
+        pm_llvm_pop_iter(g);
+        isl_ast_node_free(body);
+        isl_ast_expr_free(init);
+        isl_id_free(id);
+        isl_ast_expr_free(it);
+        return;
+    }
+    if (pm_llvm_vector_for(g, node))
+        return;
+    isl_ast_expr *init = isl_ast_node_for_get_init(node);
+    LLVMValueRef start = pm_llvm_ast_expr(g, init);
+    isl_ast_expr_free(init);
+    for_loop_from(g, node, start);
+}
+
+/* Exported for the vector emitter: the scalar remainder loop from a given start. */
+void pm_llvm_for_from(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRef start)
+{
+    for_loop_from(g, node, start);
+}
+
+static void if_node(pm_llvm *g, __isl_keep isl_ast_node *node)
+{
+    isl_ast_expr *cond = isl_ast_node_if_get_cond(node);
+    LLVMValueRef c = as_bool(g, pm_llvm_ast_expr(g, cond));
+    isl_ast_expr_free(cond);
+    LLVMBasicBlockRef then_bb = pm_llvm_block(g, "then"), merge = pm_llvm_block(g, "endif");
+    bool has_else = isl_ast_node_if_has_else_node(node) == isl_bool_true;
+    LLVMBasicBlockRef else_bb = has_else ? pm_llvm_block(g, "else") : merge;
+    LLVMBuildCondBr(g->B, c, then_bb, else_bb);
+    LLVMPositionBuilderAtEnd(g->B, then_bb);
+    isl_ast_node *t = isl_ast_node_if_get_then_node(node);
+    pm_llvm_node(g, t);
+    isl_ast_node_free(t);
+    LLVMBuildBr(g->B, merge);
+    if (has_else) {
+        LLVMPositionBuilderAtEnd(g->B, else_bb);
+        isl_ast_node *e = isl_ast_node_if_get_else_node(node);
+        pm_llvm_node(g, e);
+        isl_ast_node_free(e);
+        LLVMBuildBr(g->B, merge);
+    }
+    LLVMPositionBuilderAtEnd(g->B, merge);
+}
+
+static void user_node(pm_llvm *g, __isl_keep isl_ast_node *node)
+{
+    isl_ast_expr *call = isl_ast_node_user_get_expr(node);
+    pm_point pt;
+    if (pm_llvm_point_of_call(g, call, &pt))
+        pm_llvm_stmt(g, &pt);
+    isl_ast_expr_free(call);
+}
+
+static void mark_node(pm_llvm *g, __isl_keep isl_ast_node *node)
+{
+    isl_id *id = isl_ast_node_mark_get_id(node);
+    bool parallel = strcmp(isl_id_get_name(id), PM_MARK_PARALLEL) == 0 && !g->in_parallel;
+    isl_id_free(id);
+    isl_ast_node *child = isl_ast_node_mark_get_node(node);
+    if (!parallel) {
+        pm_llvm_node(g, child);
+    } else if (isl_ast_node_get_type(child) == isl_ast_node_for) {
+        if (!pm_llvm_parallel_for(g, child))
+            pm_llvm_node(g, child);
+    } else if (isl_ast_node_get_type(child) == isl_ast_node_block) {
+        /* separation may split the parallel loop into several: each runs in parallel */
+        isl_ast_node_list *list = isl_ast_node_block_get_children(child);
+        int n = isl_ast_node_list_n_ast_node(list);
+        for (int i = 0; i < n; i++) {
+            isl_ast_node *c = isl_ast_node_list_get_ast_node(list, i);
+            if (isl_ast_node_get_type(c) != isl_ast_node_for || !pm_llvm_parallel_for(g, c))
+                pm_llvm_node(g, c);
+            isl_ast_node_free(c);
+        }
+        isl_ast_node_list_free(list);
+    } else {
+        pm_llvm_node(g, child);
+    }
+    isl_ast_node_free(child);
+}
+
+void pm_llvm_node(pm_llvm *g, __isl_keep isl_ast_node *node)
+{
+    if (g->status != PM_OK)
+        return;
+    switch (isl_ast_node_get_type(node)) {
+    case isl_ast_node_for:
+        for_node(g, node);
+        break;
+    case isl_ast_node_if:
+        if_node(g, node);
+        break;
+    case isl_ast_node_block: {
+        isl_ast_node_list *list = isl_ast_node_block_get_children(node);
+        int n = isl_ast_node_list_n_ast_node(list);
+        for (int i = 0; i < n; i++) {
+            isl_ast_node *c = isl_ast_node_list_get_ast_node(list, i);
+            pm_llvm_node(g, c);
+            isl_ast_node_free(c);
+        }
+        isl_ast_node_list_free(list);
+        break;
+    }
+    case isl_ast_node_user:
+        user_node(g, node);
+        break;
+    case isl_ast_node_mark:
+        mark_node(g, node);
+        break;
+    default:
+        pm_llvm_fail(g, PM_ERR_INTERNAL, "unknown isl AST node");
+    }
+}

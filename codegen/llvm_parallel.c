@@ -1,0 +1,245 @@
+/* llvm_parallel.c — a loop below a "parallel" mark, outlined and run by GOMP_parallel.
+ *
+ * The loop `for (i = lo; i <= hi; i += inc) body` becomes
+ *     entry:     data = {env values..., lo, n}   (an alloca in the entry block)
+ *                GOMP_parallel(<entry>_par<k>, &data, threads, 0)
+ *     _par<k>:   unpack env; [first, last] = split(n, omp_get_thread_num(), omp_get_num_threads())
+ *                for (j = first; j <= last; j++) { i = lo + j*inc; body }
+ * Every value the body may use lives in the env (parameters, buffer descriptions,
+ * enclosing iterators), so packing the whole env is always enough; values the body does
+ * not use are dead loads that LLVM removes.
+ */
+#include "codegen/llvm_ir.h"
+
+#include <isl/id.h>
+#include <isl/val.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static LLVMValueRef c64(pm_llvm *g, int64_t v)
+{
+    return LLVMConstInt(g->t_i64, (unsigned long long)v, 1);
+}
+
+/* ---- the split of iterations: decided here only ------------------------------------- */
+
+typedef enum pm_split { PM_SPLIT_STATIC } pm_split;
+
+/* Static contiguous blocks: in this issue every parallel loop runs over rows of one
+ * stage whose iterations do the same work (case pieces are separate loops; no tiles yet),
+ * so equal blocks balance well, and each thread keeps a contiguous band of rows (good
+ * for caches and the hardware prefetcher) without any shared counter. A dynamic split
+ * (an atomic counter in the data block) pays off once tiles of uneven cost exist
+ * (partial tiles at boundaries, data-dependent work): decide that here. */
+static pm_split choose_split(const pm_llvm *g, __isl_keep isl_ast_node *loop)
+{
+    (void)g;
+    (void)loop;
+    return PM_SPLIT_STATIC;
+}
+
+/* ---- the env as a block of i64 --------------------------------------------------------- */
+
+typedef struct packed {
+    int n;
+    LLVMValueRef *slot[512]; /* where each env value lives in pm_llvm.env */
+} packed;
+
+static void collect(pm_llvm *g, packed *pk)
+{
+    pm_llvm_env *e = &g->env;
+    int np = g->poly->pipeline->nparams;
+    for (int i = 0; i < np; i++)
+        pk->slot[pk->n++] = &e->param_raw[i];
+    for (int s = 0; s < g->poly->nstorage; s++) {
+        pm_llvm_buf *b = &e->bufs[s];
+        pk->slot[pk->n++] = &b->base;
+        for (int d = 0; d < g->poly->storage[s].ndims; d++) {
+            pk->slot[pk->n++] = &b->lb[d];
+            pk->slot[pk->n++] = &b->ext[d];
+            pk->slot[pk->n++] = &b->stride[d];
+        }
+    }
+    pk->slot[pk->n++] = &e->unit_stride;
+    pk->slot[pk->n++] = &e->threads;
+    for (int i = 0; i < e->niters; i++)
+        pk->slot[pk->n++] = &e->iter[i];
+}
+
+static LLVMValueRef to_i64(pm_llvm *g, LLVMValueRef v)
+{
+    LLVMTypeRef t = LLVMTypeOf(v);
+    if (t == g->t_ptr)
+        return LLVMBuildPtrToInt(g->B, v, g->t_i64, "");
+    if (t == g->t_i1 || t == g->t_i32)
+        return LLVMBuildZExt(g->B, v, g->t_i64, "");
+    return v;
+}
+
+static LLVMValueRef from_i64(pm_llvm *g, LLVMValueRef v, LLVMTypeRef t)
+{
+    if (t == g->t_ptr)
+        return LLVMBuildIntToPtr(g->B, v, g->t_ptr, "");
+    if (t == g->t_i1 || t == g->t_i32)
+        return LLVMBuildTrunc(g->B, v, t, "");
+    return v;
+}
+
+/* An i64 array of n slots in the current function's entry block. */
+static LLVMValueRef entry_alloca(pm_llvm *g, int n)
+{
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(g->fn);
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first)
+        LLVMPositionBuilderBefore(g->B, first);
+    else
+        LLVMPositionBuilderAtEnd(g->B, entry);
+    LLVMValueRef a = LLVMBuildAlloca(g->B, LLVMArrayType(g->t_i64, (unsigned)n), "par_data");
+    LLVMPositionBuilderAtEnd(g->B, here);
+    return a;
+}
+
+static LLVMValueRef slot_ptr(pm_llvm *g, LLVMValueRef base, int i)
+{
+    LLVMValueRef idx = c64(g, i);
+    return LLVMBuildGEP2(g->B, g->t_i64, base, &idx, 1, "");
+}
+
+/* ---- the loop ----------------------------------------------------------------------------- */
+
+typedef struct body_ctx {
+    isl_ast_node *body;
+    isl_id *id;
+    LLVMValueRef lo;
+    int64_t inc;
+} body_ctx;
+
+static void run_body(pm_llvm *g, LLVMValueRef j, void *user)
+{
+    body_ctx *bc = user;
+    LLVMValueRef i = LLVMBuildAdd(g->B, bc->lo, LLVMBuildMul(g->B, j, c64(g, bc->inc), ""), "");
+    pm_llvm_push_iter(g, bc->id, i);
+    pm_llvm_node(g, bc->body);
+    pm_llvm_pop_iter(g);
+}
+
+bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node)
+{
+    if (g->in_parallel || isl_ast_node_for_is_degenerate(node) == isl_bool_true)
+        return false;
+    isl_ast_expr *inc_e = isl_ast_node_for_get_inc(node);
+    int64_t inc = 0;
+    if (isl_ast_expr_get_type(inc_e) == isl_ast_expr_int) {
+        isl_val *v = isl_ast_expr_int_get_val(inc_e);
+        inc = isl_val_get_num_si(v);
+        isl_val_free(v);
+    }
+    isl_ast_expr_free(inc_e);
+    isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
+    isl_id *id = isl_ast_expr_id_get_id(it);
+    isl_ast_expr_free(it);
+    isl_ast_expr *cond = isl_ast_node_for_get_cond(node);
+    /* only `i <= e` / `i < e` with e free of i: the trip count is then known up front */
+    bool ok = inc > 0 && isl_ast_expr_get_type(cond) == isl_ast_expr_op;
+    enum isl_ast_expr_op_type op = ok ? isl_ast_expr_op_get_type(cond) : isl_ast_expr_op_error;
+    ok = ok && (op == isl_ast_expr_op_le || op == isl_ast_expr_op_lt);
+    isl_ast_expr *lhs = ok ? isl_ast_expr_op_get_arg(cond, 0) : NULL;
+    isl_ast_expr *rhs = ok ? isl_ast_expr_op_get_arg(cond, 1) : NULL;
+    if (ok) {
+        isl_id *l = isl_ast_expr_get_type(lhs) == isl_ast_expr_id ? isl_ast_expr_id_get_id(lhs) : NULL;
+        ok = l == id;
+        isl_id_free(l);
+    }
+    packed pk = {0};
+    collect(g, &pk);
+    ok = ok && pk.n + 2 <= 512;
+    if (!ok) {
+        isl_ast_expr_free(lhs);
+        isl_ast_expr_free(rhs);
+        isl_ast_expr_free(cond);
+        isl_id_free(id);
+        return false;
+    }
+    (void)choose_split(g, node);
+    LLVMBuilderRef B = g->B;
+
+    /* trip count n = hi >= lo ? (hi - lo) / inc + 1 : 0 (rhs cannot mention i: it is an
+     * upper bound isl computed outside the loop) */
+    isl_ast_expr *init = isl_ast_node_for_get_init(node);
+    LLVMValueRef lo = pm_llvm_ast_expr(g, init);
+    isl_ast_expr_free(init);
+    LLVMValueRef hi = pm_llvm_ast_expr(g, rhs);
+    if (op == isl_ast_expr_op_lt)
+        hi = LLVMBuildSub(B, hi, c64(g, 1), "");
+    LLVMValueRef span = LLVMBuildSub(B, hi, lo, "");
+    LLVMValueRef n = LLVMBuildSelect(
+        B, LLVMBuildICmp(B, LLVMIntSLT, span, c64(g, 0), ""), c64(g, 0),
+        LLVMBuildAdd(B, LLVMBuildSDiv(B, span, c64(g, inc), ""), c64(g, 1), ""), "trips");
+
+    /* pack */
+    LLVMValueRef data = entry_alloca(g, pk.n + 2);
+    LLVMTypeRef types[512];
+    for (int i = 0; i < pk.n; i++) {
+        types[i] = LLVMTypeOf(*pk.slot[i]);
+        LLVMBuildStore(B, to_i64(g, *pk.slot[i]), slot_ptr(g, data, i));
+    }
+    LLVMBuildStore(B, lo, slot_ptr(g, data, pk.n));
+    LLVMBuildStore(B, n, slot_ptr(g, data, pk.n + 1));
+
+    /* the outlined function */
+    char name[96];
+    snprintf(name, sizeof name, "%s_par%d", g->entry_name, g->noutlined++);
+    LLVMTypeRef fnty = LLVMFunctionType(g->t_void, &g->t_ptr, 1, 0);
+    LLVMValueRef fn = LLVMAddFunction(g->M, name, fnty);
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    pm_llvm_set_fn_attrs(g, fn);
+    LLVMValueRef saved_fn = g->fn;
+    LLVMBasicBlockRef saved_bb = LLVMGetInsertBlock(B);
+    LLVMValueRef saved[512];
+    for (int i = 0; i < pk.n; i++)
+        saved[i] = *pk.slot[i];
+
+    g->fn = fn;
+    g->in_parallel = true;
+    LLVMPositionBuilderAtEnd(B, pm_llvm_block(g, "entry"));
+    LLVMValueRef in = LLVMGetParam(fn, 0);
+    for (int i = 0; i < pk.n; i++)
+        *pk.slot[i] = from_i64(g, LLVMBuildLoad2(B, g->t_i64, slot_ptr(g, in, i), ""), types[i]);
+    LLVMValueRef plo = LLVMBuildLoad2(B, g->t_i64, slot_ptr(g, in, pk.n), "lo");
+    LLVMValueRef pn = LLVMBuildLoad2(B, g->t_i64, slot_ptr(g, in, pk.n + 1), "n");
+    LLVMTypeRef ity = LLVMFunctionType(g->t_i32, NULL, 0, 0);
+    LLVMValueRef tid = LLVMBuildSExt(B, LLVMBuildCall2(B, ity, pm_llvm_declare(g, "omp_get_thread_num", ity),
+                                                       NULL, 0, "tid"), g->t_i64, "");
+    LLVMValueRef nth = LLVMBuildSExt(B, LLVMBuildCall2(B, ity, pm_llvm_declare(g, "omp_get_num_threads", ity),
+                                                       NULL, 0, "nth"), g->t_i64, "");
+    /* static split: thread t runs [t*chunk, min(n, (t+1)*chunk)) */
+    LLVMValueRef chunk = LLVMBuildSDiv(B, LLVMBuildAdd(B, pn, LLVMBuildSub(B, nth, c64(g, 1), ""), ""),
+                                       nth, "chunk");
+    LLVMValueRef first = LLVMBuildMul(B, tid, chunk, "first");
+    LLVMValueRef end = LLVMBuildAdd(B, first, chunk, "");
+    end = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, end, pn, ""), end, pn, "");
+    LLVMValueRef lastj = LLVMBuildSub(B, end, c64(g, 1), "last");
+    isl_ast_node *body = isl_ast_node_for_get_body(node);
+    body_ctx bc = {body, id, plo, inc};
+    pm_llvm_counted_loop(g, first, lastj, 1, run_body, &bc);
+    LLVMBuildRetVoid(B);
+    isl_ast_node_free(body);
+
+    /* back in the caller */
+    for (int i = 0; i < pk.n; i++)
+        *pk.slot[i] = saved[i];
+    g->fn = saved_fn;
+    g->in_parallel = false;
+    LLVMPositionBuilderAtEnd(B, saved_bb);
+    LLVMTypeRef gty = LLVMFunctionType(g->t_void, (LLVMTypeRef[]){g->t_ptr, g->t_ptr, g->t_i32,
+                                       g->t_i32}, 4, 0);
+    LLVMValueRef args[4] = {fn, data, g->env.threads, LLVMConstInt(g->t_i32, 0, 0)};
+    LLVMBuildCall2(B, gty, pm_llvm_declare(g, "GOMP_parallel", gty), args, 4, "");
+
+    isl_ast_expr_free(lhs);
+    isl_ast_expr_free(rhs);
+    isl_ast_expr_free(cond);
+    isl_id_free(id);
+    return true;
+}

@@ -1,0 +1,133 @@
+/* llvm_stmt.c — statement bodies (see llvm_ir.h).
+ *
+ *  case piece:  if (residual conditions) f(x) = value      (vectors: a masked store)
+ *  init:        f(x) = initial
+ *  update:      i = index(r); if (i inside f's domain) f(i) = op(f(i), value(r))
+ * A point's coordinates come from the user node's arguments (i64 expressions of the
+ * iterators) converted to the variables' type, i32.
+ */
+#include "codegen/llvm_ir.h"
+
+#include "codegen/ast.h"
+
+bool pm_llvm_point_of_call(pm_llvm *g, __isl_keep isl_ast_expr *call, pm_point *pt)
+{
+    const pm_poly_stmt *s = pm_ast_stmt(g->poly, call);
+    int n = isl_ast_expr_op_get_n_arg(call) - 1;
+    if (!s || n != s->ndims) {
+        pm_llvm_fail(g, PM_ERR_INTERNAL, "%s: AST calls an unknown statement",
+                     g->poly->pipeline->name);
+        return false;
+    }
+    pt->stmt = s;
+    pt->W = 1;
+    for (int d = 0; d < n; d++) {
+        isl_ast_expr *a = isl_ast_expr_op_get_arg(call, d + 1);
+        pt->var[d] = LLVMBuildTrunc(g->B, pm_llvm_ast_expr(g, a), g->t_i32, s->vars[d]->name);
+        pt->lane_step[d] = 0;
+        isl_ast_expr_free(a);
+    }
+    return true;
+}
+
+static void case_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
+{
+    const pm_poly_stmt *s = pt->stmt;
+    LLVMValueRef mask = NULL;
+    for (int r = 0; r < s->nresidual; r++) {
+        const pm_expr *c = s->residual[r];
+        LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, c), c->type, PM_BOOL);
+        mask = mask ? LLVMBuildAnd(g->B, mask, v, "") : v;
+    }
+    const pm_expr *value = f->cases[s->case_index]->value;
+    if (mask && pt->W <= 1) {
+        /* points where the condition fails are not written (and not computed) */
+        LLVMBasicBlockRef yes = pm_llvm_block(g, "case"), done = pm_llvm_block(g, "case_end");
+        LLVMBuildCondBr(g->B, mask, yes, done);
+        LLVMPositionBuilderAtEnd(g->B, yes);
+        LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, value), value->type, f->type);
+        pm_llvm_store_own(g, pt, v, NULL);
+        LLVMBuildBr(g->B, done);
+        LLVMPositionBuilderAtEnd(g->B, done);
+        return;
+    }
+    LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, value), value->type, f->type);
+    pm_llvm_store_own(g, pt, v, mask);
+}
+
+static void init_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
+{
+    LLVMValueRef v = f->initial
+                         ? pm_llvm_convert(g, pm_llvm_expr(g, pt, f->initial), f->initial->type,
+                                           f->type)
+                         : pm_llvm_const(g, pt, f->type, 0, 0);
+    pm_llvm_store_own(g, pt, v, NULL);
+}
+
+static int reduce_binop(pm_reduce_op op)
+{
+    switch (op) {
+    case PM_REDUCE_SUM: return PM_OP_ADD;
+    case PM_REDUCE_PRODUCT: return PM_OP_MUL;
+    case PM_REDUCE_MIN: return PM_OP_MIN;
+    case PM_REDUCE_MAX: return PM_OP_MAX;
+    case PM_REDUCE_AND: return PM_OP_BAND;
+    case PM_REDUCE_OR: return PM_OP_BOR;
+    }
+    return PM_OP_ADD;
+}
+
+static void update_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
+{
+    LLVMBuilderRef B = g->B;
+    int s = pm_llvm_storage_index(g, f);
+    const pm_poly_storage *st = &g->poly->storage[s];
+    const pm_llvm_buf *b = &g->env.bufs[s];
+    if (pm_type_is_float(f->type) &&
+        (f->reduce_op == PM_REDUCE_AND || f->reduce_op == PM_REDUCE_OR)) {
+        pm_llvm_fail(g, PM_ERR_UNSUPPORTED, "%s: and/or reduction of a float", f->name);
+        return;
+    }
+    /* An index outside the variable domain skips the update (polymage.h). */
+    LLVMValueRef idx[PM_MAX_DIMS], inside = LLVMConstInt(g->t_i1, 1, 0);
+    LLVMValueRef zero = LLVMConstInt(g->t_i64, 0, 0);
+    for (int d = 0; d < f->ndims; d++) {
+        const pm_expr *ie = f->rindex[d];
+        LLVMValueRef c = pm_llvm_convert(g, pm_llvm_expr(g, pt, ie), ie->type, PM_I64);
+        idx[d] = pm_llvm_index(g, pt, s, d, c);
+        LLVMValueRef ok = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntSGE, idx[d], zero, ""),
+                                       LLVMBuildICmp(B, LLVMIntSLT, idx[d], b->ext[d], ""), "");
+        if (st->step[d] != 1) {
+            LLVMValueRef off = LLVMBuildSub(B, c, b->lb[d], "");
+            LLVMValueRef on = LLVMBuildICmp(
+                B, LLVMIntEQ,
+                LLVMBuildSRem(B, off, LLVMConstInt(g->t_i64, (unsigned long long)st->step[d], 0), ""),
+                zero, "");
+            ok = LLVMBuildAnd(B, ok, on, "");
+        }
+        inside = LLVMBuildAnd(B, inside, ok, "");
+    }
+    LLVMBasicBlockRef yes = pm_llvm_block(g, "update"), done = pm_llvm_block(g, "update_end");
+    LLVMBuildCondBr(B, inside, yes, done);
+    LLVMPositionBuilderAtEnd(B, yes);
+    LLVMValueRef p = pm_llvm_addr(g, s, idx);
+    LLVMTypeRef ty = pm_llvm_type(g, f->type);
+    LLVMValueRef old = LLVMBuildLoad2(B, ty, p, f->name);
+    LLVMSetAlignment(old, (unsigned)pm_type_size(f->type));
+    LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, f->rvalue), f->rvalue->type, f->type);
+    LLVMValueRef nv = pm_llvm_binop(g, reduce_binop(f->reduce_op), f->type, old, v);
+    LLVMValueRef store = LLVMBuildStore(B, nv, p);
+    LLVMSetAlignment(store, (unsigned)pm_type_size(f->type));
+    LLVMBuildBr(B, done);
+    LLVMPositionBuilderAtEnd(B, done);
+}
+
+void pm_llvm_stmt(pm_llvm *g, const pm_point *pt)
+{
+    pm_func *f = g->poly->stages[pt->stmt->stage].func;
+    switch (pt->stmt->kind) {
+    case PM_STMT_CASE: case_stmt(g, pt, f); break;
+    case PM_STMT_INIT: init_stmt(g, pt, f); break;
+    case PM_STMT_UPDATE: update_stmt(g, pt, f); break;
+    }
+}

@@ -1,0 +1,199 @@
+/* llvm_vector.c — the innermost loop with explicit <W x T> vectors (see llvm_ir.h).
+ *
+ * A for node qualifies when
+ *  - it is innermost: its body is one user node or a block of user nodes (separation
+ *    left no conditions inside), its increment is 1 and its condition reads
+ *    `i <= e` or `i < e` with e independent of i (so if i+W-1 passes, all W lanes do);
+ *  - every statement in it may be vectorized (poly.c: its innermost dimension carries no
+ *    dependence; reduction updates never), and the loop runs along the statement's
+ *    innermost dimension (argument n-1 is the iterator, the others do not mention it)
+ *    with step 1, so the statement's write is one contiguous <W x T> store.
+ * The loop then becomes
+ *     i = init
+ *     if (all caller buffers have unit innermost stride)
+ *         while (cond(i + W - 1)) { body for lanes i..i+W-1; i += W }
+ *     while (cond(i)) { scalar body; i += 1 }        -- the remainder (and the fallback)
+ * W is options.vector_width for every element type (16 on AVX-512: <16 x float> fills a
+ * zmm register; narrower types use part of one, wider ones two).
+ */
+#include "codegen/llvm_ir.h"
+
+#include "codegen/ast.h"
+
+#include <isl/id.h>
+#include <isl/val.h>
+
+static bool mentions(__isl_keep isl_ast_expr *e, __isl_keep isl_id *id)
+{
+    switch (isl_ast_expr_get_type(e)) {
+    case isl_ast_expr_id: {
+        isl_id *x = isl_ast_expr_id_get_id(e);
+        bool same = x == id;
+        isl_id_free(x);
+        return same;
+    }
+    case isl_ast_expr_op: {
+        int n = isl_ast_expr_op_get_n_arg(e);
+        bool any = false;
+        for (int i = 0; i < n && !any; i++) {
+            isl_ast_expr *a = isl_ast_expr_op_get_arg(e, i);
+            any = mentions(a, id);
+            isl_ast_expr_free(a);
+        }
+        return any;
+    }
+    default:
+        return false;
+    }
+}
+
+static bool is_id(__isl_keep isl_ast_expr *e, __isl_keep isl_id *id)
+{
+    if (isl_ast_expr_get_type(e) != isl_ast_expr_id)
+        return false;
+    isl_id *x = isl_ast_expr_id_get_id(e);
+    bool same = x == id;
+    isl_id_free(x);
+    return same;
+}
+
+/* Does the user node's statement qualify along iterator id? */
+static bool user_ok(pm_llvm *g, __isl_keep isl_ast_node *user, __isl_keep isl_id *id)
+{
+    isl_ast_expr *call = isl_ast_node_user_get_expr(user);
+    const pm_poly_stmt *s = pm_ast_stmt(g->poly, call);
+    bool ok = s && s->kind != PM_STMT_UPDATE && s->vectorizable && s->ndims > 0;
+    if (ok) {
+        const pm_poly_storage *st = pm_poly_storage_of(g->poly, g->poly->stages[s->stage].func);
+        ok = st && st->step[s->ndims - 1] == 1;
+    }
+    for (int d = 0; ok && d < s->ndims; d++) {
+        isl_ast_expr *a = isl_ast_expr_op_get_arg(call, d + 1);
+        ok = d == s->ndims - 1 ? is_id(a, id) : !mentions(a, id);
+        isl_ast_expr_free(a);
+    }
+    isl_ast_expr_free(call);
+    return ok;
+}
+
+/* The body's user nodes, when it has only those. */
+static int body_users(__isl_keep isl_ast_node *body, isl_ast_node **users, int max)
+{
+    if (isl_ast_node_get_type(body) == isl_ast_node_user) {
+        users[0] = isl_ast_node_copy(body);
+        return 1;
+    }
+    if (isl_ast_node_get_type(body) != isl_ast_node_block)
+        return 0;
+    isl_ast_node_list *list = isl_ast_node_block_get_children(body);
+    int n = isl_ast_node_list_n_ast_node(list), k = 0;
+    for (int i = 0; i < n; i++) {
+        isl_ast_node *c = isl_ast_node_list_get_ast_node(list, i);
+        if (isl_ast_node_get_type(c) != isl_ast_node_user || k == max) {
+            isl_ast_node_free(c);
+            k = -1;
+            break;
+        }
+        users[k++] = c;
+    }
+    isl_ast_node_list_free(list);
+    if (k < 0) {
+        for (int i = 0; i < n && i < max; i++)
+            if (users[i])
+                users[i] = isl_ast_node_free(users[i]);
+        return 0;
+    }
+    return k;
+}
+
+static bool unit_inc(__isl_keep isl_ast_node *node)
+{
+    isl_ast_expr *inc = isl_ast_node_for_get_inc(node);
+    bool one = false;
+    if (isl_ast_expr_get_type(inc) == isl_ast_expr_int) {
+        isl_val *v = isl_ast_expr_int_get_val(inc);
+        one = isl_val_is_one(v);
+        isl_val_free(v);
+    }
+    isl_ast_expr_free(inc);
+    return one;
+}
+
+/* cond is `id <= e` or `id < e` with e free of id. */
+static bool upper_bound_cond(__isl_keep isl_ast_expr *cond, __isl_keep isl_id *id)
+{
+    if (isl_ast_expr_get_type(cond) != isl_ast_expr_op)
+        return false;
+    enum isl_ast_expr_op_type op = isl_ast_expr_op_get_type(cond);
+    if (op != isl_ast_expr_op_le && op != isl_ast_expr_op_lt)
+        return false;
+    isl_ast_expr *a = isl_ast_expr_op_get_arg(cond, 0), *b = isl_ast_expr_op_get_arg(cond, 1);
+    bool ok = is_id(a, id) && !mentions(b, id);
+    isl_ast_expr_free(a);
+    isl_ast_expr_free(b);
+    return ok;
+}
+
+#define MAX_USERS 32
+
+bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
+{
+    int W = g->vector_width;
+    if (W <= 1 || W > 64 || !unit_inc(node))
+        return false;
+    isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
+    isl_id *id = isl_ast_expr_id_get_id(it);
+    isl_ast_expr_free(it);
+    isl_ast_expr *cond = isl_ast_node_for_get_cond(node);
+    isl_ast_node *body = isl_ast_node_for_get_body(node);
+    isl_ast_node *users[MAX_USERS] = {0};
+    int n = upper_bound_cond(cond, id) ? body_users(body, users, MAX_USERS) : 0;
+    bool ok = n > 0;
+    for (int i = 0; ok && i < n; i++)
+        ok = user_ok(g, users[i], id);
+    if (ok) {
+        LLVMBuilderRef B = g->B;
+        isl_ast_expr *init = isl_ast_node_for_get_init(node);
+        LLVMValueRef start = pm_llvm_ast_expr(g, init);
+        isl_ast_expr_free(init);
+        LLVMBasicBlockRef pre = LLVMGetInsertBlock(B);
+        LLVMBasicBlockRef head = pm_llvm_block(g, "vfor"), vbody = pm_llvm_block(g, "vbody");
+        LLVMBasicBlockRef rest = pm_llvm_block(g, "vrest");
+        LLVMBuildBr(B, head);
+        LLVMPositionBuilderAtEnd(B, head);
+        LLVMValueRef i = LLVMBuildPhi(B, g->t_i64, "vi");
+        LLVMAddIncoming(i, &start, &pre, 1);
+        /* the condition at the last lane */
+        LLVMValueRef last = LLVMBuildAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W - 1, 0), "");
+        pm_llvm_push_iter(g, id, last);
+        LLVMValueRef c = pm_llvm_ast_expr(g, cond);
+        pm_llvm_pop_iter(g);
+        c = LLVMBuildAnd(B, c, g->env.unit_stride, "");
+        LLVMBuildCondBr(B, c, vbody, rest);
+        LLVMPositionBuilderAtEnd(B, vbody);
+        pm_llvm_push_iter(g, id, i);
+        for (int k = 0; k < n; k++) {
+            isl_ast_expr *call = isl_ast_node_user_get_expr(users[k]);
+            pm_point pt;
+            if (pm_llvm_point_of_call(g, call, &pt)) {
+                pt.W = W;
+                pt.lane_step[pt.stmt->ndims - 1] = 1;
+                pm_llvm_stmt(g, &pt);
+            }
+            isl_ast_expr_free(call);
+        }
+        pm_llvm_pop_iter(g);
+        LLVMValueRef next = LLVMBuildAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W, 0), "");
+        LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
+        LLVMAddIncoming(i, &next, &latch, 1);
+        LLVMBuildBr(B, head);
+        LLVMPositionBuilderAtEnd(B, rest);
+        pm_llvm_for_from(g, node, i); /* scalar remainder from where the vectors stopped */
+    }
+    for (int k = 0; k < n; k++)
+        isl_ast_node_free(users[k]);
+    isl_ast_node_free(body);
+    isl_ast_expr_free(cond);
+    isl_id_free(id);
+    return ok;
+}

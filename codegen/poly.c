@@ -1,0 +1,588 @@
+/* poly.c — the polyhedral form of a pipeline (see poly.h). */
+#include "codegen/poly.h"
+
+#include "codegen/affine.h"
+
+#include <isl/constraint.h>
+#include <isl/id.h>
+#include <isl/local_space.h>
+#include <isl/printer.h>
+#include <isl/space.h>
+#include <isl/val.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+pm_status pm_codegen_fail(pm_error *err, pm_status status, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->status = status;
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+/* ---- spaces ------------------------------------------------------------------------ */
+
+/* A set space over the pipeline's integer parameters with n dims, tuple `name`. */
+static __isl_give isl_space *stmt_space(const pm_poly *poly, const char *name, int n)
+{
+    isl_space *s = isl_space_set_from_params(isl_space_copy(poly->params));
+    s = isl_space_add_dims(s, isl_dim_set, n);
+    return isl_space_set_tuple_name(s, isl_dim_set, name);
+}
+
+static void var_ids(pm_expr **vars, int n, int *ids)
+{
+    for (int d = 0; d < n; d++)
+        ids[d] = vars[d]->id;
+}
+
+/* ---- storage ----------------------------------------------------------------------- */
+
+static pm_status storage_init(pm_poly *poly, pm_poly_storage *st, pm_func *f, pm_error *err)
+{
+    st->func = f;
+    st->type = f->type;
+    st->ndims = f->ndims;
+    if (f->ndims > PM_MAX_DIMS)
+        return pm_codegen_fail(err, PM_ERR_UNSUPPORTED, "%s: more than %d dimensions",
+                               f->name, PM_MAX_DIMS);
+    isl_space *ps = isl_space_set_from_params(isl_space_copy(poly->params));
+    pm_affine_env env = {poly->pipeline, ps, 0, NULL};
+    isl_ctx *ctx = poly->ctx;
+    isl_space *fs = stmt_space(poly, f->name, f->ndims);
+    isl_set *box = isl_set_universe(isl_space_copy(fs));
+    for (int d = 0; d < f->ndims; d++) {
+        isl_pw_aff *lb, *ub;
+        if (f->kind == PM_FUNC_IMAGE) {
+            lb = isl_pw_aff_val_on_domain(isl_set_universe(isl_space_copy(ps)),
+                                          isl_val_zero(ctx));
+            ub = pm_affine_pw_aff(&env, f->extents[d]);
+            if (ub)
+                ub = isl_pw_aff_add(ub, isl_pw_aff_val_on_domain(
+                                            isl_set_universe(isl_space_copy(ps)),
+                                            isl_val_negone(ctx)));
+            st->step[d] = 1;
+        } else {
+            lb = pm_affine_pw_aff(&env, f->intervals[d]->lb);
+            ub = pm_affine_pw_aff(&env, f->intervals[d]->ub);
+            st->step[d] = f->intervals[d]->step;
+        }
+        if (!lb || !ub) {
+            isl_pw_aff_free(lb);
+            isl_pw_aff_free(ub);
+            isl_set_free(box);
+            isl_space_free(fs);
+            isl_space_free(ps);
+            return pm_codegen_fail(err, PM_ERR_UNSUPPORTED,
+                                   "%s: bounds of dimension %d are not affine in the parameters",
+                                   f->name, d);
+        }
+        st->lb[d] = lb;
+        st->ub[d] = ub;
+        /* lb(params) <= x_d <= ub(params) in f's space: the same bound expressions,
+         * translated over f's space (they mention no variable). */
+        pm_affine_env fenv = {poly->pipeline, fs, 0, NULL};
+        isl_pw_aff *lbf, *ubf;
+        if (f->kind == PM_FUNC_IMAGE) {
+            lbf = isl_pw_aff_val_on_domain(isl_set_universe(isl_space_copy(fs)), isl_val_zero(ctx));
+            ubf = isl_pw_aff_add(pm_affine_pw_aff(&fenv, f->extents[d]),
+                                 isl_pw_aff_val_on_domain(isl_set_universe(isl_space_copy(fs)),
+                                                          isl_val_negone(ctx)));
+        } else {
+            lbf = pm_affine_pw_aff(&fenv, f->intervals[d]->lb);
+            ubf = pm_affine_pw_aff(&fenv, f->intervals[d]->ub);
+        }
+        isl_local_space *ls = isl_local_space_from_space(isl_space_copy(fs));
+        isl_pw_aff *x = isl_pw_aff_var_on_domain(ls, isl_dim_set, d);
+        isl_set *above = isl_pw_aff_ge_set(isl_pw_aff_copy(x), lbf);
+        isl_set *c = isl_set_intersect(above, isl_pw_aff_le_set(x, ubf));
+        box = isl_set_intersect(box, c);
+    }
+    isl_space_free(fs);
+    isl_space_free(ps);
+    st->box = box;
+    return PM_OK;
+}
+
+const pm_poly_storage *pm_poly_storage_of(const pm_poly *poly, const pm_func *f)
+{
+    for (int i = 0; i < poly->nstorage; i++)
+        if (poly->storage[i].func == f)
+            return &poly->storage[i];
+    return NULL;
+}
+
+const pm_poly_access *pm_poly_access_of(const pm_poly_stmt *s, const pm_expr *call)
+{
+    for (int i = 0; i < s->naccesses; i++)
+        if (s->accesses[i].call == call)
+            return &s->accesses[i];
+    return NULL;
+}
+
+/* ---- domains ----------------------------------------------------------------------- */
+
+/* The function's variable domain with steps, in a space named `name`. */
+static __isl_give isl_set *var_domain(const pm_poly *poly, const pm_poly_storage *st,
+                                      const char *name)
+{
+    isl_set *dom = isl_set_copy(st->box);
+    dom = isl_set_set_tuple_name(dom, name);
+    isl_ctx *ctx = poly->ctx;
+    for (int d = 0; d < st->ndims; d++) {
+        if (st->step[d] == 1)
+            continue;
+        isl_space *sp = isl_set_get_space(dom);
+        isl_pw_aff *x = isl_pw_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(sp)),
+                                                 isl_dim_set, d);
+        pm_affine_env fenv = {poly->pipeline, sp, 0, NULL};
+        isl_pw_aff *lb = pm_affine_pw_aff(&fenv, st->func->intervals[d]->lb);
+        isl_pw_aff *r = isl_pw_aff_mod_val(isl_pw_aff_sub(x, lb),
+                                           isl_val_int_from_si(ctx, st->step[d]));
+        isl_pw_aff *zero = isl_pw_aff_val_on_domain(isl_set_universe(sp), isl_val_zero(ctx));
+        dom = isl_set_intersect(dom, isl_pw_aff_eq_set(r, zero));
+    }
+    return dom;
+}
+
+/* The reduction domain (rvars with their intervals). */
+static __isl_give isl_set *red_domain(pm_poly *poly, pm_func *f, const char *name,
+                                      pm_error *err)
+{
+    int n = f->nrdims;
+    isl_space *sp = stmt_space(poly, name, n);
+    int ids[PM_MAX_DIMS];
+    var_ids(f->rvars, n, ids);
+    pm_affine_env env = {poly->pipeline, sp, n, ids};
+    isl_set *dom = isl_set_universe(isl_space_copy(sp));
+    isl_ctx *ctx = poly->ctx;
+    for (int d = 0; d < n; d++) {
+        pm_interval *iv = f->rintervals[d];
+        isl_pw_aff *lb = pm_affine_pw_aff(&env, iv->lb);
+        isl_pw_aff *ub = pm_affine_pw_aff(&env, iv->ub);
+        if (!lb || !ub) {
+            isl_pw_aff_free(lb);
+            isl_pw_aff_free(ub);
+            isl_set_free(dom);
+            isl_space_free(sp);
+            pm_codegen_fail(err, PM_ERR_UNSUPPORTED,
+                            "%s: reduction bounds of dimension %d are not affine", f->name, d);
+            return NULL;
+        }
+        isl_pw_aff *x = isl_pw_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(sp)),
+                                                 isl_dim_set, d);
+        dom = isl_set_intersect(dom, isl_pw_aff_ge_set(isl_pw_aff_copy(x), isl_pw_aff_copy(lb)));
+        dom = isl_set_intersect(dom, isl_pw_aff_le_set(isl_pw_aff_copy(x), ub));
+        if (iv->step > 1) {
+            isl_pw_aff *r = isl_pw_aff_mod_val(isl_pw_aff_sub(x, lb),
+                                               isl_val_int_from_si(ctx, iv->step));
+            isl_pw_aff *zero = isl_pw_aff_val_on_domain(isl_set_universe(isl_space_copy(sp)),
+                                                        isl_val_zero(ctx));
+            dom = isl_set_intersect(dom, isl_pw_aff_eq_set(r, zero));
+        } else {
+            isl_pw_aff_free(x);
+            isl_pw_aff_free(lb);
+        }
+    }
+    isl_space_free(sp);
+    return dom;
+}
+
+/* ---- accesses ---------------------------------------------------------------------- */
+
+typedef struct collect {
+    const pm_expr **calls;
+    int n, cap;
+} collect;
+
+static bool collect_call(const pm_expr *e, void *user)
+{
+    collect *c = user;
+    if (e->kind != PM_EXPR_CALL)
+        return true;
+    for (int i = 0; i < c->n; i++)
+        if (c->calls[i] == e)
+            return true;
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 16;
+        c->calls = realloc(c->calls, c->cap * sizeof *c->calls);
+    }
+    c->calls[c->n++] = e;
+    return true;
+}
+
+static pm_status stmt_accesses(pm_poly *poly, pm_poly_stmt *s, const pm_expr **roots, int nroots,
+                               pm_error *err)
+{
+    collect c = {0};
+    for (int i = 0; i < nroots; i++)
+        if (roots[i])
+            pm_expr_walk(roots[i], collect_call, &c);
+    s->naccesses = c.n;
+    s->accesses = calloc(c.n ? c.n : 1, sizeof *s->accesses);
+    isl_space *sp = isl_set_get_space(s->domain);
+    int ids[PM_MAX_DIMS];
+    var_ids(s->vars, s->ndims, ids);
+    pm_affine_env env = {poly->pipeline, sp, s->ndims, ids};
+    for (int i = 0; i < c.n; i++) {
+        const pm_expr *call = c.calls[i];
+        pm_poly_access *a = &s->accesses[i];
+        a->call = call;
+        a->callee = call->callee;
+        const pm_poly_storage *cs = pm_poly_storage_of(poly, call->callee);
+        if (!cs) {
+            isl_space_free(sp);
+            free(c.calls);
+            return pm_codegen_fail(err, PM_ERR_INTERNAL, "%s: reads %s, which has no storage",
+                                   poly->stages[s->stage].func->name, call->callee->name);
+        }
+        isl_pw_multi_aff *pma = NULL;
+        bool affine = call->nargs > 0;
+        for (int d = 0; d < call->nargs && affine; d++) {
+            isl_pw_aff *pa = pm_affine_pw_aff(&env, call->args[d]);
+            if (!pa) {
+                affine = false;
+                break;
+            }
+            isl_pw_multi_aff *one = isl_pw_multi_aff_from_pw_aff(pa);
+            pma = pma ? isl_pw_multi_aff_flat_range_product(pma, one) : one;
+        }
+        if (!affine) {
+            isl_pw_multi_aff_free(pma);
+            continue;
+        }
+        isl_map *rel = isl_map_from_pw_multi_aff(pma);
+        rel = isl_map_set_tuple_name(rel, isl_dim_out, call->callee->name);
+        a->rel = rel;
+        isl_set *read = isl_set_apply(isl_set_copy(s->domain), isl_map_copy(rel));
+        isl_bool sub = isl_set_is_subset(read, cs->box);
+        isl_set_free(read);
+        a->in_bounds = sub == isl_bool_true;
+    }
+    isl_space_free(sp);
+    free(c.calls);
+    return PM_OK;
+}
+
+/* ---- dependences ------------------------------------------------------------------- */
+
+/* Dependence distances of a function on itself: for each self read f(q) at point p,
+ * the vector p - q, as a set in f's space. NULL when some self read is not affine. */
+static __isl_give isl_set *self_distances(const pm_poly *poly, const pm_poly_stmt *s,
+                                          bool *nonaffine)
+{
+    pm_func *f = poly->stages[s->stage].func;
+    isl_set *deltas = NULL;
+    for (int i = 0; i < s->naccesses; i++) {
+        const pm_poly_access *a = &s->accesses[i];
+        if (a->callee != f)
+            continue;
+        if (!a->rel) {
+            *nonaffine = true;
+            continue;
+        }
+        isl_map *m = isl_map_intersect_domain(isl_map_copy(a->rel), isl_set_copy(s->domain));
+        m = isl_map_set_tuple_name(m, isl_dim_in, f->name);
+        isl_set *d = isl_map_deltas(isl_map_reverse(m));
+        deltas = deltas ? isl_set_union(deltas, d) : d;
+    }
+    return deltas;
+}
+
+/* The dimension k is free when every distance that is zero on dims < k is zero on k. */
+static bool dim_free(__isl_keep isl_set *deltas, int k)
+{
+    if (!deltas)
+        return true;
+    isl_set *d = isl_set_copy(deltas);
+    for (int i = 0; i < k; i++)
+        d = isl_set_fix_si(d, isl_dim_set, i, 0);
+    isl_set *nz = isl_set_complement(isl_set_fix_si(isl_set_universe(isl_set_get_space(d)),
+                                                    isl_dim_set, k, 0));
+    d = isl_set_intersect(d, nz);
+    isl_bool empty = isl_set_is_empty(d);
+    isl_set_free(d);
+    return empty == isl_bool_true;
+}
+
+static void stmt_dependences(const pm_poly *poly, pm_poly_stmt *s)
+{
+    s->parallel_dim = -1;
+    s->vectorizable = false;
+    if (s->kind == PM_STMT_UPDATE || s->ndims == 0)
+        return; /* updates run in the reduction domain's lexicographic order */
+    bool nonaffine = false;
+    isl_set *deltas = s->kind == PM_STMT_CASE ? self_distances(poly, s, &nonaffine) : NULL;
+    if (!nonaffine) {
+        for (int k = 0; k < s->ndims; k++)
+            if (dim_free(deltas, k)) {
+                s->parallel_dim = k;
+                break;
+            }
+        s->vectorizable = dim_free(deltas, s->ndims - 1);
+    }
+    isl_set_free(deltas);
+}
+
+/* The parallel dimension is a property of the band shared by a function's case
+ * statements: take the most conservative one. */
+static void stage_agree(pm_poly *poly, pm_poly_stage *st)
+{
+    int par = 0;
+    bool vec = true;
+    for (int i = 0; i < st->nstmts; i++) {
+        pm_poly_stmt *s = &poly->stmts[st->first_stmt + i];
+        if (s->kind != PM_STMT_CASE)
+            return;
+        if (s->parallel_dim < 0 || par < 0)
+            par = -1;
+        else if (s->parallel_dim > par)
+            par = s->parallel_dim;
+        vec = vec && s->vectorizable;
+    }
+    for (int i = 0; i < st->nstmts; i++) {
+        poly->stmts[st->first_stmt + i].parallel_dim = par;
+        poly->stmts[st->first_stmt + i].vectorizable = vec;
+    }
+}
+
+/* ---- building ---------------------------------------------------------------------- */
+
+static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, pm_error *err)
+{
+    pm_poly_stage *st = &poly->stages[si];
+    pm_func *f = st->func;
+    const pm_poly_storage *sto = &poly->storage[st->storage];
+    st->first_stmt = *next_stmt;
+    if (f->kind == PM_FUNC_FUNCTION) {
+        if (!f->defined || f->ncases < 1)
+            return pm_codegen_fail(err, PM_ERR_INVALID, "%s: function has no definition",
+                                   f->name);
+        for (int c = 0; c < f->ncases; c++) {
+            pm_poly_stmt *s = &poly->stmts[(*next_stmt)++];
+            s->stage = si;
+            s->kind = PM_STMT_CASE;
+            s->case_index = c;
+            s->ndims = f->ndims;
+            s->vars = f->vars;
+            if (f->ncases == 1)
+                snprintf(s->name, sizeof s->name, "%s", f->name);
+            else
+                snprintf(s->name, sizeof s->name, "%s_c%d", f->name, c);
+            isl_set *dom = var_domain(poly, sto, s->name);
+            int ids[PM_MAX_DIMS];
+            var_ids(f->vars, f->ndims, ids);
+            isl_space *sp = isl_set_get_space(dom);
+            pm_affine_env env = {poly->pipeline, sp, f->ndims, ids};
+            isl_set *cond = pm_affine_split(&env, f->cases[c]->cond, s->residual, &s->nresidual,
+                                            PM_POLY_MAX_RESIDUAL);
+            isl_space_free(sp);
+            if (!cond) {
+                isl_set_free(dom);
+                return pm_codegen_fail(err, PM_ERR_UNSUPPORTED,
+                                       "%s: case %d has more than %d non-affine conditions",
+                                       f->name, c, PM_POLY_MAX_RESIDUAL);
+            }
+            s->domain = isl_set_coalesce(isl_set_intersect(dom, cond));
+            const pm_expr *roots[1 + PM_POLY_MAX_RESIDUAL];
+            int nroots = 0;
+            roots[nroots++] = f->cases[c]->value;
+            for (int r = 0; r < s->nresidual; r++)
+                roots[nroots++] = s->residual[r];
+            pm_status stt = stmt_accesses(poly, s, roots, nroots, err);
+            if (stt != PM_OK)
+                return stt;
+            stmt_dependences(poly, s);
+        }
+    } else if (f->kind == PM_FUNC_REDUCTION) {
+        if (!f->rindex || !f->rvalue)
+            return pm_codegen_fail(err, PM_ERR_INVALID, "%s: reduction has no definition",
+                                   f->name);
+        pm_poly_stmt *s = &poly->stmts[(*next_stmt)++];
+        s->stage = si;
+        s->kind = PM_STMT_INIT;
+        s->ndims = f->ndims;
+        s->vars = f->vars;
+        snprintf(s->name, sizeof s->name, "%s_init", f->name);
+        s->domain = var_domain(poly, sto, s->name);
+        const pm_expr *iroots[1] = {f->initial};
+        pm_status stt = stmt_accesses(poly, s, iroots, 1, err);
+        if (stt != PM_OK)
+            return stt;
+        stmt_dependences(poly, s);
+
+        s = &poly->stmts[(*next_stmt)++];
+        s->stage = si;
+        s->kind = PM_STMT_UPDATE;
+        s->ndims = f->nrdims;
+        s->vars = f->rvars;
+        snprintf(s->name, sizeof s->name, "%s_update", f->name);
+        s->domain = red_domain(poly, f, s->name, err);
+        if (!s->domain)
+            return err ? err->status : PM_ERR_UNSUPPORTED;
+        const pm_expr *uroots[1 + PM_MAX_DIMS];
+        int nu = 0;
+        uroots[nu++] = f->rvalue;
+        for (int d = 0; d < f->ndims; d++)
+            uroots[nu++] = f->rindex[d];
+        stt = stmt_accesses(poly, s, uroots, nu, err);
+        if (stt != PM_OK)
+            return stt;
+        stmt_dependences(poly, s);
+    } else {
+        return pm_codegen_fail(err, PM_ERR_INTERNAL, "%s: an image is not a stage", f->name);
+    }
+    st->nstmts = *next_stmt - st->first_stmt;
+    stage_agree(poly, st);
+    return PM_OK;
+}
+
+static int output_index(const pm_pipeline *p, const pm_func *f)
+{
+    for (int i = 0; i < p->noutputs; i++)
+        if (p->outputs[i] == f)
+            return i;
+    return -1;
+}
+
+pm_poly *pm_poly_new(isl_ctx *ctx, pm_pipeline *p, pm_error *err)
+{
+    pm_poly *poly = calloc(1, sizeof *poly);
+    if (!poly) {
+        pm_codegen_fail(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
+        return NULL;
+    }
+    poly->ctx = ctx;
+    poly->pipeline = p;
+    /* Parameters: the integer ones, named as in the pipeline; the pm_expr rides along
+     * as the id's user pointer so generated code can find its value. */
+    int nint = 0;
+    for (int i = 0; i < p->nparams; i++)
+        nint += pm_type_is_int(p->params[i]->type);
+    isl_space *ps = isl_space_params_alloc(ctx, nint);
+    for (int i = 0, k = 0; i < p->nparams; i++) {
+        if (!pm_type_is_int(p->params[i]->type))
+            continue;
+        ps = isl_space_set_dim_id(ps, isl_dim_param, k++,
+                                  isl_id_alloc(ctx, p->params[i]->name, p->params[i]));
+    }
+    poly->params = ps;
+
+    poly->nstages = p->nstages;
+    poly->stages = calloc(p->nstages ? p->nstages : 1, sizeof *poly->stages);
+    poly->nstorage = p->ninputs + p->nstages;
+    poly->storage = calloc(poly->nstorage ? poly->nstorage : 1, sizeof *poly->storage);
+    int nstmts = 0;
+    for (int i = 0; i < p->nstages; i++)
+        nstmts += p->stages[i]->kind == PM_FUNC_REDUCTION ? 2
+                  : p->stages[i]->ncases > 0 ? p->stages[i]->ncases : 1;
+    poly->stmts = calloc(nstmts ? nstmts : 1, sizeof *poly->stmts);
+    pm_status st = PM_OK;
+    for (int i = 0; i < p->ninputs && st == PM_OK; i++) {
+        poly->storage[i].kind = PM_STORAGE_INPUT;
+        poly->storage[i].index = i;
+        st = storage_init(poly, &poly->storage[i], p->inputs[i], err);
+    }
+    for (int i = 0; i < p->nstages && st == PM_OK; i++) {
+        pm_poly_storage *sto = &poly->storage[p->ninputs + i];
+        int out = output_index(p, p->stages[i]);
+        sto->kind = out >= 0 ? PM_STORAGE_OUTPUT : PM_STORAGE_SCRATCH;
+        sto->index = out >= 0 ? out : poly->nslots++;
+        st = storage_init(poly, sto, p->stages[i], err);
+        poly->stages[i].func = p->stages[i];
+        poly->stages[i].storage = p->ninputs + i;
+    }
+    int next = 0;
+    for (int i = 0; i < p->nstages && st == PM_OK; i++)
+        st = build_stage(poly, i, &next, err);
+    poly->nstmts = next;
+    if (st != PM_OK) {
+        pm_poly_free(poly);
+        return NULL;
+    }
+    return poly;
+}
+
+void pm_poly_free(pm_poly *poly)
+{
+    if (!poly)
+        return;
+    for (int i = 0; i < poly->nstmts; i++) {
+        pm_poly_stmt *s = &poly->stmts[i];
+        isl_set_free(s->domain);
+        for (int a = 0; a < s->naccesses; a++)
+            isl_map_free(s->accesses[a].rel);
+        free(s->accesses);
+    }
+    for (int i = 0; i < poly->nstorage; i++) {
+        pm_poly_storage *st = &poly->storage[i];
+        for (int d = 0; d < st->ndims; d++) {
+            isl_pw_aff_free(st->lb[d]);
+            isl_pw_aff_free(st->ub[d]);
+        }
+        isl_set_free(st->box);
+    }
+    free(poly->stmts);
+    free(poly->stages);
+    free(poly->storage);
+    isl_space_free(poly->params);
+    free(poly);
+}
+
+/* ---- dump -------------------------------------------------------------------------- */
+
+static void print_isl(pm_str *out, char *text)
+{
+    pm_str_append(out, "%s", text ? text : "(null)");
+    free(text);
+}
+
+char *pm_poly_to_string(const pm_poly *poly)
+{
+    pm_str out = {0};
+    static const char *kinds[] = {"input", "output", "scratch"};
+    for (int i = 0; i < poly->nstorage; i++) {
+        const pm_poly_storage *st = &poly->storage[i];
+        pm_str_append(&out, "storage %s: %s %d, %s, box ", st->func->name, kinds[st->kind],
+                      st->index, pm_type_name(st->type));
+        print_isl(&out, isl_set_to_str(st->box));
+        pm_str_append(&out, "\n");
+    }
+    for (int i = 0; i < poly->nstages; i++) {
+        const pm_poly_stage *sg = &poly->stages[i];
+        pm_str_append(&out, "stage %d: %s\n", i, sg->func->name);
+        for (int k = 0; k < sg->nstmts; k++) {
+            const pm_poly_stmt *s = &poly->stmts[sg->first_stmt + k];
+            static const char *sk[] = {"case", "init", "update"};
+            pm_str_append(&out, "  %s %s: ", sk[s->kind], s->name);
+            print_isl(&out, isl_set_to_str(s->domain));
+            pm_str_append(&out, "\n    parallel dim %d, %s\n", s->parallel_dim,
+                          s->vectorizable ? "vectorizable" : "not vectorizable");
+            for (int r = 0; r < s->nresidual; r++) {
+                pm_str_append(&out, "    run-time condition: ");
+                pm_expr_print(&out, s->residual[r]);
+                pm_str_append(&out, "\n");
+            }
+            for (int a = 0; a < s->naccesses; a++) {
+                const pm_poly_access *acc = &s->accesses[a];
+                pm_str_append(&out, "    read ");
+                pm_expr_print(&out, acc->call);
+                pm_str_append(&out, ": ");
+                if (acc->rel)
+                    print_isl(&out, isl_map_to_str(acc->rel));
+                else
+                    pm_str_append(&out, "data-dependent");
+                pm_str_append(&out, acc->in_bounds ? " (in bounds)\n" : " (clamped)\n");
+            }
+        }
+    }
+    if (!out.data)
+        pm_str_append(&out, "%s", "");
+    return out.data;
+}

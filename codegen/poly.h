@@ -1,0 +1,115 @@
+/* poly.h — the polyhedral form of a pipeline: what to compute, where, reading what.
+ *
+ * Promise: pm_poly_new turns a validated pipeline into isl objects, one stage per
+ * function in the pipeline's topological order (pipeline->stages):
+ *  - statements: each case of a function is a statement whose domain is the case's affine
+ *    condition intersected with the function's domain (interval bounds, steps as
+ *    strides); the non-affine conjuncts of the condition stay run-time tests (residual).
+ *    A reduction is two statements: the initialisation over the variable domain, then
+ *    the update over the reduction domain.
+ *  - accesses: every call in a statement, as an isl map from the statement's domain to
+ *    the callee's space when all arguments are affine, with a proof flag `in_bounds`
+ *    when every point read lies inside the callee's box (else code generation clamps).
+ *  - dependences: for each statement, the outermost dimension that carries no
+ *    dependence (parallel_dim, -1 for none) and whether the innermost one is free
+ *    (vectorizable). Self-reading functions (f(t,x) reads f(t-1,..)) are measured with
+ *    isl dependence distances; a data-dependent self read or a reduction update makes
+ *    the statement fully sequential.
+ *  - storage: per function (and input image) its buffer: caller input, caller output or
+ *    a run-time scratch slot, with box bounds lb/ub as isl functions of the parameters.
+ * The next issue (grouping, overlapped tiles) works on these same sets, maps and storage.
+ * Ownership: a pm_poly owns every isl object in it; free with pm_poly_free.
+ */
+#ifndef PM_CODEGEN_POLY_H
+#define PM_CODEGEN_POLY_H
+
+#include "frontend/ir.h"
+
+#include <isl/aff.h>
+#include <isl/ctx.h>
+#include <isl/map.h>
+#include <isl/set.h>
+#include <stdbool.h>
+
+#define PM_POLY_MAX_RESIDUAL 16
+
+typedef enum pm_stmt_kind {
+    PM_STMT_CASE,   /* f(vars) = case value, where the case holds     */
+    PM_STMT_INIT,   /* reduction: f(vars) = initial                    */
+    PM_STMT_UPDATE  /* reduction: f(index) = op(f(index), value)       */
+} pm_stmt_kind;
+
+typedef struct pm_poly_access {
+    const pm_expr *call;     /* the PM_EXPR_CALL node                                 */
+    pm_func *callee;
+    isl_map *rel;            /* statement space -> callee space; NULL if not affine    */
+    bool in_bounds;          /* proven: all points read are inside the callee's box    */
+} pm_poly_access;
+
+typedef struct pm_poly_stmt {
+    char name[96];           /* tuple name of the domain: f, f_c1, f_init, f_update    */
+    int stage;               /* index in pm_poly.stages                                */
+    pm_stmt_kind kind;
+    int case_index;          /* PM_STMT_CASE                                            */
+    int ndims;               /* dimensions of the domain                                */
+    pm_expr **vars;          /* their variables (the function's, or the reduction's)   */
+    isl_set *domain;         /* over the pipeline parameters                            */
+    int nresidual;
+    const pm_expr *residual[PM_POLY_MAX_RESIDUAL]; /* run-time conjuncts of the case   */
+    int naccesses;
+    pm_poly_access *accesses;
+    int parallel_dim;        /* outermost dimension free of carried dependences, or -1 */
+    bool vectorizable;       /* innermost dimension free of carried dependences        */
+} pm_poly_stmt;
+
+typedef enum pm_storage_kind { PM_STORAGE_INPUT, PM_STORAGE_OUTPUT, PM_STORAGE_SCRATCH } pm_storage_kind;
+
+/* A function's buffer: index_d = (coord_d - lb_d) / step_d, extent_d = (ub-lb)/step + 1. */
+typedef struct pm_poly_storage {
+    pm_func *func;
+    pm_storage_kind kind;
+    int index;               /* input / output position, or scratch slot              */
+    pm_type type;
+    int ndims;
+    isl_pw_aff *lb[PM_MAX_DIMS], *ub[PM_MAX_DIMS]; /* over the parameters only          */
+    int64_t step[PM_MAX_DIMS];
+    isl_set *box;            /* callee space, lb <= coord <= ub (no strides)            */
+} pm_poly_storage;
+
+typedef struct pm_poly_stage {
+    pm_func *func;
+    int first_stmt, nstmts;  /* its statements, in execution order of kinds            */
+    int storage;             /* index in pm_poly.storage                                */
+} pm_poly_stage;
+
+typedef struct pm_poly {
+    isl_ctx *ctx;            /* borrowed                                                */
+    pm_pipeline *pipeline;
+    isl_space *params;       /* a parameter space with the pipeline's integer params   */
+    int nstages;
+    pm_poly_stage *stages;
+    int nstmts;
+    pm_poly_stmt *stmts;
+    int nstorage;
+    pm_poly_storage *storage; /* inputs first, then one per stage                      */
+    int nslots;              /* scratch slots used                                      */
+} pm_poly;
+
+/* NULL on failure with the message in err (PM_ERR_UNSUPPORTED names the function and the
+ * construct). */
+pm_poly *pm_poly_new(isl_ctx *ctx, pm_pipeline *p, pm_error *err);
+void pm_poly_free(pm_poly *poly);
+
+/* The storage of a function or image, or NULL. */
+const pm_poly_storage *pm_poly_storage_of(const pm_poly *poly, const pm_func *f);
+/* The access record of a call node in a statement, or NULL. */
+const pm_poly_access *pm_poly_access_of(const pm_poly_stmt *s, const pm_expr *call);
+
+/* Readable listing (the "domains" dump): malloc'd. */
+char *pm_poly_to_string(const pm_poly *poly);
+
+/* Sets err and returns status: the one way codegen phases report. */
+pm_status pm_codegen_fail(pm_error *err, pm_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif
