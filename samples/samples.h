@@ -38,5 +38,6 @@ extern const pm_sample_app pm_sample_harris;
 extern const pm_sample_app pm_sample_camera_pipe;
 extern const pm_sample_app pm_sample_bilateral_grid;
 extern const pm_sample_app pm_sample_pyramid_blend;
+extern const pm_sample_app pm_sample_interpolate;
 
 #endif

@@ -44,7 +44,19 @@ static double now_ms(void)
 
 /* Builds the app and allocates and fills its buffers at the quick size (false on failure,
  * reported). */
+static bool run_open_size(app_run *r, const char *name, int64_t rows, int64_t cols);
+
 static bool run_open(app_run *r, const char *name)
+{
+    memset(r, 0, sizeof *r);
+    const pm_sample_app *app = pm_sample_find(name);
+    if (!CHECK(app != NULL))
+        return false;
+    return run_open_size(r, name, app->quick_rows, app->quick_cols);
+}
+
+/* The same at rows x cols. */
+static bool run_open_size(app_run *r, const char *name, int64_t rows, int64_t cols)
 {
     memset(r, 0, sizeof *r);
     r->app = pm_sample_find(name);
@@ -56,7 +68,7 @@ static bool run_open(app_run *r, const char *name)
         fprintf(stderr, "  %s: %s\n", name, pm_ctx_errmsg(r->ctx));
         return false;
     }
-    r->app->params(r->app->quick_rows, r->app->quick_cols, r->params);
+    r->app->params(rows, cols, r->params);
     r->ninputs = pm_pipeline_ninputs(r->p);
     r->noutputs = pm_pipeline_noutputs(r->p);
     for (int i = 0; i < r->ninputs + r->noutputs; i++) {
@@ -318,10 +330,78 @@ static void test_pyramid_blend(void)
     run_close(&r);
 }
 
+/* ---- interpolate ------------------------------------------------------------------------ */
+
+static void test_interpolate(void)
+{
+    app_run r;
+    if (run_open(&r, "interpolate") && run_interpret(&r)) {
+        int64_t R = r.params[0].i, C = r.params[1].i, xs = R + 2, ys = C + 2;
+        const float *in = r.in[0].data, *o = r.out[0].data;
+#define IN(c, x, y) in[((c) * xs + (x)) * ys + (y)]
+#define OUT(c, x, y) o[((c) * R + (x)) * C + (y)]
+        /* Opaque pixels keep their colour; holes get a weighted average of opaque colours
+         * (every weight in the recurrence is >= 0 and alpha is 0 or 1), so they stay
+         * within the colour range of the opaque pixels. */
+        double lo[3] = {1, 1, 1}, hi[3] = {0, 0, 0};
+        int64_t opaque = 0;
+        for (int64_t x = 1; x <= R; x++)
+            for (int64_t y = 1; y <= C; y++)
+                if (IN(3, x, y) == 1.0f) {
+                    opaque++;
+                    for (int c = 0; c < 3; c++)
+                        lo[c] = fmin(lo[c], IN(c, x, y)), hi[c] = fmax(hi[c], IN(c, x, y));
+                }
+        CHECK(opaque > 0 && opaque < R * C);
+        int64_t bad_known = 0, bad_hole = 0;
+        for (int c = 0; c < 3; c++)
+            for (int64_t x = 0; x < R; x++)
+                for (int64_t y = 0; y < C; y++) {
+                    float got = OUT(c, x, y);
+                    if (IN(3, x + 1, y + 1) == 1.0f)
+                        bad_known += got != IN(c, x + 1, y + 1);
+                    else
+                        bad_hole += !(got >= lo[c] - 1e-5 && got <= hi[c] + 1e-5);
+                }
+        CHECK(bad_known == 0);
+        CHECK(bad_hole == 0);
+        printf("  interpolate %lldx%lld: %.0f ms\n", (long long)R, (long long)C, r.ms);
+
+#undef IN
+#undef OUT
+    }
+    run_close(&r);
+
+    /* Opaque constant colour everywhere: every level's transparency is 0 inside, so the
+     * output is the colour exactly. At a smaller, odd size (coarse levels empty). */
+    if (run_open_size(&r, "interpolate", 90, 70)) {
+        int64_t R = r.params[0].i, C = r.params[1].i, xs = R + 2, ys = C + 2;
+        const float *o = r.out[0].data;
+#define OUT(c, x, y) o[((c) * R + (x)) * C + (y)]
+        float *w = r.in[0].data;
+        static const float colour[4] = {0.25f, 0.5f, 0.75f, 1.0f};
+        for (int c = 0; c < 4; c++)
+            for (int64_t x = 1; x <= R; x++)
+                for (int64_t y = 1; y <= C; y++)
+                    w[(c * xs + x) * ys + y] = colour[c];
+        if (run_interpret(&r)) {
+            int64_t bad = 0;
+            for (int c = 0; c < 3; c++)
+                for (int64_t x = 0; x < R; x++)
+                    for (int64_t y = 0; y < C; y++)
+                        bad += OUT(c, x, y) != colour[c];
+            CHECK(bad == 0);
+        }
+#undef OUT
+    }
+    run_close(&r);
+}
+
 int main(void)
 {
     test_camera_pipe();
     test_bilateral_grid();
     test_pyramid_blend();
+    test_interpolate();
     return check_finish("samples_interp");
 }
