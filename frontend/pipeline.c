@@ -337,8 +337,11 @@ pm_status pm_pipeline_new(pm_ctx *ctx, const char *name,
     p->param_slot = pm_ctx_alloc(ctx, sizeof(int) * (size_t)(nctx_params + 1));
     if (!p->params || !p->inputs || !p->outputs || !p->param_slot)
         return PM_ERR_NOMEM;
-    memcpy(p->params, params, sizeof(pm_expr *) * (size_t)nparams);
-    memcpy(p->inputs, inputs, sizeof(pm_func *) * (size_t)ninputs);
+    /* Empty lists may be NULL, and memcpy from NULL is undefined even for 0 bytes. */
+    if (nparams)
+        memcpy(p->params, params, sizeof(pm_expr *) * (size_t)nparams);
+    if (ninputs)
+        memcpy(p->inputs, inputs, sizeof(pm_func *) * (size_t)ninputs);
     memcpy(p->outputs, outputs, sizeof(pm_func *) * (size_t)noutputs);
     for (int i = 0; i < nctx_params; i++)
         p->param_slot[i] = -1;
