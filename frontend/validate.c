@@ -106,12 +106,14 @@ static bool collect_call(const pm_expr *e, void *user)
 static __isl_give isl_point *append_point(pm_str *s, __isl_take isl_set *bad,
                                           const pm_isl_env *env)
 {
+    /* Only the parameters the offending set depends on are worth printing. */
     isl_size np = isl_set_dim(bad, isl_dim_param);
-    bool show[64] = {false};
-    for (int j = 0; j < np && j < 64; j++)
+    bool *show = calloc(np > 0 ? (size_t)np : 1, sizeof *show);
+    for (int j = 0; show && j < np; j++)
         show[j] = isl_set_involves_dims(bad, isl_dim_param, (unsigned)j, 1) == isl_bool_true;
-    isl_point *pnt = pm_isl_pick_point(bad);
+    isl_point *pnt = show ? pm_isl_pick_point(bad) : (isl_set_free(bad), NULL);
     if (!pnt) {
+        free(show);
         pm_str_append(s, "some point");
         return NULL;
     }
@@ -119,6 +121,7 @@ static __isl_give isl_point *append_point(pm_str *s, __isl_take isl_set *bad,
     for (int d = 0; d < env->nvars && d < PM_MAX_DIMS; d++)
         names[d] = env->vars[d]->name;
     pm_isl_print_point(s, pnt, names, show);
+    free(show);
     return pnt;
 }
 

@@ -192,6 +192,38 @@ static void test_data_dependent_reads_accepted(void)
     pm_ctx_free(ctx);
 }
 
+/* Reads are checked for parameter values that give every image at least one point: f on
+ * the constant domain [0, 0] may read I(0) although N = 0 would make I empty. Shifts and
+ * truncating division by constants are affine too. */
+static void test_context_and_other_affine_forms(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *N = pm_param(ctx, PM_I32, "N"), *x = pm_var(ctx, "x");
+    pm_func *I = pm_image(ctx, "I", PM_I32, N);
+    pm_func *f = func1(ctx, "f", x, pm_int(ctx, 0), pm_int(ctx, 0), 1);
+    pm_func_define_expr(f, pm_call(I, pm_int(ctx, 0)));
+    pm_func *g = func1(ctx, "g", x, pm_int(ctx, 0), pm_addi(pm_shl(N, pm_int(ctx, 1)), -1), 1);
+    pm_func_define_expr(g, pm_add(pm_call(I, pm_shr(x, pm_int(ctx, 1))),
+                                  pm_call(I, pm_cdiv(x, pm_int(ctx, 2)))));
+    pm_pipeline *p = NULL;
+    CHECK_STATUS(pm_pipeline_new(ctx, "t", 1, pm_exprs(N), 1, (pm_func *const[]){I}, 2,
+                                 (pm_func *const[]){f, g}, &p),
+                 PM_OK);
+    pm_ctx_free(ctx);
+
+    /* ... but one point further is outside for N = 1. */
+    ctx = pm_ctx_new();
+    N = pm_param(ctx, PM_I32, "N");
+    x = pm_var(ctx, "x");
+    I = pm_image(ctx, "I", PM_I32, N);
+    g = func1(ctx, "g", x, pm_int(ctx, 0), pm_shl(N, pm_int(ctx, 1)), 1);
+    pm_func_define_expr(g, pm_call(I, pm_cdiv(x, pm_int(ctx, 2))));
+    CHECK_STATUS(make(ctx, 1, pm_exprs(N), I, g), PM_ERR_INVALID);
+    CHECK_CONTAINS(MSG, "g: access I(cdiv(x, 2)) reads outside I's domain at x = 2 (N = 1), "
+                        "where it reads I(1)");
+    pm_ctx_free(ctx);
+}
+
 /* ---- 1. affine bounds ------------------------------------------------------------------- */
 
 static void test_bound_not_affine(void)
@@ -681,6 +713,7 @@ int main(void)
     test_time_stencil();
     test_data_dependent_cases_accepted();
     test_data_dependent_reads_accepted();
+    test_context_and_other_affine_forms();
     test_bound_not_affine();
     test_extent_not_affine();
     test_reduction_bound_not_affine();
