@@ -10,6 +10,7 @@ static const pm_sample_app *const apps[] = {
     &pm_sample_camera_pipe,
     &pm_sample_pyramid_blend,
     &pm_sample_interpolate,
+    &pm_sample_local_laplacian,
 };
 
 const pm_sample_app *pm_sample_apps(int *count)

@@ -39,5 +39,6 @@ extern const pm_sample_app pm_sample_camera_pipe;
 extern const pm_sample_app pm_sample_bilateral_grid;
 extern const pm_sample_app pm_sample_pyramid_blend;
 extern const pm_sample_app pm_sample_interpolate;
+extern const pm_sample_app pm_sample_local_laplacian;
 
 #endif

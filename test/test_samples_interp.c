@@ -11,9 +11,9 @@
  *    pyramid collapses back to its picture);
  *  - interpolate: opaque constant colour stays that colour; with scattered alpha the
  *    known pixels keep their colour and holes get values inside the colour range;
- *  - local laplacian: with alpha = 0 the pyramids telescope and the output follows the
- *    closed form out = (ic/65535 + 0.01) * img / (img + 0.01); a constant grey picture
- *    maps to itself within the doc's detail remapping around the centre.
+ *  - local laplacian: the whole output against plain C arrays written from the doc
+ *    (lapl_reference), within 1 LSB; with alpha = 0 the pyramids telescope and the output
+ *    follows the closed form out = (ic/65535 + 0.01) * img / (img + 0.01).
  * Prints the interpreter time of each app. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "check.h"
@@ -397,11 +397,205 @@ static void test_interpolate(void)
     run_close(&r);
 }
 
+/* ---- local laplacian -------------------------------------------------------------------- */
+
+/* The grey level img of the definition at padded pixel (x, y), in f32 like the pipeline. */
+static float lapl_grey(const uint16_t *ic, int64_t xs, int64_t ys, int64_t x, int64_t y)
+{
+#define IC(c) ic[((c) * xs + x) * ys + y]
+    return (0.299f * IC(2) + 0.587f * IC(1) + 0.114f * IC(0)) / 65535.0f;
+#undef IC
+}
+
+/* One level-l array of the reference: (R_l + 4) x (C_l + 4) floats. */
+typedef struct lapl_plane {
+    int64_t rows, cols; /* R_l, C_l: the array is (rows + 4) x (cols + 4) */
+    float *v;
+} lapl_plane;
+
+static lapl_plane lp_new(int64_t rows, int64_t cols)
+{
+    lapl_plane p = {rows, cols, calloc((size_t)((rows + 4) * (cols + 4)), sizeof(float))};
+    return p;
+}
+#define LP(p, x, y) ((p).v[(x) * ((p).cols + 4) + (y)])
+
+/* pyrDown of f into a (rows, cols) plane: x pass then y pass, 0 outside the bodies. */
+static lapl_plane lp_down(lapl_plane f, int64_t rows, int64_t cols)
+{
+    lapl_plane dx = lp_new(rows, f.cols), d = lp_new(rows, cols);
+    for (int64_t x = 2; x <= rows + 1; x++)
+        for (int64_t y = 2; y <= f.cols + 1; y++)
+            LP(dx, x, y) = (LP(f, 2 * x - 3, y) + 3 * LP(f, 2 * x - 2, y) + 3 * LP(f, 2 * x - 1, y) +
+                            LP(f, 2 * x, y)) * 0.125f;
+    for (int64_t x = 2; x <= rows + 1; x++)
+        for (int64_t y = 2; y <= cols + 1; y++)
+            LP(d, x, y) = (LP(dx, x, 2 * y - 3) + 3 * LP(dx, x, 2 * y - 2) +
+                           3 * LP(dx, x, 2 * y - 1) + LP(dx, x, 2 * y)) * 0.125f;
+    free(dx.v);
+    return d;
+}
+
+/* pyrUp of f (level l + 1) to a (rows, cols) plane, 0 outside the bodies. */
+static lapl_plane lp_up(lapl_plane f, int64_t rows, int64_t cols)
+{
+    lapl_plane ux = lp_new(rows, f.cols), u = lp_new(rows, cols);
+    for (int64_t x = 2; x <= rows + 1; x++)
+        for (int64_t y = 2; y <= f.cols + 1; y++)
+            LP(ux, x, y) = x % 2 == 0 ? 0.25f * LP(f, x / 2, y) + 0.75f * LP(f, x / 2 + 1, y)
+                                      : 0.25f * LP(f, x / 2 + 2, y) + 0.75f * LP(f, x / 2 + 1, y);
+    for (int64_t x = 2; x <= rows + 1; x++)
+        for (int64_t y = 2; y <= cols + 1; y++)
+            LP(u, x, y) = y % 2 == 0 ? 0.25f * LP(ux, x, y / 2) + 0.75f * LP(ux, x, y / 2 + 1)
+                                     : 0.25f * LP(ux, x, y / 2 + 2) + 0.75f * LP(ux, x, y / 2 + 1);
+    free(ux.v);
+    return u;
+}
+
+/* Local Laplacian with 8 levels and 8 intensities straight from the doc's math. */
+static void lapl_reference(int64_t R, int64_t C, float alpha, float beta, const uint16_t *ic,
+                           uint16_t *out)
+{
+    enum { L = 8, K = 8 };
+    int64_t xs = R + 4, ys = C + 4;
+    lapl_plane in_g[L], g[L][K], lap[L][K], out_l[L], out_g[L];
+    in_g[0] = lp_new(R, C);
+    for (int64_t x = 0; x < xs; x++)
+        for (int64_t y = 0; y < ys; y++)
+            LP(in_g[0], x, y) = lapl_grey(ic, xs, ys, x, y);
+    for (int l = 1; l < L; l++)
+        in_g[l] = lp_down(in_g[l - 1], R >> l, C >> l);
+    for (int k = 0; k < K; k++) {
+        g[0][k] = lp_new(R, C);
+        for (int64_t x = 0; x < xs; x++)
+            for (int64_t y = 0; y < ys; y++) {
+                float v = LP(in_g[0], x, y);
+                int idx = (int)(v * 1792);
+                idx = idx < 0 ? 0 : idx > 1792 ? 1792 : idx;
+                float t = (float)(idx - 256 * k) / 256;
+                float level = (float)k / 7;
+                LP(g[0][k], x, y) = beta * (v - level) + level + alpha * t * expf(-(t * t) / 2);
+            }
+        for (int l = 1; l < L; l++)
+            g[l][k] = lp_down(g[l - 1][k], R >> l, C >> l);
+        for (int l = 0; l < L - 1; l++) {
+            lapl_plane u = lp_up(g[l + 1][k], R >> l, C >> l);
+            lap[l][k] = lp_new(R >> l, C >> l);
+            for (int64_t i = 0; i < (u.rows + 4) * (u.cols + 4); i++)
+                lap[l][k].v[i] = g[l][k].v[i] - u.v[i];
+            free(u.v);
+        }
+        lap[L - 1][k] = g[L - 1][k];
+    }
+    for (int l = 0; l < L; l++) {
+        out_l[l] = lp_new(R >> l, C >> l);
+        for (int64_t x = 0; x < (R >> l) + 4; x++)
+            for (int64_t y = 0; y < (C >> l) + 4; y++) {
+                float lev = LP(in_g[l], x, y) * 7;
+                int li = (int)lev;
+                li = li < 0 ? 0 : li > 6 ? 6 : li;
+                float lf = lev - (float)li;
+                LP(out_l[l], x, y) = (1 - lf) * LP(lap[l][li], x, y) + lf * LP(lap[l][li + 1], x, y);
+            }
+    }
+    out_g[L - 1] = out_l[L - 1];
+    for (int l = L - 2; l >= 0; l--) {
+        out_g[l] = lp_up(out_g[l + 1], R >> l, C >> l);
+        for (int64_t i = 0; i < ((R >> l) + 4) * ((C >> l) + 4); i++)
+            out_g[l].v[i] += out_l[l].v[i];
+    }
+    for (int c = 0; c < 3; c++)
+        for (int64_t x = 0; x < R; x++)
+            for (int64_t y = 0; y < C; y++) {
+                float colour = ic[(c * xs + x + 2) * ys + y + 2] / 65535.0f + 0.01f;
+                float v = LP(out_g[0], x + 2, y + 2) * colour / (LP(in_g[0], x + 2, y + 2) + 0.01f);
+                v = v < 0 ? 0 : v > 1 ? 1 : v;
+                out[(c * R + x) * C + y] = (uint16_t)(v * 65535);
+            }
+    for (int l = 0; l < L; l++) {
+        free(in_g[l].v);
+        free(out_l[l].v);
+        if (l < L - 1)
+            free(out_g[l].v);
+        for (int k = 0; k < K; k++) {
+            free(g[l][k].v);
+            if (l < L - 1)
+                free(lap[l][k].v);
+        }
+    }
+}
+#undef LP
+
+static void test_local_laplacian(void)
+{
+    app_run r;
+    if (run_open(&r, "local_laplacian") && run_interpret(&r)) {
+        int64_t R = r.params[0].i, C = r.params[1].i, xs = R + 4, ys = C + 4;
+        const uint16_t *ic = r.in[0].data, *o = r.out[0].data;
+#define IC(c, x, y) ic[((c) * xs + (x)) * ys + (y)]
+#define OUT(c, x, y) o[((c) * R + (x)) * C + (y)]
+        printf("  local_laplacian %lldx%lld: %.0f ms\n", (long long)R, (long long)C, r.ms);
+        /* Detail enhancement keeps the picture: small mean change, some change. */
+        double total = 0;
+        for (int c = 0; c < 3; c++)
+            for (int64_t x = 0; x < R; x++)
+                for (int64_t y = 0; y < C; y++)
+                    total += fabs((double)OUT(c, x, y) - IC(c, x + 2, y + 2));
+        double mean = total / (3.0 * R * C);
+        if (!CHECK(mean > 16 && mean < 0.05 * 65535))
+            fprintf(stderr, "  local_laplacian: mean |out - in| = %g\n", mean);
+
+        /* alpha = 0: every intensity level holds the same picture, so every Laplacian
+         * level collapses back to img and out = (ic/65535 + 0.01) * img / (img + 0.01),
+         * borders included. Up to f32 rounding before the truncation to u16. */
+        r.params[2] = PM_F(0);
+        if (run_interpret(&r)) {
+            int64_t bad = 0;
+            for (int c = 0; c < 3; c++)
+                for (int64_t x = 0; x < R; x++)
+                    for (int64_t y = 0; y < C; y++) {
+                        float g = lapl_grey(ic, xs, ys, x + 2, y + 2);
+                        float v = g * (IC(c, x + 2, y + 2) / 65535.0f + 0.01f) / (g + 0.01f);
+                        v = v < 0 ? 0 : v > 1 ? 1 : v;
+                        int want = (int)(v * 65535.0f);
+                        if (abs(OUT(c, x, y) - want) > 2 && bad++ < 5)
+                            fprintf(stderr, "  local_laplacian alpha 0 (%d, %lld, %lld): got %d, want %d\n",
+                                    c, (long long)x, (long long)y, OUT(c, x, y), want);
+                    }
+            CHECK(bad == 0);
+        }
+        r.params[2] = PM_F(1.0 / 7);
+
+        /* The whole output against plain C written from the doc (lapl_reference). */
+        r.params[2] = PM_F(1.0 / 7);
+        if (run_interpret(&r)) {
+            uint16_t *want = malloc(sizeof *want * (size_t)(3 * R * C));
+            lapl_reference(R, C, 1.0f / 7, 1.0f, ic, want);
+            int64_t bad = 0;
+            int worst = 0;
+            for (int64_t i = 0; i < 3 * R * C; i++) {
+                int d = abs((int)o[i] - (int)want[i]);
+                worst = d > worst ? d : worst;
+                bad += d > 1;
+            }
+            if (!CHECK(bad == 0))
+                fprintf(stderr, "  local_laplacian vs reference: %lld pixels off by > 1 (max %d)\n",
+                        (long long)bad, worst);
+            printf("  local_laplacian vs plain C: max diff %d LSB\n", worst);
+            free(want);
+        }
+#undef IC
+#undef OUT
+    }
+    run_close(&r);
+}
+
 int main(void)
 {
     test_camera_pipe();
     test_bilateral_grid();
     test_pyramid_blend();
     test_interpolate();
+    test_local_laplacian();
     return check_finish("samples_interp");
 }
