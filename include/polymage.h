@@ -244,7 +244,10 @@ pm_status pm_reduction_define(pm_func *f, int nindex, pm_expr *const *index, pm_
 /* f(args...): a call. An image or function is called with one integer expression per
  * dimension: affine (x-1), scaled (2*x+1, x/2) or data-dependent (lut(I(x,y))).
  * A function may call itself at earlier points (time-iterated stencils).
- * A (data-dependent) index outside the callee's domain box is clamped into it. */
+ * A (data-dependent) index outside the callee's domain box is clamped into it.
+ * Affine reads must stay inside the callee's domain wherever the calling case holds
+ * (checked by pm_pipeline_new). Both arms of a pm_select are evaluated everywhere, so
+ * guard a boundary read with a case condition, not a select. */
 pm_expr *pm_call_n(pm_func *f, int nargs, pm_expr *const *args);
 
 /* Stencil(f(x, y), scale, kernel), as in PolyMage: (sum over the kernel of
