@@ -5,8 +5,8 @@
  *  - every app: builds and validates, its output has no NaN/Inf and stays in range;
  *  - camera pipe: every output pixel equals plain C written from the doc's formulas
  *    (demosaicking, the doc's integer matrix for 3700 K, the tone curve);
- *  - bilateral grid: a constant picture stays constant; the photo's output stays within
- *    the range of the input window it averages;
+ *  - bilateral grid: the whole output against plain C arrays written from the doc; a
+ *    constant picture stays constant, also at p = 1.0 (the zero-weight z = 13 read);
  *  - pyramid blend: with the mask all 1 the output is img1, all 0 img2 (the Laplacian
  *    pyramid collapses back to its picture);
  *  - interpolate: opaque constant colour stays that colour; with scattered alpha the
@@ -258,11 +258,92 @@ static void test_camera_pipe(void)
 
 /* ---- bilateral grid --------------------------------------------------------------------- */
 
+/* The bilateral grid from the doc's math with plain arrays, in f32 and the doc's order of
+ * sums: out[(x-24) * (C-56) + y-24] for padded pixels x in [24, R-33], y in [24, C-33]. */
+static void bilateral_reference(int64_t R, int64_t C, const float *in, float *out)
+{
+    int64_t GX = (R - 33) / 8 + 3, GY = (C - 33) / 8 + 3, NX = GX + 1, NY = GY + 1;
+    size_t cells = (size_t)(2 * NX * NY * 15);
+    float *grid = calloc(cells, sizeof *grid), *bz = calloc(cells, sizeof *bz),
+          *bx = calloc(cells, sizeof *bx), *by = calloc(cells, sizeof *by);
+#define G(a, c, gx, gy, z) a[(((c) * NX + (gx)) * NY + (gy)) * 15 + (z)]
+    for (int c = 0; c < 2; c++)
+        for (int64_t gx = 1; gx <= GX; gx++)
+            for (int64_t gy = 1; gy <= GY; gy++)
+                for (int i = 0; i <= 8; i++)
+                    for (int j = 0; j <= 8; j++) {
+                        float p = in[(8 * gx - 4 + i) * C + 8 * gy - 4 + j];
+                        int zb = 2 + (int)(10 * p + 0.5f);
+                        G(grid, c, gx, gy, zb) += c == 0 ? p : 1.0f;
+                    }
+    for (int c = 0; c < 2; c++)
+        for (int64_t gx = 1; gx <= GX; gx++)
+            for (int64_t gy = 1; gy <= GY; gy++)
+                for (int z = 2; z <= 12; z++)
+                    G(bz, c, gx, gy, z) = G(grid, c, gx, gy, z - 2) + 4 * G(grid, c, gx, gy, z - 1) +
+                                          6 * G(grid, c, gx, gy, z) + 4 * G(grid, c, gx, gy, z + 1) +
+                                          G(grid, c, gx, gy, z + 2);
+    for (int c = 0; c < 2; c++)
+        for (int64_t gx = 3; gx <= GX - 2; gx++)
+            for (int64_t gy = 1; gy <= GY; gy++)
+                for (int z = 2; z <= 12; z++)
+                    G(bx, c, gx, gy, z) = G(bz, c, gx - 2, gy, z) + 4 * G(bz, c, gx - 1, gy, z) +
+                                          6 * G(bz, c, gx, gy, z) + 4 * G(bz, c, gx + 1, gy, z) +
+                                          G(bz, c, gx + 2, gy, z);
+    for (int c = 0; c < 2; c++)
+        for (int64_t gx = 3; gx <= GX - 2; gx++)
+            for (int64_t gy = 3; gy <= GY - 2; gy++)
+                for (int z = 2; z <= 12; z++)
+                    G(by, c, gx, gy, z) = G(bx, c, gx, gy - 2, z) + 4 * G(bx, c, gx, gy - 1, z) +
+                                          6 * G(bx, c, gx, gy, z) + 4 * G(bx, c, gx, gy + 1, z) +
+                                          G(bx, c, gx, gy + 2, z);
+    for (int64_t x = 24; x <= R - 33; x++)
+        for (int64_t y = 24; y <= C - 33; y++) {
+            float p = in[x * C + y], zv = 10 * p;
+            int zi = (int)zv;
+            float zf = zv - (float)zi, xf = (float)(x % 8) / 8, yf = (float)(y % 8) / 8;
+            int64_t xi = x / 8, yi = y / 8;
+            float val[2];
+            for (int c = 0; c < 2; c++) {
+                float v[2][2][2];
+                for (int a = 0; a < 2; a++)
+                    for (int b = 0; b < 2; b++)
+                        for (int d = 0; d < 2; d++) {
+                            int z = 2 + zi + d; /* z = 13 only with weight zf = 0 */
+                            v[a][b][d] = G(by, c, xi + a, yi + b, z > 12 ? 12 : z);
+                        }
+                float lo[2];
+                for (int d = 0; d < 2; d++) {
+                    float u0 = v[0][0][d] + xf * (v[1][0][d] - v[0][0][d]);
+                    float u1 = v[0][1][d] + xf * (v[1][1][d] - v[0][1][d]);
+                    lo[d] = u0 + yf * (u1 - u0);
+                }
+                val[c] = lo[0] + zf * (lo[1] - lo[0]);
+            }
+            out[(x - 24) * (C - 56) + y - 24] = val[1] > 0 ? val[0] / val[1] : p;
+        }
+#undef G
+    free(grid);
+    free(bz);
+    free(bx);
+    free(by);
+}
+
 static void test_bilateral_grid(void)
 {
     app_run r;
     if (run_open(&r, "bilateral_grid") && run_interpret(&r)) {
         CHECK(all_in_range(&r.out[0], 0.0, 1.0));
+        int64_t n = check_buffer_count(&r.out[0]);
+        float *want = malloc(sizeof *want * (size_t)n);
+        bilateral_reference(r.params[0].i, r.params[1].i, r.in[0].data, want);
+        const float *got = r.out[0].data;
+        double worst = 0;
+        for (int64_t i = 0; i < n; i++)
+            worst = fmax(worst, fabs((double)got[i] - want[i]));
+        if (!CHECK(worst < 1e-5))
+            fprintf(stderr, "  bilateral_grid vs plain C: max diff %g\n", worst);
+        free(want);
         printf("  bilateral_grid %lldx%lld: %.0f ms\n", (long long)r.out[0].extent[0],
                (long long)r.out[0].extent[1], r.ms);
 
