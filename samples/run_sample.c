@@ -1,28 +1,353 @@
 /* run_sample.c — runs a sample app on the generated default photo and writes PNGs.
- * (The interpreter path; the JIT path is added when the JIT lands.) */
+ *
+ *   run_sample [app] [--rows N --cols N] [--out DIR] [--interp] [--print]
+ *
+ * Builds the app (default harris), makes its inputs at the app's quick size (or the
+ * given one), runs it, prints the time and writes DIR/<app>_input.png and
+ * DIR/<app>_output.png (Harris also writes <app>_response.png). --print lists the
+ * pipeline first. The engine is chosen in run_engine(): today only the reference
+ * interpreter (--interp); the JIT joins there as another engine. */
 #include "samples.h"
+#include "image_io.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef enum engine { ENGINE_INTERP } engine;
+
+typedef struct options {
+    const char *app;
+    int64_t rows, cols; /* 0 = the app's quick size */
+    const char *out_dir;
+    engine engine;
+    bool print;
+} options;
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: run_sample [app] [--rows N --cols N] [--out DIR] [--interp] [--print]\n"
+                "apps:");
+    int n;
+    const pm_sample_app *apps = pm_sample_apps(&n);
+    for (int i = 0; i < n; i++)
+        fprintf(to, " %s", apps[i].name);
+    fprintf(to, "\n");
+}
+
+/* 0 on success, 2 (with a message) on a bad command line. */
+static int parse_options(int argc, char **argv, options *o)
+{
+    *o = (options){.app = "harris", .out_dir = ".", .engine = ENGINE_INTERP};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if ((strcmp(a, "--rows") == 0 || strcmp(a, "--cols") == 0) && has_value) {
+            char *end;
+            long long v = strtoll(argv[++i], &end, 10);
+            if (*end || v < 1) {
+                fprintf(stderr, "run_sample: %s needs a positive integer, got %s\n", a, argv[i]);
+                return 2;
+            }
+            *(strcmp(a, "--rows") == 0 ? &o->rows : &o->cols) = v;
+        } else if (strcmp(a, "--out") == 0 && has_value) {
+            o->out_dir = argv[++i];
+        } else if (strcmp(a, "--interp") == 0) {
+            o->engine = ENGINE_INTERP;
+        } else if (strcmp(a, "--print") == 0) {
+            o->print = true;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (a[0] != '-') {
+            o->app = a;
+        } else {
+            fprintf(stderr, "run_sample: unknown or incomplete option %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec t; /* C11's clock; no POSIX feature macros needed */
+    timespec_get(&t, TIME_UTC);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* ---- buffers --------------------------------------------------------------------------- */
+
+/* A dense, zeroed buffer of the shape the pipeline wants; data NULL on failure. */
+static pm_buffer make_buffer(pm_pipeline *p, int is_output, int index, const pm_value *params)
+{
+    pm_func *f = is_output ? pm_pipeline_output(p, index) : pm_pipeline_input(p, index);
+    int ndims = 0;
+    int64_t extents[PM_MAX_DIMS];
+    pm_buffer b = pm_buffer_dense(NULL, pm_func_type(f), 0, NULL);
+    if (pm_pipeline_buffer_shape(p, is_output, index, params, &ndims, extents) != PM_OK)
+        return b;
+    b = pm_buffer_dense(NULL, pm_func_type(f), ndims, extents);
+    size_t count = 1;
+    for (int d = 0; d < ndims; d++)
+        count *= (size_t)(extents[d] > 0 ? extents[d] : 0);
+    b.data = calloc(count ? count : 1, pm_type_size(b.type));
+    return b;
+}
+
+static double element(const pm_buffer *b, int64_t i)
+{
+    switch (b->type) {
+    case PM_U8: return ((const uint8_t *)b->data)[i];
+    case PM_I8: return ((const int8_t *)b->data)[i];
+    case PM_U16: return ((const uint16_t *)b->data)[i];
+    case PM_I16: return ((const int16_t *)b->data)[i];
+    case PM_U32: return ((const uint32_t *)b->data)[i];
+    case PM_I32: return ((const int32_t *)b->data)[i];
+    case PM_I64: return (double)((const int64_t *)b->data)[i];
+    case PM_F32: return ((const float *)b->data)[i];
+    case PM_F64: return ((const double *)b->data)[i];
+    default: return 0;
+    }
+}
+
+/* ---- pictures ---------------------------------------------------------------------------- */
+
+/* A buffer seen as a picture: [X][Y] grey, or [c][X][Y] with c = 3 or 4 as RGB (other
+ * channel counts show channel 0). u8 values are divided by 255, values already in [0, 1]
+ * are shown as they are, others are stretched from their minimum to their maximum (raw
+ * sensor data). */
+typedef struct picture {
+    const pm_buffer *b;
+    int64_t rows, cols;
+    int channels;  /* 1 or 3 written                                 */
+    bool planar;   /* leading channel dimension                      */
+    bool bgr;      /* channel 0 is blue (camera_pipe's output)        */
+    double lo, scale;
+} picture;
+
+static picture picture_of(const pm_buffer *b)
+{
+    picture pic = {.b = b, .channels = 1, .lo = 0, .scale = 1};
+    int nd = b->ndims;
+    pic.planar = nd >= 3;
+    pic.rows = nd >= 2 ? b->extent[nd - 2] : 1;
+    pic.cols = nd >= 1 ? b->extent[nd - 1] : 1;
+    if (pic.planar && (b->extent[nd - 3] == 3 || b->extent[nd - 3] == 4))
+        pic.channels = 3;
+    int64_t n = 1;
+    for (int d = 0; d < nd; d++)
+        n *= b->extent[d];
+    double lo = INFINITY, hi = -INFINITY;
+    for (int64_t i = 0; i < n; i++) {
+        double v = element(b, i);
+        if (isfinite(v)) {
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+    }
+    if (b->type == PM_U8) { /* 8-bit pictures are 0..255 */
+        pic.scale = 1.0 / 255;
+    } else if (lo < 0 || hi > 1) {
+        pic.lo = lo;
+        pic.scale = hi > lo ? 1 / (hi - lo) : 1;
+    }
+    return pic;
+}
+
+static float picture_pixel(void *user, int c, int64_t x, int64_t y)
+{
+    const picture *pic = user;
+    int64_t plane = pic->planar && pic->channels == 3 ? (pic->bgr ? 2 - c : c) : 0;
+    int64_t i = (plane * pic->rows + x) * pic->cols + y;
+    return (float)((element(pic->b, i) - pic->lo) * pic->scale);
+}
+
+static int write_picture(const char *path, const pm_buffer *b, bool bgr)
+{
+    picture pic = picture_of(b);
+    pic.bgr = bgr;
+    return pm_write_png(path, pic.rows, pic.cols, pic.channels, picture_pixel, &pic);
+}
+
+/* Harris: the grey input, dimmed, with every corner (a 5x5 local maximum of the response
+ * above 5% of the strongest) marked by a red square, so corners are visible at a glance
+ * (weaker thresholds mark every brick of the sample photo's house). */
+typedef struct corners {
+    const float *gray, *response;
+    uint8_t *mark;
+    int64_t rows, cols;
+} corners;
+
+static float corners_pixel(void *user, int c, int64_t x, int64_t y)
+{
+    const corners *k = user;
+    if (k->mark[x * k->cols + y])
+        return c == 0 ? 1.0f : 0.0f;
+    return 0.35f + 0.5f * k->gray[x * k->cols + y];
+}
+
+/* The response map: sign-preserving cube root, so weak edges and strong corners both show
+ * (0.5 is zero, brighter is corner-like, darker is edge-like). */
+static float response_pixel(void *user, int c, int64_t x, int64_t y)
+{
+    (void)c;
+    const corners *k = user;
+    float scale = *(const float *)(k->mark + k->rows * k->cols);
+    return 0.5f + 0.5f * cbrtf(k->response[x * k->cols + y] * scale);
+}
+
+static int write_harris(const char *dir, const char *name, const pm_buffer *in,
+                        const pm_buffer *out, int *ncorners)
+{
+    corners k = {in->data, out->data, NULL, out->extent[0], out->extent[1]};
+    /* the mark array carries the response scale after its last element */
+    k.mark = calloc((size_t)(k.rows * k.cols) + sizeof(float), 1);
+    if (!k.mark)
+        return -1;
+    float best = 0;
+    for (int64_t i = 0; i < k.rows * k.cols; i++)
+        best = fabsf(k.response[i]) > best ? fabsf(k.response[i]) : best;
+    *ncorners = 0;
+    for (int64_t x = 2; x + 2 < k.rows; x++)
+        for (int64_t y = 2; y + 2 < k.cols; y++) {
+            float v = k.response[x * k.cols + y];
+            bool peak = v > 0.05f * best;
+            for (int dx = -2; dx <= 2 && peak; dx++)
+                for (int dy = -2; dy <= 2 && peak; dy++)
+                    if ((dx || dy) && k.response[(x + dx) * k.cols + y + dy] >= v)
+                        peak = false;
+            if (!peak)
+                continue;
+            ++*ncorners;
+            for (int64_t i = x - 2; i <= x + 2; i++)
+                for (int64_t j = y - 2; j <= y + 2; j++)
+                    if (i >= 0 && i < k.rows && j >= 0 && j < k.cols &&
+                        (i == x - 2 || i == x + 2 || j == y - 2 || j == y + 2))
+                        k.mark[i * k.cols + j] = 1;
+        }
+    float scale = best > 0 ? 1 / best : 1;
+    memcpy(k.mark + k.rows * k.cols, &scale, sizeof scale);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s_output.png", dir, name);
+    int rc = pm_write_png(path, k.rows, k.cols, 3, corners_pixel, &k);
+    snprintf(path, sizeof path, "%s/%s_response.png", dir, name);
+    rc |= pm_write_png(path, k.rows, k.cols, 1, response_pixel, &k);
+    free(k.mark);
+    return rc;
+}
+
+/* ---- running ------------------------------------------------------------------------------- */
+
+static pm_status run_engine(const options *o, pm_pipeline *p, const pm_value *params,
+                            pm_buffer *inputs, pm_buffer *outputs, pm_ctx *ctx, const char **msg)
+{
+    switch (o->engine) {
+    case ENGINE_INTERP: {
+        pm_status st = pm_interpret(p, params, inputs, outputs);
+        *msg = pm_ctx_errmsg(ctx);
+        return st;
+    }
+    }
+    *msg = "unknown engine";
+    return PM_ERR_MISUSE;
+}
 
 int main(int argc, char **argv)
 {
-    const char *name = argc > 1 ? argv[1] : "harris";
-    const pm_sample_app *app = pm_sample_find(name);
+    options o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc)
+        return rc;
+    const pm_sample_app *app = pm_sample_find(o.app);
     if (!app) {
-        fprintf(stderr, "run_sample: no sample named %s\n", name);
+        fprintf(stderr, "run_sample: no sample named %s\n", o.app);
+        usage(stderr);
         return 2;
     }
+    int64_t rows = o.rows ? o.rows : app->quick_rows, cols = o.cols ? o.cols : app->quick_cols;
+
     pm_ctx *ctx = pm_ctx_new();
+    if (!ctx)
+        return 1;
     pm_pipeline *p = app->build(ctx);
     if (!p) {
-        fprintf(stderr, "run_sample: %s: %s\n", name, pm_ctx_errmsg(ctx));
+        fprintf(stderr, "run_sample: %s: %s\n", app->name, pm_ctx_errmsg(ctx));
         pm_ctx_free(ctx);
         return 1;
     }
-    char *text = pm_pipeline_to_string(p);
-    printf("%s", text);
-    free(text);
+    if (o.print) {
+        char *text = pm_pipeline_to_string(p);
+        printf("%s", text ? text : "");
+        free(text);
+    }
+    int nparams = pm_pipeline_nparams(p), nin = pm_pipeline_ninputs(p);
+    int nout = pm_pipeline_noutputs(p);
+    pm_value *params = calloc((size_t)nparams + 1, sizeof *params);
+    pm_buffer *inputs = calloc((size_t)nin + 1, sizeof *inputs);
+    pm_buffer *outputs = calloc((size_t)nout + 1, sizeof *outputs);
+    if (!params || !inputs || !outputs) {
+        fprintf(stderr, "run_sample: out of memory\n");
+        return 1;
+    }
+    app->params(rows, cols, params);
+    rc = 0;
+    for (int i = 0; i < nin && !rc; i++) {
+        inputs[i] = make_buffer(p, 0, i, params);
+        if (!inputs[i].data)
+            rc = 1;
+        else
+            app->fill_input(i, &inputs[i], params);
+    }
+    for (int i = 0; i < nout && !rc; i++) {
+        outputs[i] = make_buffer(p, 1, i, params);
+        rc = outputs[i].data ? 0 : 1;
+    }
+    if (rc) {
+        fprintf(stderr, "run_sample: %s: cannot make buffers for %lld x %lld: %s\n", app->name,
+                (long long)rows, (long long)cols, pm_ctx_errmsg(ctx));
+    } else {
+        const char *msg = "";
+        double t0 = now_ms();
+        pm_status st = run_engine(&o, p, params, inputs, outputs, ctx, &msg);
+        double ms = now_ms() - t0;
+        if (st != PM_OK) {
+            fprintf(stderr, "run_sample: %s: %s: %s\n", app->name, pm_status_name(st), msg);
+            rc = 1;
+        } else {
+            printf("%s (%s) %lld x %lld: interpreter %.1f ms\n", app->name, app->title,
+                   (long long)rows, (long long)cols, ms);
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s_input.png", o.out_dir, app->name);
+            int wrc = write_picture(path, &inputs[0], false);
+            if (strcmp(app->name, "harris") == 0) {
+                int ncorners = 0;
+                wrc |= write_harris(o.out_dir, app->name, &inputs[0], &outputs[0], &ncorners);
+                printf("%d corners marked\n", ncorners);
+            } else {
+                snprintf(path, sizeof path, "%s/%s_output.png", o.out_dir, app->name);
+                wrc |= write_picture(path, &outputs[0], strcmp(app->name, "camera_pipe") == 0);
+            }
+            if (wrc) {
+                fprintf(stderr, "run_sample: could not write the PNGs into %s\n", o.out_dir);
+                rc = 1;
+            } else {
+                printf("wrote %s/%s_input.png and %s/%s_output.png\n", o.out_dir, app->name,
+                       o.out_dir, app->name);
+            }
+        }
+    }
+    for (int i = 0; i < nin; i++)
+        free(inputs[i].data);
+    for (int i = 0; i < nout; i++)
+        free(outputs[i].data);
+    free(params);
+    free(inputs);
+    free(outputs);
     pm_ctx_free(ctx);
-    return 0;
+    return rc;
 }
