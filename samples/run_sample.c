@@ -181,6 +181,7 @@ typedef struct corners {
     const float *gray, *response;
     uint8_t *mark;
     int64_t rows, cols;
+    float scale; /* 1 / the strongest |response| */
 } corners;
 
 static float corners_pixel(void *user, int c, int64_t x, int64_t y)
@@ -197,16 +198,14 @@ static float response_pixel(void *user, int c, int64_t x, int64_t y)
 {
     (void)c;
     const corners *k = user;
-    float scale = *(const float *)(k->mark + k->rows * k->cols);
-    return 0.5f + 0.5f * cbrtf(k->response[x * k->cols + y] * scale);
+    return 0.5f + 0.5f * cbrtf(k->response[x * k->cols + y] * k->scale);
 }
 
 static int write_harris(const char *dir, const char *name, const pm_buffer *in,
                         const pm_buffer *out, int *ncorners)
 {
-    corners k = {in->data, out->data, NULL, out->extent[0], out->extent[1]};
-    /* the mark array carries the response scale after its last element */
-    k.mark = calloc((size_t)(k.rows * k.cols) + sizeof(float), 1);
+    corners k = {in->data, out->data, NULL, out->extent[0], out->extent[1], 1};
+    k.mark = calloc((size_t)(k.rows * k.cols) + 1, 1);
     if (!k.mark)
         return -1;
     float best = 0;
@@ -230,8 +229,7 @@ static int write_harris(const char *dir, const char *name, const pm_buffer *in,
                         (i == x - 2 || i == x + 2 || j == y - 2 || j == y + 2))
                         k.mark[i * k.cols + j] = 1;
         }
-    float scale = best > 0 ? 1 / best : 1;
-    memcpy(k.mark + k.rows * k.cols, &scale, sizeof scale);
+    k.scale = best > 0 ? 1 / best : 1;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s_output.png", dir, name);
     int rc = pm_write_png(path, k.rows, k.cols, 3, corners_pixel, &k);
