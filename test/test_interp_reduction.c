@@ -245,6 +245,34 @@ static void test_cdf(void)
     pm_ctx_free(ctx);
 }
 
+/* A reduction with no dimensions: the i64 sum of a whole image into one value. */
+static void test_scalar_sum(void)
+{
+    int64_t R = 19, C = 23;
+    pm_ctx *ctx = pm_ctx_new();
+    pm_func *I = pm_image(ctx, "I", PM_I32, pm_int(ctx, R), pm_int(ctx, C));
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, R - 1), 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, C - 1), 1);
+    pm_func *total = pm_reduction_new(ctx, "total", PM_I64, 0, NULL, NULL, 2, pm_exprs(x, y),
+                                      pm_intervals(rows, cols), PM_REDUCE_SUM, NULL);
+    pm_reduction_define(total, 0, NULL, pm_cast(PM_I64, pm_call(I, x, y)));
+    pm_pipeline *p = build(ctx, "total", 0, NULL, I, total);
+    int64_t ein[2] = {R, C};
+    pm_buffer in = check_buffer_new(PM_I32, 2, ein);
+    int64_t got = -1;
+    pm_buffer out = pm_buffer_dense(&got, PM_I64, 0, NULL);
+    check_fill(&in, 13, false);
+    if (run(ctx, p, NULL, &in, &out)) {
+        int64_t want = 0;
+        for (int64_t k = 0; k < R * C; k++)
+            want += ((int32_t *)in.data)[k];
+        CHECK(got == want);
+    }
+    check_buffer_free(&in);
+    pm_ctx_free(ctx);
+}
+
 int main(void)
 {
     test_histogram(1, 1, 1);
@@ -265,5 +293,6 @@ int main(void)
     test_skipped_updates(0, 254, 2, 7);   /* odd values fall between the bins */
     test_skipped_updates(-50, 40, 3, 65535);
     test_cdf();
+    test_scalar_sum();
     return check_finish("test_interp_reduction");
 }
