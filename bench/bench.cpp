@@ -82,7 +82,7 @@ struct Options {
     std::vector<std::string> variants = {"polymage", "hand", "mullapudi", "adams", "li"};
     int runs = 10;
     int64_t rows = 0, cols = 0;   /* --size; 0 = the app's */
-    double timeout_s = 300;
+    double timeout_s = 0;         /* per phase; 0 = 60 s with --quick, else 600 s */
     bool verbose = false;         /* keep the children's stdout/stderr (Halide's chatter) */
     std::string json = PM_BENCH_SOURCE_DIR "/results.json";
     std::string svg = PM_BENCH_SOURCE_DIR "/results.svg";
@@ -165,7 +165,7 @@ bool parse_options(int argc, char **argv, Options *o) {
             o->rows = r, o->cols = c, i++;
         } else if (a == "--timeout") {
             o->timeout_s = atof(v), i++;
-            if (o->timeout_s <= 0) {
+            if (!(o->timeout_s > 0)) {
                 fprintf(stderr, "pm_bench: --timeout must be > 0\n");
                 return false;
             }
@@ -179,6 +179,7 @@ bool parse_options(int argc, char **argv, Options *o) {
             return false;
         }
     }
+    if (o->timeout_s == 0) o->timeout_s = o->quick ? 60 : 600;
     if (o->apps.empty()) o->apps.assign(std::begin(kAppOrder), std::end(kAppOrder));
     return true;
 }

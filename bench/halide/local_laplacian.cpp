@@ -1,10 +1,171 @@
-/* local_laplacian.cpp — placeholder until the Halide version is written. */
+/* local_laplacian.cpp — Local Laplacian filter (polymage-apps.md §7, the spec's
+ * semantics, not the generated code's border defects) in Halide.
+ *
+ * img_colour u16 [3][R+4][C+4] (BGR, 2-pixel zero ghost border) -> u16 [3][R][C].
+ * L = 8 pyramid levels, K = 8 intensity levels; alpha, beta are the last two pipeline
+ * parameters (floats). Every level-l stage covers [0,R_l+3]x[0,C_l+3] and is 0 outside
+ * its Case box, written here as selects on the coordinates.
+ */
 #include "halide/halide_app.h"
 
-static bool build_stub(const HalideAppArgs &, HalideAppInstance *, std::string *err) {
-    *err = "local_laplacian (Halide): not written yet";
-    return false;
-}
-static void standalone_stub(int64_t, int64_t, HalideAppArgs *) {}
+#include <algorithm>
 
-extern const HalideAppEntry halide_app_local_laplacian = {"local_laplacian", build_stub, standalone_stub, nullptr, 256, 256};
+using namespace Halide;
+
+static bool build_laplacian(const HalideAppArgs &args, HalideAppInstance *out, std::string *err) {
+    if (!halide_check_shapes("local_laplacian", args, 1, 1, {3}, {3}, err)) return false;
+    const int L = 8, K = 8;
+    int64_t R = args.in_shapes[0][1] - 4, C = args.in_shapes[0][2] - 4;
+    if (args.in_shapes[0][0] != 3 || (R >> (L - 1)) < 1 || (C >> (L - 1)) < 1 ||
+        args.out_shapes[0] != std::vector<int64_t>{3, R, C} || args.params.size() < 2) {
+        *err = "local_laplacian (Halide): expected img [3][R+4][C+4] (R, C >= 128), out [3][R][C], "
+               "and alpha, beta as the last parameters";
+        return false;
+    }
+    size_t np = args.params.size();
+    float alpha = (float)args.params[np - 2].f, beta = (float)args.params[np - 1].f;
+
+    ImageParam ic(UInt(16), 3, "img_colour");
+    Var x("x"), y("y"), c("c"), k("k"), r("r");
+    auto box = [&](int64_t rlo, int64_t rhi, int64_t clo, int64_t chi) {
+        return x >= (int)rlo && x <= (int)rhi && y >= (int)clo && y <= (int)chi;
+    };
+
+    /* Grey, on [0,R+3]x[0,C+3]; the clamp keeps discarded select branches in the buffer. */
+    Func gray("img");
+    {
+        Expr cx = clamp(x, 0, (int)R + 3), cy = clamp(y, 0, (int)C + 3);
+        gray(y, x) = (0.299f * cast<float>(ic(cy, cx, 2)) + 0.587f * cast<float>(ic(cy, cx, 1)) +
+                      0.114f * cast<float>(ic(cy, cx, 0))) / 65535.0f;
+    }
+    std::vector<Func> sched_dx, sched_d, sched_ux, sched_u; /* for the hand schedule */
+    /* pyrDown / pyrUp with implicit trailing arguments (_) so they serve 2-D and k-indexed
+     * 3-D pyramids alike. l is the level produced. */
+    auto pyr_down = [&](Func f, int l, const std::string &n) {
+        int64_t Rl = R >> l, Cl = C >> l, Cp = C >> (l - 1);
+        Func dx("Dx_" + n), d("D_" + n);
+        dx(y, x, _) = select(box(2, Rl + 1, 2, Cp + 1),
+                             (f(y, 2 * x - 3, _) + 3.0f * f(y, 2 * x - 2, _) +
+                              3.0f * f(y, 2 * x - 1, _) + f(y, 2 * x, _)) * 0.125f,
+                             0.0f);
+        d(y, x, _) = select(box(2, Rl + 1, 2, Cl + 1),
+                            (dx(2 * y - 3, x, _) + 3.0f * dx(2 * y - 2, x, _) +
+                             3.0f * dx(2 * y - 1, x, _) + dx(2 * y, x, _)) * 0.125f,
+                            0.0f);
+        sched_dx.push_back(dx);
+        sched_d.push_back(d);
+        return d;
+    };
+    auto pyr_up = [&](Func f, int l, const std::string &n) {
+        int64_t Rl = R >> l, Cl = C >> l, Cn = C >> (l + 1);
+        Func ux("Ux_" + n), u("U_" + n);
+        Expr hx = x / 2, hy = y / 2;
+        ux(y, x, _) = select(box(2, Rl + 1, 2, Cn + 1),
+                             select(x % 2 == 0, 0.25f * f(y, hx, _) + 0.75f * f(y, hx + 1, _),
+                                    0.25f * f(y, hx + 2, _) + 0.75f * f(y, hx + 1, _)),
+                             0.0f);
+        u(y, x, _) = select(box(2, Rl + 1, 2, Cl + 1),
+                            select(y % 2 == 0, 0.25f * ux(hy, x, _) + 0.75f * ux(hy + 1, x, _),
+                                   0.25f * ux(hy + 2, x, _) + 0.75f * ux(hy + 1, x, _)),
+                            0.0f);
+        sched_ux.push_back(ux);
+        sched_u.push_back(u);
+        return u;
+    };
+
+    std::vector<Func> inG(L), gP(L), lP(L), outL(L), outG(L);
+    inG[0] = gray;
+    for (int l = 1; l < L; l++) inG[l] = pyr_down(inG[l - 1], l, "inG" + std::to_string(l));
+
+    Func remap("remapLUT");
+    {
+        Expr fr = cast<float>(r) / 256.0f;
+        remap(r) = alpha * fr * exp(-fr * fr / 2.0f);
+    }
+    gP[0] = Func("gP_0");
+    {
+        Expr idx = clamp(cast<int>(gray(y, x) * 1792.0f), 0, 1792);
+        Expr kf = cast<float>(k) / 7.0f;
+        gP[0](y, x, k) = beta * (gray(y, x) - kf) + kf + remap(idx - 256 * k);
+    }
+    for (int l = 1; l < L; l++) gP[l] = pyr_down(gP[l - 1], l, "gP" + std::to_string(l));
+    lP[L - 1] = gP[L - 1];
+    for (int l = 0; l < L - 1; l++) {
+        Func up = pyr_up(gP[l + 1], l, "gP" + std::to_string(l));
+        lP[l] = Func("lP_" + std::to_string(l));
+        lP[l](y, x, k) = gP[l](y, x, k) - up(y, x, k);
+    }
+    for (int l = 0; l < L; l++) {
+        outL[l] = Func("outL_" + std::to_string(l));
+        Expr lev = 7.0f * inG[l](y, x);
+        Expr li = clamp(cast<int>(lev), 0, K - 2);
+        Expr lf = lev - cast<float>(li);
+        outL[l](y, x) = (1.0f - lf) * lP[l](y, x, li) + lf * lP[l](y, x, li + 1);
+    }
+    outG[L - 1] = outL[L - 1];
+    for (int l = L - 2; l >= 0; l--) {
+        Func up = pyr_up(outG[l + 1], l, "outG" + std::to_string(l));
+        outG[l] = Func("outG_" + std::to_string(l));
+        outG[l](y, x) = up(y, x) + outL[l](y, x);
+    }
+    Func res("laplacian");
+    {
+        Expr X = x + 2, Y = y + 2;
+        Expr v = outG[0](Y, X) * (cast<float>(ic(Y, X, c)) / 65535.0f + 0.01f) / (gray(Y, X) + 0.01f);
+        res(y, x, c) = cast<uint16_t>(clamp(v, 0.0f, 1.0f) * 65535.0f);
+    }
+
+    out->inputs = {ic};
+    out->outputs = {res};
+    out->out_regions = {{}};
+    /* Hand schedule: the LUT and every pyramid level at root (parallel over rows, the k
+     * levels fused in for more tasks, vectorized along y), each x-pass (Dx, Ux) per row of
+     * its y-pass; gP_0, the Laplacians and outL inlined where read; level 0 of the output
+     * pyramid inlined into the final image. */
+    out->schedule_hand = [=](const Target &, int vec) mutable {
+        Var t("t");
+        remap.compute_root().bound(r, -2048, 4096).vectorize(r, vec);
+        auto vw = [&](Func f) {
+            /* Columns of this Func at its level: the narrowest pyramids are a few wide. */
+            return vec;
+        };
+        auto root = [&](Func f) {
+            if (f.dimensions() == 3)
+                f.compute_root().fuse(x, f.args()[2], t).parallel(t).vectorize(y, vw(f));
+            else
+                f.compute_root().parallel(x).vectorize(y, vw(f));
+        };
+        auto inner = [&](Func f, Func at) {
+            if (at.dimensions() == 3)
+                f.compute_at(at, t).vectorize(y, vec);
+            else
+                f.compute_at(at, x).vectorize(y, vec);
+        };
+        for (size_t i = 0; i < sched_d.size(); i++) {
+            root(sched_d[i]);
+            inner(sched_dx[i], sched_d[i]);
+        }
+        for (size_t i = 0; i < sched_u.size(); i++) {
+            if (sched_u[i].name() == "U_outG0") {
+                /* Inlined into the output; its x-pass per output row. */
+                continue;
+            }
+            root(sched_u[i]);
+            inner(sched_ux[i], sched_u[i]);
+        }
+        for (int l = 1; l < L - 1; l++) root(outG[l]);
+        res.reorder(c, y, x).bound(c, 0, 3).unroll(c).parallel(x).vectorize(y, std::min<int>(vec, (int)C));
+        for (size_t i = 0; i < sched_u.size(); i++)
+            if (sched_u[i].name() == "U_outG0") sched_ux[i].compute_at(res, x).vectorize(y, vec);
+    };
+    return true;
+}
+
+static void standalone_laplacian(int64_t rows, int64_t cols, HalideAppArgs *a) {
+    a->params = {PM_I(rows), PM_I(cols), PM_F(1.0 / 7), PM_F(1.0)};
+    a->in_shapes = {{3, rows + 4, cols + 4}};
+    a->out_shapes = {{3, rows, cols}};
+}
+
+extern const HalideAppEntry halide_app_local_laplacian = {"local_laplacian", build_laplacian,
+                                                          standalone_laplacian, nullptr, 256, 256};
