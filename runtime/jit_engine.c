@@ -1,0 +1,462 @@
+/* jit_engine.c — see jit_engine.h. */
+#include "runtime/jit_engine.h"
+
+#include "runtime/error.h"
+#include "runtime/rt.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/IRReader.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* libgomp's ABI (no public header declares the GOMP_* entry points). Only their
+ * addresses are taken here; the prototypes just have to name functions. */
+extern void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads,
+                          unsigned flags);
+extern void GOMP_barrier(void);
+extern void GOMP_critical_start(void);
+extern void GOMP_critical_end(void);
+extern bool GOMP_loop_static_start(long, long, long, long, long *, long *);
+extern bool GOMP_loop_static_next(long *, long *);
+extern bool GOMP_loop_dynamic_start(long, long, long, long, long *, long *);
+extern bool GOMP_loop_dynamic_next(long *, long *);
+extern bool GOMP_loop_guided_start(long, long, long, long, long *, long *);
+extern bool GOMP_loop_guided_next(long *, long *);
+extern bool GOMP_loop_nonmonotonic_dynamic_start(long, long, long, long, long *, long *);
+extern bool GOMP_loop_nonmonotonic_dynamic_next(long *, long *);
+extern void GOMP_loop_end(void);
+extern void GOMP_loop_end_nowait(void);
+extern int omp_get_thread_num(void);
+extern int omp_get_num_threads(void);
+extern int omp_get_max_threads(void);
+
+struct pm_engine {
+    LLVMOrcLLJITRef jit;
+    /* LLJIT built through the C API compiles with one TargetMachine (no compile
+     * threads), which is not safe to use from two threads: lookups, which compile
+     * lazily, take this lock. Adding and removing code need not. */
+    pthread_mutex_t compile_lock;
+    LLVMOrcJITDylibRef main_jd; /* owned by jit                                        */
+    char *triple, *cpu, *features; /* LLVMDisposeMessage'd                              */
+    LLVMTargetRef target;
+    int opt_level;
+    int vector_width;
+    unsigned next_id;           /* for unique names; atomic                             */
+};
+
+struct pm_engine_code {
+    LLVMOrcResourceTrackerRef tracker;
+};
+
+/* ---- LLVM errors into pm_error ------------------------------------------------------- */
+
+/* Consumes e. */
+static pm_status llvm_error(pm_error *err, LLVMErrorRef e, const char *what)
+{
+    char *msg = LLVMGetErrorMessage(e);
+    pm_status s = pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: %s: %s", what, msg);
+    LLVMDisposeErrorMessage(msg);
+    return s;
+}
+
+/* ORC reports materialization failures (a missing symbol, ...) to the session's error
+ * reporter, and the lookup itself only says "Failed to materialize". Compiles run in
+ * the looking-up thread (in-place dispatch, under compile_lock), so the reporter keeps
+ * the story per thread for pm_engine_lookup to add to its message. */
+static _Thread_local char session_error[512];
+
+static void report_session_error(void *ctx, LLVMErrorRef e)
+{
+    char *msg = LLVMGetErrorMessage(e);
+    if (session_error[0] == '\0')
+        snprintf(session_error, sizeof session_error, "%s", msg);
+    LLVMDisposeErrorMessage(msg);
+}
+
+/* ---- one-time target initialization ------------------------------------------------ */
+
+static pthread_once_t native_once = PTHREAD_ONCE_INIT;
+static bool native_ok;
+
+static void native_init(void)
+{
+    /* These return nonzero on failure (LLVMBool "true" = error). */
+    native_ok = !LLVMInitializeNativeTarget() && !LLVMInitializeNativeAsmPrinter() &&
+                !LLVMInitializeNativeAsmParser();
+}
+
+static LLVMCodeGenOptLevel codegen_level(int opt_level)
+{
+    switch (opt_level) {
+    case 0: return LLVMCodeGenLevelNone;
+    case 1: return LLVMCodeGenLevelLess;
+    case 2: return LLVMCodeGenLevelDefault;
+    default: return LLVMCodeGenLevelAggressive;
+    }
+}
+
+static int clamp_level(int opt_level)
+{
+    return opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level;
+}
+
+static bool has_feature(const char *features, const char *name)
+{
+    /* The string is "+sse2,-avx512vl,..."; match "+name" followed by ',' or the end. */
+    size_t n = strlen(name);
+    for (const char *p = features; (p = strstr(p, name)) != NULL; p += n) {
+        bool starts = p > features && p[-1] == '+';
+        bool ends = p[n] == ',' || p[n] == '\0';
+        if (starts && ends)
+            return true;
+    }
+    return false;
+}
+
+LLVMTargetMachineRef pm_engine_target_machine_new(const pm_engine *e, int opt_level,
+                                                  pm_error *err)
+{
+    /* PIC and the JIT code model: the code lands anywhere in the address space, far
+     * from libgomp and libm, so calls go through stubs the JIT linker makes. */
+    LLVMTargetMachineRef tm =
+        LLVMCreateTargetMachine(e->target, e->triple, e->cpu, e->features,
+                                codegen_level(clamp_level(opt_level)), LLVMRelocPIC,
+                                LLVMCodeModelJITDefault);
+    if (!tm)
+        pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: cannot create a target machine for %s (%s)",
+                     e->triple, e->cpu);
+    return tm;
+}
+
+/* ---- symbols the JIT code may call --------------------------------------------------- */
+
+typedef struct bound_symbol {
+    const char *name;
+    void (*address)(void);
+} bound_symbol;
+
+#define BIND(f) {#f, (void (*)(void))(f)}
+
+static const bound_symbol bound_symbols[] = {
+    BIND(pm_rt_buffer), BIND(pm_rt_threads),
+    BIND(GOMP_parallel), BIND(GOMP_barrier), BIND(GOMP_critical_start),
+    BIND(GOMP_critical_end), BIND(GOMP_loop_static_start), BIND(GOMP_loop_static_next),
+    BIND(GOMP_loop_dynamic_start), BIND(GOMP_loop_dynamic_next),
+    BIND(GOMP_loop_guided_start), BIND(GOMP_loop_guided_next),
+    BIND(GOMP_loop_nonmonotonic_dynamic_start), BIND(GOMP_loop_nonmonotonic_dynamic_next),
+    BIND(GOMP_loop_end), BIND(GOMP_loop_end_nowait),
+    BIND(omp_get_thread_num), BIND(omp_get_num_threads), BIND(omp_get_max_threads),
+    /* What LLVM lowers math intrinsics and pm_math calls to. */
+    BIND(expf), BIND(exp), BIND(exp2f), BIND(exp2), BIND(logf), BIND(log), BIND(log2f),
+    BIND(log2), BIND(log10f), BIND(log10), BIND(powf), BIND(pow), BIND(sqrtf), BIND(sqrt),
+    BIND(sinf), BIND(sin), BIND(cosf), BIND(cos), BIND(tanf), BIND(tan), BIND(atanf),
+    BIND(atan), BIND(atan2f), BIND(atan2), BIND(tanhf), BIND(tanh), BIND(floorf),
+    BIND(floor), BIND(ceilf), BIND(ceil), BIND(roundf), BIND(round), BIND(truncf),
+    BIND(trunc), BIND(rintf), BIND(rint), BIND(nearbyintf), BIND(nearbyint), BIND(fmodf),
+    BIND(fmod), BIND(fabsf), BIND(fabs), BIND(fminf), BIND(fmin), BIND(fmaxf), BIND(fmax),
+    BIND(memcpy), BIND(memmove), BIND(memset),
+};
+
+#undef BIND
+
+static pm_status bind_symbols(pm_engine *e, pm_error *err)
+{
+    enum { N = sizeof bound_symbols / sizeof bound_symbols[0] };
+    LLVMOrcCSymbolMapPair pairs[N];
+    for (int i = 0; i < N; i++) {
+        pairs[i].Name = LLVMOrcLLJITMangleAndIntern(e->jit, bound_symbols[i].name);
+        pairs[i].Sym.Address = (LLVMOrcExecutorAddress)(uintptr_t)bound_symbols[i].address;
+        pairs[i].Sym.Flags.GenericFlags =
+            LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable;
+        pairs[i].Sym.Flags.TargetFlags = 0;
+    }
+    /* Takes the names' references; on success the JITDylib owns the unit. */
+    LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(pairs, N);
+    LLVMErrorRef e2 = LLVMOrcJITDylibDefine(e->main_jd, mu);
+    if (e2) {
+        LLVMOrcDisposeMaterializationUnit(mu);
+        return llvm_error(err, e2, "defining runtime symbols");
+    }
+
+    /* Everything else (other libc or libm functions LLVM may emit) from the process. */
+    LLVMOrcDefinitionGeneratorRef gen = NULL;
+    e2 = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+        &gen, LLVMOrcLLJITGetGlobalPrefix(e->jit), NULL, NULL);
+    if (e2)
+        return llvm_error(err, e2, "creating the process symbol generator");
+    LLVMOrcJITDylibAddGenerator(e->main_jd, gen);
+    return PM_OK;
+}
+
+/* ---- engine ------------------------------------------------------------------------- */
+
+pm_engine *pm_engine_new(int opt_level, pm_error *err)
+{
+    pthread_once(&native_once, native_init);
+    if (!native_ok) {
+        pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: LLVM has no native target for this host");
+        return NULL;
+    }
+    pm_engine *e = calloc(1, sizeof *e);
+    if (!e) {
+        pm_rt_errorf(err, PM_ERR_NOMEM, "jit: out of memory");
+        return NULL;
+    }
+    if (pthread_mutex_init(&e->compile_lock, NULL) != 0) {
+        free(e);
+        pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: cannot make a mutex");
+        return NULL;
+    }
+    e->opt_level = clamp_level(opt_level);
+    e->triple = LLVMGetDefaultTargetTriple();
+    e->cpu = LLVMGetHostCPUName();
+    e->features = LLVMGetHostCPUFeatures();
+    e->vector_width = has_feature(e->features, "avx512f") ? 16
+                      : has_feature(e->features, "avx")   ? 8
+                                                          : 4;
+    char *msg = NULL;
+    if (LLVMGetTargetFromTriple(e->triple, &e->target, &msg)) {
+        pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: no target for %s: %s", e->triple, msg);
+        LLVMDisposeMessage(msg);
+        pm_engine_free(e);
+        return NULL;
+    }
+
+    /* The JIT's own target machine (consumed by the builder): host CPU and features,
+     * not JITTargetMachineBuilder::detectHost, so the features are exactly ours. */
+    LLVMTargetMachineRef tm = pm_engine_target_machine_new(e, e->opt_level, err);
+    if (!tm) {
+        pm_engine_free(e);
+        return NULL;
+    }
+    LLVMOrcJITTargetMachineBuilderRef jtmb =
+        LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm);
+    LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
+    LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);
+    LLVMErrorRef e2 = LLVMOrcCreateLLJIT(&e->jit, builder); /* takes builder */
+    if (e2) {
+        e->jit = NULL;
+        llvm_error(err, e2, "creating LLJIT");
+        pm_engine_free(e);
+        return NULL;
+    }
+    e->main_jd = LLVMOrcLLJITGetMainJITDylib(e->jit);
+    LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(e->jit),
+                                            report_session_error, NULL);
+    if (bind_symbols(e, err) != PM_OK) {
+        pm_engine_free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void pm_engine_free(pm_engine *e)
+{
+    if (!e)
+        return;
+    if (e->jit) {
+        LLVMErrorRef e2 = LLVMOrcDisposeLLJIT(e->jit);
+        if (e2) /* nothing to report it to: the JIT is gone either way */
+            LLVMConsumeError(e2);
+    }
+    LLVMDisposeMessage(e->triple);
+    LLVMDisposeMessage(e->cpu);
+    LLVMDisposeMessage(e->features);
+    pthread_mutex_destroy(&e->compile_lock);
+    free(e);
+}
+
+const char *pm_engine_triple(const pm_engine *e) { return e->triple; }
+const char *pm_engine_cpu_name(const pm_engine *e) { return e->cpu; }
+const char *pm_engine_cpu_features(const pm_engine *e) { return e->features; }
+int pm_engine_vector_width(const pm_engine *e) { return e->vector_width; }
+
+void pm_engine_unique_name(pm_engine *e, const char *base, char *buf, size_t size)
+{
+    unsigned id = __atomic_fetch_add(&e->next_id, 1, __ATOMIC_RELAXED);
+    snprintf(buf, size, "%s_k%u", base, id);
+}
+
+/* ---- module preparation, optimization, asm ----------------------------------------- */
+
+static bool is_named(LLVMValueRef v, const char *name)
+{
+    size_t len = 0;
+    const char *s = LLVMGetValueName2(v, &len);
+    return len == strlen(name) && memcmp(s, name, len) == 0;
+}
+
+pm_status pm_engine_prepare_module(LLVMModuleRef module, LLVMTargetMachineRef tm,
+                                   const char *entry, const char *new_name, pm_error *err)
+{
+    if (tm && LLVMGetTarget(module)[0] == '\0') {
+        char *triple = LLVMGetTargetMachineTriple(tm);
+        LLVMSetTarget(module, triple);
+        LLVMDisposeMessage(triple);
+    }
+    if (tm && LLVMGetDataLayoutStr(module)[0] == '\0') {
+        LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
+        LLVMSetModuleDataLayout(module, layout);
+        LLVMDisposeTargetData(layout);
+    }
+
+    LLVMValueRef entry_fn = LLVMGetNamedFunction(module, entry);
+    if (!entry_fn || LLVMIsDeclaration(entry_fn))
+        return pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: the module does not define its entry %s",
+                            entry);
+    /* Kernels share one JITDylib: only the (renamed, unique) entry may be visible, or
+     * two kernels of one pipeline would both define its outlined bodies. Internal
+     * linkage also lets the optimizer drop or specialize them. */
+    for (LLVMValueRef f = LLVMGetFirstFunction(module); f; f = LLVMGetNextFunction(f))
+        if (!LLVMIsDeclaration(f) && f != entry_fn)
+            LLVMSetLinkage(f, LLVMInternalLinkage);
+    for (LLVMValueRef g = LLVMGetFirstGlobal(module); g; g = LLVMGetNextGlobal(g))
+        if (!LLVMIsDeclaration(g))
+            LLVMSetLinkage(g, LLVMInternalLinkage);
+    if (new_name && !is_named(entry_fn, new_name))
+        LLVMSetValueName2(entry_fn, new_name, strlen(new_name));
+    LLVMSetLinkage(entry_fn, LLVMExternalLinkage);
+
+    char *msg = NULL;
+    if (LLVMVerifyModule(module, LLVMReturnStatusAction, &msg)) {
+        pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: the generated module for %s is invalid: %s",
+                     entry, msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        return PM_ERR_INTERNAL;
+    }
+    LLVMDisposeMessage(msg);
+    return PM_OK;
+}
+
+pm_status pm_engine_optimize(LLVMModuleRef module, LLVMTargetMachineRef tm, int opt_level,
+                             pm_error *err)
+{
+    char passes[32];
+    snprintf(passes, sizeof passes, "default<O%d>", clamp_level(opt_level));
+    LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef e2 = LLVMRunPasses(module, passes, tm, opts);
+    LLVMDisposePassBuilderOptions(opts);
+    if (e2)
+        return llvm_error(err, e2, "optimizing");
+    return PM_OK;
+}
+
+char *pm_engine_emit_asm(LLVMModuleRef module, LLVMTargetMachineRef tm, pm_error *err)
+{
+    /* Code generation rewrites the IR it compiles (CodeGenPrepare, ...): work on a
+     * clone so the module the JIT gets is the one the "llvm" dump shows. */
+    LLVMModuleRef clone = LLVMCloneModule(module);
+    char *msg = NULL;
+    LLVMMemoryBufferRef buf = NULL;
+    char *text = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, clone, LLVMAssemblyFile, &msg, &buf)) {
+        pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: emitting assembly: %s", msg ? msg : "");
+    } else {
+        size_t n = LLVMGetBufferSize(buf);
+        text = malloc(n + 1);
+        if (text) {
+            memcpy(text, LLVMGetBufferStart(buf), n);
+            text[n] = '\0';
+        } else {
+            pm_rt_errorf(err, PM_ERR_NOMEM, "jit: out of memory for the assembly text");
+        }
+        LLVMDisposeMemoryBuffer(buf);
+    }
+    LLVMDisposeMessage(msg);
+    LLVMDisposeModule(clone);
+    return text;
+}
+
+/* ---- adding code, looking it up, removing it --------------------------------------- */
+
+pm_status pm_engine_add_module(pm_engine *e, LLVMModuleRef module,
+                               LLVMOrcThreadSafeContextRef tsctx, pm_engine_code **code,
+                               pm_error *err)
+{
+    *code = NULL;
+    LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(module, tsctx);
+    pm_engine_code *c = calloc(1, sizeof *c);
+    if (!c) {
+        LLVMOrcDisposeThreadSafeModule(tsm);
+        return pm_rt_errorf(err, PM_ERR_NOMEM, "jit: out of memory");
+    }
+    c->tracker = LLVMOrcJITDylibCreateResourceTracker(e->main_jd);
+    LLVMErrorRef e2 = LLVMOrcLLJITAddLLVMIRModuleWithRT(e->jit, c->tracker, tsm);
+    if (e2) { /* the module was taken (and freed) all the same */
+        LLVMOrcReleaseResourceTracker(c->tracker);
+        free(c);
+        return llvm_error(err, e2, "adding a module");
+    }
+    *code = c;
+    return PM_OK;
+}
+
+pm_status pm_engine_add_ir(pm_engine *e, const char *ir_text, const char *name,
+                           pm_engine_code **code, pm_error *err)
+{
+    *code = NULL;
+    LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContext();
+    LLVMContextRef ctx = LLVMOrcThreadSafeContextGetContext(tsctx);
+    LLVMMemoryBufferRef buf =
+        LLVMCreateMemoryBufferWithMemoryRangeCopy(ir_text, strlen(ir_text), name);
+    LLVMModuleRef module = NULL;
+    char *msg = NULL;
+    /* LLVM 19's LLVMParseIRInContext takes the buffer, success or not. */
+    if (LLVMParseIRInContext(ctx, buf, &module, &msg)) {
+        pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: %s: cannot parse IR: %s", name,
+                     msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        LLVMOrcDisposeThreadSafeContext(tsctx);
+        return PM_ERR_INTERNAL;
+    }
+    if (LLVMGetTarget(module)[0] == '\0')
+        LLVMSetTarget(module, e->triple);
+    if (LLVMGetDataLayoutStr(module)[0] == '\0')
+        LLVMSetDataLayout(module, LLVMOrcLLJITGetDataLayoutStr(e->jit));
+    pm_status s = pm_engine_add_module(e, module, tsctx, code, err);
+    LLVMOrcDisposeThreadSafeContext(tsctx); /* the module keeps its share */
+    return s;
+}
+
+pm_status pm_engine_lookup(pm_engine *e, const char *name, void **address, pm_error *err)
+{
+    *address = NULL;
+    LLVMOrcExecutorAddress addr = 0;
+    pthread_mutex_lock(&e->compile_lock);
+    session_error[0] = '\0';
+    LLVMErrorRef e2 = LLVMOrcLLJITLookup(e->jit, &addr, name);
+    pthread_mutex_unlock(&e->compile_lock);
+    if (e2) {
+        char what[700];
+        if (session_error[0])
+            snprintf(what, sizeof what, "looking up %s (%s)", name, session_error);
+        else
+            snprintf(what, sizeof what, "looking up %s", name);
+        return llvm_error(err, e2, what);
+    }
+    *address = (void *)(uintptr_t)addr;
+    return PM_OK;
+}
+
+void pm_engine_code_free(pm_engine_code *code)
+{
+    if (!code)
+        return;
+    LLVMErrorRef e2 = LLVMOrcResourceTrackerRemove(code->tracker);
+    if (e2) /* removal only fails if the session is broken; the memory is lost then */
+        LLVMConsumeError(e2);
+    LLVMOrcReleaseResourceTracker(code->tracker);
+    free(code);
+}

@@ -1,0 +1,101 @@
+/* jit_engine.h — the in-process JIT: ORC LLJIT for the host CPU, through LLVM's C API.
+ *
+ * Promise:
+ *  - pm_engine_new initializes LLVM's native target once per process (thread-safe) and
+ *    builds an LLJIT whose target machine is the host's CPU name *and feature string*
+ *    (the features are what count: a CPU named "rocketlake" with +avx512f gets AVX-512).
+ *  - Its main JITDylib resolves the runtime callbacks (pm_rt_buffer, pm_rt_threads), the
+ *    libgomp entry points (GOMP_parallel, GOMP_loop_*, omp_get_*) and the libm/libc
+ *    functions LLVM lowers calls to, all bound by address (so neither the static
+ *    libpolymage nor --as-needed linking can hide them), and anything else through a
+ *    process symbol search generator.
+ *  - Every added module gets its own pm_engine_code (one ORC resource tracker):
+ *    pm_engine_code_free removes that module's machine code and nothing else.
+ *  - add, lookup and code_free may be called from several threads at once (ORC's
+ *    ExecutionSession is thread-safe); target machines are not shared: each compile asks
+ *    for its own with pm_engine_target_machine_new.
+ *
+ * LLVM types appear as their struct tags (struct LLVMOpaqueModule * is LLVMModuleRef,
+ * and so on) so that this header compiles without LLVM's include directory; callers that
+ * include llvm-c headers pass their LLVMModuleRef etc. unchanged.
+ */
+#ifndef PM_RUNTIME_JIT_ENGINE_H
+#define PM_RUNTIME_JIT_ENGINE_H
+
+#include "polymage.h"
+
+struct LLVMOpaqueModule;                /* LLVMModuleRef                */
+struct LLVMOpaqueContext;               /* LLVMContextRef               */
+struct LLVMOpaqueTargetMachine;         /* LLVMTargetMachineRef         */
+struct LLVMOrcOpaqueThreadSafeContext;  /* LLVMOrcThreadSafeContextRef  */
+
+typedef struct pm_engine pm_engine;
+/* The machine code of one added module (one kernel). */
+typedef struct pm_engine_code pm_engine_code;
+
+/* A JIT for the host. opt_level 0..3 is the machine-code optimization level (the IR
+ * passes take theirs in pm_engine_optimize). NULL and a message in err on failure. */
+pm_engine *pm_engine_new(int opt_level, pm_error *err);
+/* Frees the JIT and all code still in it. NULL is allowed. Every pm_engine_code must be
+ * freed first (they point into the JIT). */
+void pm_engine_free(pm_engine *e);
+
+/* The host as the engine sees it (strings owned by the engine). */
+const char *pm_engine_triple(const pm_engine *e);
+const char *pm_engine_cpu_name(const pm_engine *e);
+const char *pm_engine_cpu_features(const pm_engine *e);
+/* Lanes of 32-bit elements in the widest vector register the features allow:
+ * 16 with avx512f, 8 with avx, 4 otherwise. */
+int pm_engine_vector_width(const pm_engine *e);
+
+/* A new target machine for the host (same triple, CPU and features as the JIT's) at
+ * opt_level 0..3, for one compile's optimization, data layout and asm text. The caller
+ * disposes it with LLVMDisposeTargetMachine. NULL and a message on failure. */
+struct LLVMOpaqueTargetMachine *pm_engine_target_machine_new(const pm_engine *e, int opt_level,
+                                                             pm_error *err);
+
+/* Makes a module from codegen ready to live next to other kernels in one JITDylib:
+ * sets the target's triple and data layout when missing, gives every function and
+ * global it defines internal linkage except `entry`, and renames `entry` to `new_name`
+ * (unique per engine, see pm_engine_unique_name). Then verifies the module.
+ * PM_ERR_INTERNAL with the verifier's message when the module is broken. */
+pm_status pm_engine_prepare_module(struct LLVMOpaqueModule *module,
+                                   struct LLVMOpaqueTargetMachine *tm, const char *entry,
+                                   const char *new_name, pm_error *err);
+
+/* Writes "<base>_k<n>" into buf, with n unique within the engine. */
+void pm_engine_unique_name(pm_engine *e, const char *base, char *buf, size_t size);
+
+/* Runs LLVM's standard pipeline ("default<O0..3>") on the module with the host target
+ * machine (so the cost models know the vector width). */
+pm_status pm_engine_optimize(struct LLVMOpaqueModule *module, struct LLVMOpaqueTargetMachine *tm,
+                             int opt_level, pm_error *err);
+
+/* The module's machine code as assembly text (malloc'd, the caller frees). The module
+ * is not changed (a clone is compiled). NULL and a message on failure. */
+char *pm_engine_emit_asm(struct LLVMOpaqueModule *module, struct LLVMOpaqueTargetMachine *tm,
+                         pm_error *err);
+
+/* Takes the module (and its share of the context: tsctx may be disposed by the caller
+ * afterwards) into the JIT under a new resource tracker. The module is compiled lazily,
+ * by the first lookup of one of its symbols. On success *code owns the machine code; on
+ * failure the module is freed and *code is NULL. */
+pm_status pm_engine_add_module(pm_engine *e, struct LLVMOpaqueModule *module,
+                               struct LLVMOrcOpaqueThreadSafeContext *tsctx,
+                               pm_engine_code **code, pm_error *err);
+
+/* Parses LLVM IR text (a .ll file's contents) into a module in a context of its own and
+ * adds it like pm_engine_add_module. For tests and for loading kernels kept as text. */
+pm_status pm_engine_add_ir(pm_engine *e, const char *ir_text, const char *name,
+                           pm_engine_code **code, pm_error *err);
+
+/* The address of a symbol defined by an added module (compiling it if needed).
+ * PM_ERR_INTERNAL with LLVM's message when the symbol is missing or its module failed
+ * to compile (an unresolved external, for instance). */
+pm_status pm_engine_lookup(pm_engine *e, const char *name, void **address, pm_error *err);
+
+/* Removes the module's machine code from the JIT and frees it. Addresses looked up in
+ * that module become invalid. NULL is allowed. */
+void pm_engine_code_free(pm_engine_code *code);
+
+#endif
