@@ -1,0 +1,298 @@
+/* jit.c — pm_jit_new / pm_jit_free / pm_jit_compile: a pipeline to a runnable kernel.
+ *
+ * pm_jit_compile is the runtime's half of the compiler, in order:
+ *   signature  the pipeline's run-time interface, detached (frontend/signature.c)
+ *   codegen    graph -> domains -> schedule -> ast -> LLVM IR (codegen/driver.c)
+ *   prepare    internal linkage, a unique entry name, verify (runtime/jit_engine.c)
+ *   optimize   LLVM default<On> with the host target machine
+ *   llvm, asm  texts kept for pm_kernel_dump (asm only when dumped: it is a second
+ *              backend run)
+ *   add        the module under a resource tracker of its own
+ *   lookup     compiles to machine code and finds the entry
+ * PM_DUMP / options.dump prints the requested phases to stderr as they are produced.
+ */
+/* clock_gettime, strdup, sysconf: POSIX, not C11. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "runtime/kernel.h"
+
+#include "codegen/codegen.h"
+#include "frontend/ir.h"
+#include "runtime/error.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/TargetMachine.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *const pm_phase_names[PM_NPHASES] = {"graph", "domains", "schedule", "ast",
+                                                "llvm", "asm"};
+
+static const unsigned phase_bits[PM_NPHASES] = {PM_DUMP_GRAPH, PM_DUMP_DOMAINS,
+                                                PM_DUMP_SCHEDULE, PM_DUMP_AST,
+                                                PM_DUMP_LLVM, PM_DUMP_ASM};
+
+pm_jit_options pm_jit_options_default(void)
+{
+    return (pm_jit_options){.threads = 0, .opt_level = 3, .dump = NULL};
+}
+
+pm_compile_options pm_compile_options_default(void)
+{
+    return (pm_compile_options){.vector_width = 0, .threads = 0, .opt_level = -1, .dump = NULL};
+}
+
+static int number_of_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n >= 1 ? (int)(n > 1024 ? 1024 : n) : 1;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* ---- the jit -------------------------------------------------------------------------- */
+
+pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
+{
+    pm_rt_error_clear(error);
+    pm_jit_options o = options ? *options : pm_jit_options_default();
+    if (o.threads < 0) {
+        pm_rt_errorf(error, PM_ERR_ARGUMENT, "pm_jit_new: threads = %d (0 = all cores, or a count)",
+                     o.threads);
+        return NULL;
+    }
+    if (o.opt_level < 0 || o.opt_level > 3) {
+        pm_rt_errorf(error, PM_ERR_ARGUMENT, "pm_jit_new: opt_level = %d (must be 0..3)",
+                     o.opt_level);
+        return NULL;
+    }
+    pm_jit *jit = calloc(1, sizeof *jit);
+    if (!jit || pthread_mutex_init(&jit->lock, NULL) != 0) {
+        free(jit);
+        pm_rt_errorf(error, PM_ERR_NOMEM, "pm_jit_new: out of memory");
+        return NULL;
+    }
+    jit->threads = o.threads ? o.threads : number_of_cores();
+    jit->opt_level = o.opt_level;
+    if (o.dump && !(jit->dump = strdup(o.dump))) {
+        pthread_mutex_destroy(&jit->lock);
+        free(jit);
+        pm_rt_errorf(error, PM_ERR_NOMEM, "pm_jit_new: out of memory");
+        return NULL;
+    }
+    jit->engine = pm_engine_new(o.opt_level, error);
+    if (!jit->engine) {
+        free(jit->dump);
+        pthread_mutex_destroy(&jit->lock);
+        free(jit);
+        return NULL;
+    }
+    return jit;
+}
+
+static void jit_destroy(pm_jit *jit)
+{
+    pm_engine_free(jit->engine);
+    free(jit->dump);
+    pthread_mutex_destroy(&jit->lock);
+    free(jit);
+}
+
+void pm_jit_free(pm_jit *jit)
+{
+    if (!jit)
+        return;
+    /* Kernels point into the engine: while some live, the last pm_kernel_free frees. */
+    pthread_mutex_lock(&jit->lock);
+    bool last = jit->live_kernels == 0;
+    jit->freed = true;
+    pthread_mutex_unlock(&jit->lock);
+    if (last)
+        jit_destroy(jit);
+}
+
+void pm_jit_kernel_gone(pm_jit *jit)
+{
+    pthread_mutex_lock(&jit->lock);
+    jit->live_kernels--;
+    bool destroy = jit->freed && jit->live_kernels == 0;
+    pthread_mutex_unlock(&jit->lock);
+    if (destroy)
+        jit_destroy(jit);
+}
+
+/* ---- compile ---------------------------------------------------------------------- */
+
+/* The options of one compile, every "the jit's" and "from the host" resolved. */
+typedef struct compile_plan {
+    int vector_width, threads, opt_level;
+    unsigned dump_mask;
+} compile_plan;
+
+static pm_status plan_compile(const pm_jit *jit, const char *name, const pm_compile_options *o,
+                              compile_plan *plan, pm_error *err)
+{
+    pm_compile_options c = o ? *o : pm_compile_options_default();
+    int w = c.vector_width;
+    if (w < 0 || w > 64 || (w & (w - 1)) != 0)
+        return pm_rt_errorf(err, PM_ERR_ARGUMENT,
+                            "%s: vector_width = %d (0 = from the host, or a power of two up to 64)",
+                            name, w);
+    if (c.threads < 0)
+        return pm_rt_errorf(err, PM_ERR_ARGUMENT,
+                            "%s: threads = %d (0 = the jit's, or a count)", name, c.threads);
+    if (c.opt_level < -1 || c.opt_level > 3)
+        return pm_rt_errorf(err, PM_ERR_ARGUMENT,
+                            "%s: opt_level = %d (-1 = the jit's, or 0..3)", name, c.opt_level);
+    plan->vector_width = w ? w : pm_engine_vector_width(jit->engine);
+    plan->threads = c.threads ? c.threads : jit->threads;
+    plan->opt_level = c.opt_level >= 0 ? c.opt_level : jit->opt_level;
+    const char *spec = c.dump ? c.dump : jit->dump ? jit->dump : getenv("PM_DUMP");
+    plan->dump_mask = pm_dump_parse(spec);
+    return PM_OK;
+}
+
+static void dump_phase(const pm_kernel *k, int phase, unsigned mask)
+{
+    if ((mask & phase_bits[phase]) && k->text[phase])
+        fprintf(stderr, "=== %s: %s ===\n%s\n", k->sig->name, pm_phase_names[phase],
+                k->text[phase]);
+}
+
+/* LLVM's string into a malloc'd copy the kernel owns. */
+static char *take_llvm_string(char *s)
+{
+    char *copy = s ? strdup(s) : NULL;
+    LLVMDisposeMessage(s);
+    return copy;
+}
+
+/* The steps listed at the top of this file; k->sig is set. Called under jit->lock. */
+static pm_status compile_locked(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                                const compile_plan *plan, pm_kernel *k, pm_error *err)
+{
+    const char *name = k->sig->name;
+    LLVMTargetMachineRef tm = pm_engine_target_machine_new(jit->engine, plan->opt_level, err);
+    if (!tm)
+        return err ? err->status : PM_ERR_INTERNAL;
+    LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContext();
+
+    /* Codegen keeps every text phase (cheap next to LLVM's passes) so pm_kernel_dump
+     * always has them; printing is done here, in phase order, with the kernel's name. */
+    pm_codegen_options co = {
+        .vector_width = plan->vector_width,
+        .threads = plan->threads,
+        .dump_mask = PM_DUMP_GRAPH | PM_DUMP_DOMAINS | PM_DUMP_SCHEDULE | PM_DUMP_AST,
+        .dump_to = NULL,
+        .tm = tm,
+    };
+    pm_codegen_result r;
+    pm_status s = pm_codegen(p, estimates, &co, LLVMOrcThreadSafeContextGetContext(tsctx), &r,
+                             err);
+    k->text[PM_PHASE_GRAPH] = r.text_graph;
+    k->text[PM_PHASE_DOMAINS] = r.text_domains;
+    k->text[PM_PHASE_SCHEDULE] = r.text_schedule;
+    k->text[PM_PHASE_AST] = r.text_ast;
+    r.text_graph = r.text_domains = r.text_schedule = r.text_ast = NULL;
+    for (int ph = PM_PHASE_GRAPH; ph <= PM_PHASE_AST; ph++)
+        dump_phase(k, ph, plan->dump_mask);
+    if (s == PM_OK && !r.module)
+        s = pm_rt_errorf(err, PM_ERR_INTERNAL, "%s: codegen returned no module", name);
+
+    char unique[96];
+    pm_engine_unique_name(jit->engine, name, unique, sizeof unique);
+    if (s == PM_OK)
+        s = pm_engine_prepare_module(r.module, tm, r.entry_name, unique, err);
+    if (s == PM_OK)
+        s = pm_engine_optimize(r.module, tm, plan->opt_level, err);
+    if (s == PM_OK) {
+        k->text[PM_PHASE_LLVM] = take_llvm_string(LLVMPrintModuleToString(r.module));
+        dump_phase(k, PM_PHASE_LLVM, plan->dump_mask);
+        if (plan->dump_mask & PM_DUMP_ASM) {
+            pm_error asm_err = {0};
+            k->text[PM_PHASE_ASM] = pm_engine_emit_asm(r.module, tm, &asm_err);
+            if (!k->text[PM_PHASE_ASM]) /* a dump is a courtesy: say why, go on */
+                fprintf(stderr, "=== %s: asm unavailable: %s ===\n", name, asm_err.message);
+            dump_phase(k, PM_PHASE_ASM, plan->dump_mask);
+        }
+        k->pool = pm_scratch_pool_new(r.nslots);
+        if (!k->pool)
+            s = pm_rt_errorf(err, PM_ERR_NOMEM, "%s: out of memory", name);
+    }
+    if (s == PM_OK) {
+        LLVMModuleRef m = r.module;
+        r.module = NULL; /* taken by the engine, freed by it even on failure */
+        s = pm_engine_add_module(jit->engine, m, tsctx, &k->code, err);
+    }
+    void *address = NULL;
+    if (s == PM_OK)
+        s = pm_engine_lookup(jit->engine, unique, &address, err);
+    k->entry = (pm_kernel_entry)address;
+
+    pm_codegen_result_free(&r);
+    LLVMOrcDisposeThreadSafeContext(tsctx); /* an added module keeps its share */
+    LLVMDisposeTargetMachine(tm);
+    return s;
+}
+
+pm_kernel *pm_jit_compile(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                          const pm_compile_options *options, pm_error *error)
+{
+    pm_rt_error_clear(error);
+    if (!jit) {
+        pm_rt_errorf(error, PM_ERR_MISUSE, "pm_jit_compile: the jit is NULL");
+        return NULL;
+    }
+    if (!p) {
+        pm_rt_errorf(error, PM_ERR_MISUSE, "pm_jit_compile: the pipeline is NULL");
+        return NULL;
+    }
+    double t0 = now_ms();
+    compile_plan plan;
+    if (plan_compile(jit, p->name, options, &plan, error) != PM_OK)
+        return NULL;
+
+    pm_kernel *k = calloc(1, sizeof *k);
+    if (!k) {
+        pm_rt_errorf(error, PM_ERR_NOMEM, "%s: out of memory", p->name);
+        return NULL;
+    }
+    k->threads = plan.threads;
+
+    pthread_mutex_lock(&jit->lock);
+    pm_status s = PM_OK;
+    if (jit->freed) /* a compile racing pm_jit_free */
+        s = pm_rt_errorf(error, PM_ERR_MISUSE, "pm_jit_compile: the jit was freed");
+    if (s == PM_OK) {
+        k->sig = pm_signature_new(p);
+        if (!k->sig)
+            s = pm_rt_errorf(error, pm_ctx_status(p->ctx) != PM_OK ? pm_ctx_status(p->ctx)
+                                                                   : PM_ERR_NOMEM,
+                             "%s", pm_ctx_errmsg(p->ctx)[0] ? pm_ctx_errmsg(p->ctx)
+                                                            : "pm_jit_compile: out of memory");
+    }
+    if (s == PM_OK)
+        s = compile_locked(jit, p, estimates, &plan, k, error);
+    if (s == PM_OK) {
+        k->jit = jit;
+        jit->live_kernels++;
+    }
+    pthread_mutex_unlock(&jit->lock);
+
+    if (s != PM_OK) {
+        pm_kernel_release(k);
+        return NULL;
+    }
+    k->compile_ms = now_ms() - t0;
+    return k;
+}

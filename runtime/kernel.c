@@ -1,0 +1,121 @@
+/* kernel.c — running, inspecting and freeing a compiled kernel (see kernel.h).
+ *
+ * A run: check every argument against the signature (before any code runs), copy the
+ * buffer descriptions with their strides filled in (the entry never sees a 0 stride),
+ * check a scratch set out of the kernel's pool, call the entry, give the set back.
+ * Nothing is shared between runs but the pool's lock, so runs from several threads at
+ * once are safe.
+ */
+#include "runtime/kernel.h"
+
+#include "runtime/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Buffer descriptions up to this many are copied on the stack (no malloc per run). */
+enum { LOCAL_BUFFERS = 16 };
+
+static void fill_strides(pm_buffer *dst, const pm_buffer *src, int n)
+{
+    for (int i = 0; i < n; i++) {
+        dst[i] = src[i];
+        pm_buffer_strides(&src[i], dst[i].stride);
+    }
+}
+
+static pm_status run_failed(const pm_kernel *k, const pm_run_ctx *rt, int32_t code,
+                            pm_error *err)
+{
+    const char *name = k->sig->name;
+    if (rt->failed) {
+        if (rt->failed_slot < 0 || rt->failed_slot >= pm_scratch_pool_nslots(k->pool) ||
+            rt->failed_bytes < 0)
+            return pm_rt_errorf(err, PM_ERR_INTERNAL,
+                                "%s: the kernel asked for scratch slot %d (%lld bytes) but has "
+                                "%d slots",
+                                name, (int)rt->failed_slot, (long long)rt->failed_bytes,
+                                pm_scratch_pool_nslots(k->pool));
+        return pm_rt_errorf(err, PM_ERR_NOMEM,
+                            "%s: out of memory for an intermediate buffer (slot %d, %lld bytes)",
+                            name, (int)rt->failed_slot, (long long)rt->failed_bytes);
+    }
+    return pm_rt_errorf(err, PM_ERR_INTERNAL, "%s: the kernel returned %d", name, (int)code);
+}
+
+pm_status pm_kernel_run(pm_kernel *k, const pm_value *params, const pm_buffer *inputs,
+                        pm_buffer *outputs, pm_error *error)
+{
+    pm_rt_error_clear(error);
+    if (!k)
+        return pm_rt_errorf(error, PM_ERR_MISUSE, "pm_kernel_run: the kernel is NULL");
+    const pm_signature *sig = k->sig;
+    char msg[sizeof error->message];
+    pm_status s = pm_signature_check(sig, params, inputs, outputs, msg, sizeof msg);
+    if (s != PM_OK)
+        return pm_rt_errorf(error, s, "%s", msg);
+
+    pm_buffer local_in[LOCAL_BUFFERS], local_out[LOCAL_BUFFERS];
+    pm_buffer *in = local_in, *out = local_out;
+    if (sig->ninputs > LOCAL_BUFFERS)
+        in = malloc((size_t)sig->ninputs * sizeof *in);
+    if (sig->noutputs > LOCAL_BUFFERS)
+        out = malloc((size_t)sig->noutputs * sizeof *out);
+    pm_run_ctx rt = {.scratch = NULL, .threads = k->threads};
+    if (!in || !out)
+        s = pm_rt_errorf(error, PM_ERR_NOMEM, "%s: out of memory", sig->name);
+    if (s == PM_OK && !(rt.scratch = pm_scratch_pool_checkout(k->pool)))
+        s = pm_rt_errorf(error, PM_ERR_NOMEM, "%s: out of memory", sig->name);
+
+    if (s == PM_OK) {
+        fill_strides(in, inputs, sig->ninputs);
+        fill_strides(out, outputs, sig->noutputs);
+        int32_t code = k->entry(params, in, out, &rt);
+        if (code != 0)
+            s = run_failed(k, &rt, code, error);
+    }
+
+    pm_scratch_pool_return(k->pool, rt.scratch);
+    if (in != local_in)
+        free(in);
+    if (out != local_out)
+        free(out);
+    return s;
+}
+
+void pm_kernel_release(pm_kernel *k)
+{
+    if (!k)
+        return;
+    pm_engine_code_free(k->code);
+    pm_scratch_pool_free(k->pool);
+    pm_signature_free(k->sig);
+    for (int i = 0; i < PM_NPHASES; i++)
+        free(k->text[i]);
+    free(k);
+}
+
+void pm_kernel_free(pm_kernel *k)
+{
+    if (!k)
+        return;
+    pm_jit *jit = k->jit;
+    pm_kernel_release(k);
+    if (jit)
+        pm_jit_kernel_gone(jit);
+}
+
+const char *pm_kernel_dump(const pm_kernel *k, const char *phase)
+{
+    if (!k || !phase)
+        return NULL;
+    for (int i = 0; i < PM_NPHASES; i++)
+        if (strcmp(phase, pm_phase_names[i]) == 0)
+            return k->text[i];
+    return NULL;
+}
+
+double pm_kernel_compile_ms(const pm_kernel *k)
+{
+    return k ? k->compile_ms : 0.0;
+}
