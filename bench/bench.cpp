@@ -566,8 +566,12 @@ void bench_app(const Options &o, AppData &d, BenchReport *rep) {
     bool have_ref = false;
     std::string ref_name;
     if (o.quick && !o.halide_only) {
-        ChildReport r = run_in_child([&](ChildChannel &ch) { interpreter_child(ch, d, ref.bufs.data()); },
-                                     o.timeout_s);
+        ChildReport r = run_in_child(
+            [&](ChildChannel &ch) {
+                if (!o.verbose) quiet_child();
+                interpreter_child(ch, d, ref.bufs.data());
+            },
+            o.timeout_s);
         if (r.outcome == ChildReport::OK) {
             have_ref = true;
             ref_name = "interpreter";

@@ -117,7 +117,8 @@ bool report_write_svg(const BenchReport &r, const std::string &path) {
         }
     const int bar = 14, gap = 18, left = 60, top = 40, plot_h = 300;
     int gw = (int)variants.size() * bar + gap;
-    int width = left + std::max(1, (int)groups.size()) * gw + 20;
+    int width = std::max(left + std::max(1, (int)groups.size()) * gw + 20,
+                         left + (int)variants.size() * 150 + 20);
     int height = top + plot_h + 110;
     auto ypos = [&](double l2) { return top + plot_h * (hi - l2) / (hi - lo); };
 

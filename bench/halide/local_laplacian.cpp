@@ -31,12 +31,16 @@ static bool build_laplacian(const HalideAppArgs &args, HalideAppInstance *out, s
         return x >= (int)rlo && x <= (int)rhi && y >= (int)clo && y <= (int)chi;
     };
 
-    /* Grey, on [0,R+3]x[0,C+3]; the clamp keeps discarded select branches in the buffer. */
+    /* Grey, on [0,R+3]x[0,C+3]; the clamp keeps discarded select branches in the buffer.
+     * strict_float: the LUT index (int)(grey * 1792) is a step function of grey, so a
+     * one-ulp change from a fused multiply-add in some vectorized schedules flipped
+     * indices and moved outputs by ~50 LSB against the interpreter. */
     Func gray("img");
     {
         Expr cx = clamp(x, 0, (int)R + 3), cy = clamp(y, 0, (int)C + 3);
-        gray(y, x) = (0.299f * cast<float>(ic(cy, cx, 2)) + 0.587f * cast<float>(ic(cy, cx, 1)) +
-                      0.114f * cast<float>(ic(cy, cx, 0))) / 65535.0f;
+        gray(y, x) = strict_float((0.299f * cast<float>(ic(cy, cx, 2)) +
+                                   0.587f * cast<float>(ic(cy, cx, 1)) +
+                                   0.114f * cast<float>(ic(cy, cx, 0))) / 65535.0f);
     }
     std::vector<Func> sched_dx, sched_d, sched_ux, sched_u; /* for the hand schedule */
     /* pyrDown / pyrUp with implicit trailing arguments (_) so they serve 2-D and k-indexed
@@ -84,7 +88,7 @@ static bool build_laplacian(const HalideAppArgs &args, HalideAppInstance *out, s
     }
     gP[0] = Func("gP_0");
     {
-        Expr idx = clamp(cast<int>(gray(y, x) * 1792.0f), 0, 1792);
+        Expr idx = clamp(cast<int>(strict_float(gray(y, x) * 1792.0f)), 0, 1792);
         Expr kf = cast<float>(k) / 7.0f;
         gP[0](y, x, k) = beta * (gray(y, x) - kf) + kf + remap(idx - 256 * k);
     }
