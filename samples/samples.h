@@ -11,6 +11,10 @@
 
 #include "polymage.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct pm_sample_app {
     const char *name;          /* "harris", "unsharp_mask", ...                         */
     const char *title;         /* "Harris Corner"                                         */
@@ -40,5 +44,9 @@ extern const pm_sample_app pm_sample_bilateral_grid;
 extern const pm_sample_app pm_sample_pyramid_blend;
 extern const pm_sample_app pm_sample_interpolate;
 extern const pm_sample_app pm_sample_local_laplacian;
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
