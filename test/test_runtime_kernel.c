@@ -1,0 +1,515 @@
+/* test_runtime_kernel.c — the public JIT API (pm_jit_*, pm_kernel_*), end to end:
+ * options and their errors, compile errors, argument checks before any code runs,
+ * compiled results against the interpreter (a hand-written blur and the samples),
+ * thread counts, dumps, many compiles and frees (ASan), runs of one kernel from 4
+ * threads at once and compiles from 2 threads at once, pm_jit_free before its kernels.
+ */
+#include "check.h"
+#include "samples.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* blur(x, y) = (I(x-1, y) + I(x, y) + I(x+1, y)) / 3 over 1 <= x <= R-2, 0 <= y < C:
+ * output extents (R-2) x C, input R x C (f32). */
+static pm_pipeline *build_blur(pm_ctx *ctx)
+{
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+    pm_func *I = pm_image(ctx, "I", PM_F32, R, C);
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 1), pm_addi(R, -2), 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1);
+    pm_func *blur = pm_func_new(ctx, "blur", PM_F32, 2, pm_exprs(x, y), pm_intervals(rows, cols));
+    pm_func_define_expr(blur, pm_mulf(pm_add(pm_add(pm_call(I, pm_addi(x, -1), y), pm_call(I, x, y)),
+                                             pm_call(I, pm_addi(x, 1), y)),
+                                      1.0 / 3.0));
+    pm_pipeline *p = NULL;
+    pm_status s = pm_pipeline_new(ctx, "blur", 2, pm_exprs(R, C), 1, (pm_func *const[]){I}, 1,
+                                  (pm_func *const[]){blur}, &p);
+    if (!CHECK_STATUS(s, PM_OK))
+        fprintf(stderr, "  blur: %s\n", pm_ctx_errmsg(ctx));
+    return p;
+}
+
+typedef struct blur_case {
+    pm_value params[2];
+    pm_buffer in, want, got;
+} blur_case;
+
+static void blur_case_new(blur_case *c, pm_pipeline *p, int64_t rows, int64_t cols, unsigned seed)
+{
+    c->params[0] = PM_I(rows);
+    c->params[1] = PM_I(cols);
+    c->in = check_buffer_new(PM_F32, 2, (int64_t[]){rows, cols});
+    check_fill(&c->in, seed, false);
+    c->want = check_buffer_new(PM_F32, 2, (int64_t[]){rows - 2, cols});
+    c->got = check_buffer_new(PM_F32, 2, (int64_t[]){rows - 2, cols});
+    CHECK_STATUS(pm_interpret(p, c->params, &c->in, &c->want), PM_OK);
+}
+
+static void blur_case_free(blur_case *c)
+{
+    check_buffer_free(&c->in);
+    check_buffer_free(&c->want);
+    check_buffer_free(&c->got);
+}
+
+/* ---- options ------------------------------------------------------------------------- */
+
+static void test_options(void)
+{
+    pm_jit_options jo = pm_jit_options_default();
+    CHECK(jo.threads == 0 && jo.opt_level == 3 && jo.dump == NULL);
+    pm_compile_options co = pm_compile_options_default();
+    CHECK(co.vector_width == 0 && co.threads == 0 && co.opt_level == -1 && co.dump == NULL);
+
+    pm_error err;
+    jo.threads = -1;
+    CHECK(pm_jit_new(&jo, &err) == NULL);
+    CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "threads = -1");
+    jo = pm_jit_options_default();
+    jo.opt_level = 7;
+    CHECK(pm_jit_new(&jo, &err) == NULL);
+    CHECK_CONTAINS(err.message, "opt_level = 7");
+    CHECK(pm_jit_new(&jo, NULL) == NULL); /* no error struct: still just NULL */
+
+    pm_jit *jit = pm_jit_new(NULL, &err);
+    CHECK(jit != NULL);
+    CHECK_STATUS(err.status, PM_OK);
+    pm_jit_free(jit);
+    pm_jit_free(NULL);
+}
+
+/* ---- compile errors ----------------------------------------------------------------- */
+
+static void test_compile_errors(pm_jit *jit)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx);
+    pm_error err;
+
+    CHECK(pm_jit_compile(NULL, p, NULL, NULL, &err) == NULL);
+    CHECK_STATUS(err.status, PM_ERR_MISUSE);
+    CHECK_CONTAINS(err.message, "jit is NULL");
+    CHECK(pm_jit_compile(jit, NULL, NULL, NULL, &err) == NULL);
+    CHECK_STATUS(err.status, PM_ERR_MISUSE);
+    CHECK_CONTAINS(err.message, "pipeline is NULL");
+    CHECK(pm_jit_compile(jit, NULL, NULL, NULL, NULL) == NULL);
+
+    pm_compile_options co = pm_compile_options_default();
+    co.vector_width = 3;
+    CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+    CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "blur: vector_width = 3");
+    co = pm_compile_options_default();
+    co.threads = -2;
+    CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+    CHECK_CONTAINS(err.message, "blur: threads = -2");
+    co = pm_compile_options_default();
+    co.opt_level = 4;
+    CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+    CHECK_CONTAINS(err.message, "blur: opt_level = 4");
+
+    /* Kernel calls on NULL. */
+    CHECK_STATUS(pm_kernel_run(NULL, NULL, NULL, NULL, &err), PM_ERR_MISUSE);
+    CHECK_CONTAINS(err.message, "kernel is NULL");
+    CHECK(pm_kernel_dump(NULL, "llvm") == NULL);
+    CHECK(pm_kernel_compile_ms(NULL) == 0.0);
+    pm_kernel_free(NULL);
+    pm_ctx_free(ctx);
+}
+
+/* ---- runs: results and argument checks ---------------------------------------------- */
+
+static void test_blur(pm_jit *jit)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx);
+    pm_error err;
+    pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(64), PM_I(64)}, NULL, &err);
+    if (!CHECK(k != NULL)) {
+        fprintf(stderr, "  compile: %s\n", err.message);
+        pm_ctx_free(ctx);
+        return;
+    }
+    /* The kernel does not keep the pipeline: free the context first. */
+    pm_ctx_free(ctx);
+    ctx = pm_ctx_new();
+    p = build_blur(ctx);
+    CHECK(pm_kernel_compile_ms(k) > 0);
+
+    /* Sizes around vectors and tiles, 1-row outputs, and a size far from the estimate. */
+    static const int64_t sizes[][2] = {{3, 1}, {3, 17}, {5, 33}, {64, 64}, {130, 7}, {257, 300}};
+    for (int s = 0; s < 6; s++) {
+        blur_case c;
+        blur_case_new(&c, p, sizes[s][0], sizes[s][1], 7u + (unsigned)s);
+        CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &c.got, &err), PM_OK);
+        double d = check_buffer_maxdiff(&c.want, &c.got);
+        if (!CHECK(d <= 1e-6))
+            fprintf(stderr, "  blur %lldx%lld: max diff %g (%s)\n", (long long)sizes[s][0],
+                    (long long)sizes[s][1], d, err.message);
+        blur_case_free(&c);
+    }
+
+    /* A strided view: the output is the left half of a wider buffer; the right half
+     * must stay untouched. */
+    {
+        blur_case c;
+        blur_case_new(&c, p, 20, 10, 3u);
+        pm_buffer wide = check_buffer_new(PM_F32, 2, (int64_t[]){18, 20});
+        for (int i = 0; i < 18 * 20; i++)
+            ((float *)wide.data)[i] = -1.0f;
+        pm_buffer view = pm_buffer_dense(wide.data, PM_F32, 2, (int64_t[]){18, 10});
+        view.stride[0] = 20;
+        view.stride[1] = 1;
+        CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &view, &err), PM_OK);
+        bool ok = true;
+        for (int x = 0; x < 18; x++)
+            for (int y = 0; y < 20; y++) {
+                float got = ((float *)wide.data)[x * 20 + y];
+                float want = y < 10 ? ((float *)c.want.data)[x * 10 + y] : -1.0f;
+                ok = ok && fabsf(got - want) <= 1e-6f;
+            }
+        CHECK(ok);
+        check_buffer_free(&wide);
+        blur_case_free(&c);
+    }
+
+    /* Argument errors: reported before any code runs, naming the buffer or parameter. */
+    {
+        blur_case c;
+        blur_case_new(&c, p, 10, 12, 5u);
+        for (int i = 0; i < 8 * 12; i++)
+            ((float *)c.got.data)[i] = 42.0f;
+        pm_buffer bad_ext = c.got;
+        bad_ext.extent[0] = 9;
+        CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &bad_ext, &err), PM_ERR_ARGUMENT);
+        CHECK_CONTAINS(err.message, "blur");
+        pm_buffer bad_type = c.in;
+        bad_type.type = PM_U8;
+        CHECK_STATUS(pm_kernel_run(k, c.params, &bad_type, &c.got, &err), PM_ERR_ARGUMENT);
+        CHECK_CONTAINS(err.message, "I");
+        pm_buffer bad_dims = c.in;
+        bad_dims.ndims = 3;
+        CHECK_STATUS(pm_kernel_run(k, c.params, &bad_dims, &c.got, &err), PM_ERR_ARGUMENT);
+        pm_buffer null_data = c.in;
+        null_data.data = NULL;
+        CHECK_STATUS(pm_kernel_run(k, c.params, &null_data, &c.got, &err), PM_ERR_ARGUMENT);
+        CHECK_STATUS(pm_kernel_run(k, NULL, &c.in, &c.got, &err), PM_ERR_ARGUMENT);
+        CHECK_STATUS(pm_kernel_run(k, c.params, NULL, &c.got, &err), PM_ERR_ARGUMENT);
+        CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, NULL, &err), PM_ERR_ARGUMENT);
+        /* Input bigger than the parameters say is rejected too (extents must match). */
+        pm_value wrong[2] = {PM_I(11), PM_I(12)};
+        CHECK_STATUS(pm_kernel_run(k, wrong, &c.in, &c.got, &err), PM_ERR_ARGUMENT);
+        /* Output overlapping the input. */
+        pm_buffer alias = pm_buffer_dense(c.in.data, PM_F32, 2, (int64_t[]){8, 12});
+        CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &alias, &err), PM_ERR_ARGUMENT);
+        /* No error struct: the status alone. */
+        CHECK_STATUS(pm_kernel_run(k, NULL, &c.in, &c.got, NULL), PM_ERR_ARGUMENT);
+        bool untouched = true;
+        for (int i = 0; i < 8 * 12; i++)
+            untouched = untouched && ((float *)c.got.data)[i] == 42.0f;
+        CHECK(untouched);
+        /* And the kernel still works afterwards. */
+        CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &c.got, &err), PM_OK);
+        CHECK(check_buffer_maxdiff(&c.want, &c.got) <= 1e-6);
+        blur_case_free(&c);
+    }
+    pm_kernel_free(k);
+    pm_ctx_free(ctx);
+}
+
+/* ---- threads and vector widths ----------------------------------------------------- */
+
+static void test_thread_counts(pm_jit *jit)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx);
+    blur_case c;
+    blur_case_new(&c, p, 101, 77, 11u);
+    static const int threads[] = {1, 2, 3, 8};
+    static const int widths[] = {0, 1, 4, 16};
+    for (int t = 0; t < 4; t++) {
+        pm_compile_options co = pm_compile_options_default();
+        co.threads = threads[t];
+        co.vector_width = widths[t];
+        co.opt_level = t % 4;
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, NULL, &co, &err);
+        if (!CHECK(k != NULL)) {
+            fprintf(stderr, "  threads %d: %s\n", threads[t], err.message);
+            continue;
+        }
+        memset(c.got.data, 0, 99 * 77 * sizeof(float));
+        CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &c.got, &err), PM_OK);
+        CHECK(check_buffer_maxdiff(&c.want, &c.got) <= 1e-6);
+        pm_kernel_free(k);
+    }
+    blur_case_free(&c);
+    pm_ctx_free(ctx);
+}
+
+/* ---- dumps -------------------------------------------------------------------------- */
+
+static void test_dumps(pm_jit *jit)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx);
+    pm_error err;
+    pm_compile_options co = pm_compile_options_default();
+    co.dump = ""; /* print nothing, whatever PM_DUMP says */
+    pm_kernel *k = pm_jit_compile(jit, p, NULL, &co, &err);
+    if (CHECK(k != NULL)) {
+        CHECK_CONTAINS(pm_kernel_dump(k, "graph"), "blur");
+        CHECK(pm_kernel_dump(k, "domains") != NULL);
+        CHECK(pm_kernel_dump(k, "schedule") != NULL);
+        CHECK(pm_kernel_dump(k, "ast") != NULL);
+        CHECK_CONTAINS(pm_kernel_dump(k, "llvm"), "define");
+        CHECK_CONTAINS(pm_kernel_dump(k, "llvm"), "blur_k"); /* the unique entry name */
+        CHECK(pm_kernel_dump(k, "asm") == NULL);             /* not asked for */
+        CHECK(pm_kernel_dump(k, "nonsense") == NULL);
+        CHECK(pm_kernel_dump(k, NULL) == NULL);
+        pm_kernel_free(k);
+    }
+    /* Asking for asm keeps it (and prints it: stderr of this test). */
+    co.dump = "asm";
+    k = pm_jit_compile(jit, p, NULL, &co, &err);
+    if (CHECK(k != NULL)) {
+        CHECK_CONTAINS(pm_kernel_dump(k, "asm"), "blur_k");
+        CHECK_CONTAINS(pm_kernel_dump(k, "asm"), "ret");
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+}
+
+/* ---- the samples -------------------------------------------------------------------- */
+
+/* Apps that exercise the runtime's paths (scratch slots, reductions, several inputs and
+ * outputs); test_codegen_run compares every app at many sizes and widths. */
+static const char *const runtime_apps[] = {"unsharp_mask", "harris", "bilateral_grid",
+                                           "camera_pipe", "pyramid_blend", "interpolate"};
+
+static void test_samples(pm_jit *jit)
+{
+    int n = (int)(sizeof runtime_apps / sizeof runtime_apps[0]);
+    for (int a = 0; a < n; a++) {
+        const pm_sample_app *app = pm_sample_find(runtime_apps[a]);
+        if (!CHECK(app != NULL))
+            continue;
+        pm_ctx *ctx = pm_ctx_new();
+        pm_pipeline *p = app->build(ctx);
+        if (!CHECK(p != NULL)) {
+            pm_ctx_free(ctx);
+            continue;
+        }
+        pm_value params[32];
+        app->params(23, 41, params);
+
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, params, NULL, &err);
+        if (!CHECK(k != NULL)) {
+            fprintf(stderr, "  %s: %s\n", app->name, err.message);
+            pm_ctx_free(ctx);
+            continue;
+        }
+        int nin = pm_pipeline_ninputs(p), nout = pm_pipeline_noutputs(p);
+        pm_buffer in[8], want[8], got[8];
+        for (int i = 0; i < nin; i++) {
+            int nd;
+            int64_t ext[PM_MAX_DIMS];
+            pm_pipeline_buffer_shape(p, 0, i, params, &nd, ext);
+            in[i] = check_buffer_new(pm_func_type(pm_pipeline_input(p, i)), nd, ext);
+            if (app->fill_input)
+                app->fill_input(i, &in[i], params);
+            else
+                check_fill(&in[i], 5u + (unsigned)i, false);
+        }
+        for (int i = 0; i < nout; i++) {
+            int nd;
+            int64_t ext[PM_MAX_DIMS];
+            pm_pipeline_buffer_shape(p, 1, i, params, &nd, ext);
+            pm_type t = pm_func_type(pm_pipeline_output(p, i));
+            want[i] = check_buffer_new(t, nd, ext);
+            got[i] = check_buffer_new(t, nd, ext);
+        }
+        CHECK_STATUS(pm_interpret(p, params, in, want), PM_OK);
+        /* Twice: the second run reuses the scratch set of the first. */
+        for (int r = 0; r < 2; r++) {
+            CHECK_STATUS(pm_kernel_run(k, params, in, got, &err), PM_OK);
+            for (int i = 0; i < nout; i++) {
+                double d = check_buffer_maxdiff(&want[i], &got[i]);
+                if (!CHECK(d <= app->tolerance))
+                    fprintf(stderr, "  %s output %d: max diff %g\n", app->name, i, d);
+            }
+        }
+        for (int i = 0; i < nin; i++)
+            check_buffer_free(&in[i]);
+        for (int i = 0; i < nout; i++) {
+            check_buffer_free(&want[i]);
+            check_buffer_free(&got[i]);
+        }
+        pm_kernel_free(k);
+        pm_ctx_free(ctx);
+    }
+}
+
+/* ---- many compiles, frees, and the jit freed before its kernels ----------------------- */
+
+static void test_lifetimes(void)
+{
+    pm_error err;
+    pm_jit *jit = pm_jit_new(NULL, &err);
+    if (!CHECK(jit != NULL))
+        return;
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx);
+    blur_case c;
+    blur_case_new(&c, p, 9, 9, 1u);
+    int ok = 0;
+    for (int i = 0; i < 30; i++) {
+        pm_compile_options co = pm_compile_options_default();
+        co.opt_level = i % 2 ? 1 : 0; /* fast to compile */
+        pm_kernel *k = pm_jit_compile(jit, p, NULL, &co, &err);
+        if (k && pm_kernel_run(k, c.params, &c.in, &c.got, &err) == PM_OK &&
+            check_buffer_maxdiff(&c.want, &c.got) <= 1e-6)
+            ok++;
+        pm_kernel_free(k);
+    }
+    CHECK(ok == 30);
+
+    /* Two kernels alive, the jit freed first: they still run; the last free releases. */
+    pm_kernel *k1 = pm_jit_compile(jit, p, NULL, NULL, &err);
+    pm_kernel *k2 = pm_jit_compile(jit, p, NULL, NULL, &err);
+    CHECK(k1 && k2);
+    pm_jit_free(jit);
+    if (k1)
+        CHECK_STATUS(pm_kernel_run(k1, c.params, &c.in, &c.got, &err), PM_OK);
+    pm_kernel_free(k1);
+    if (k2)
+        CHECK_STATUS(pm_kernel_run(k2, c.params, &c.in, &c.got, &err), PM_OK);
+    CHECK(check_buffer_maxdiff(&c.want, &c.got) <= 1e-6);
+    pm_kernel_free(k2);
+    blur_case_free(&c);
+    pm_ctx_free(ctx);
+}
+
+/* ---- concurrency ------------------------------------------------------------------- */
+
+enum { NRUNNERS = 4, RUNS = 20 };
+
+typedef struct runner {
+    pm_kernel *k;
+    pm_pipeline *p; /* read-only here: only pm_interpret in the main thread uses ctx */
+    blur_case c;
+    int failures;
+} runner;
+
+static void *runner_main(void *arg)
+{
+    runner *r = arg;
+    for (int i = 0; i < RUNS; i++) {
+        memset(r->c.got.data, 0, (size_t)check_buffer_count(&r->c.got) * sizeof(float));
+        pm_error err;
+        if (pm_kernel_run(r->k, r->c.params, &r->c.in, &r->c.got, &err) != PM_OK ||
+            check_buffer_maxdiff(&r->c.want, &r->c.got) > 1e-6)
+            r->failures++;
+    }
+    return NULL;
+}
+
+typedef struct compiler {
+    pm_jit *jit;
+    int failures;
+} compiler;
+
+/* Each compiling thread has its own context and pipeline (a context is one thread's). */
+static void *compiler_main(void *arg)
+{
+    compiler *cm = arg;
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx);
+    blur_case c;
+    blur_case_new(&c, p, 31, 45, 2u);
+    for (int i = 0; i < 4; i++) {
+        pm_error err;
+        pm_compile_options co = pm_compile_options_default();
+        co.opt_level = 1;
+        pm_kernel *k = pm_jit_compile(cm->jit, p, NULL, &co, &err);
+        if (!k || pm_kernel_run(k, c.params, &c.in, &c.got, &err) != PM_OK ||
+            check_buffer_maxdiff(&c.want, &c.got) > 1e-6)
+            cm->failures++;
+        pm_kernel_free(k);
+    }
+    blur_case_free(&c);
+    pm_ctx_free(ctx);
+    return NULL;
+}
+
+static void test_concurrency(pm_jit *jit)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx);
+    pm_error err;
+    pm_compile_options co = pm_compile_options_default();
+    co.threads = 2;
+    pm_kernel *k = pm_jit_compile(jit, p, NULL, &co, &err);
+    if (!CHECK(k != NULL)) {
+        pm_ctx_free(ctx);
+        return;
+    }
+    runner runners[NRUNNERS];
+    pthread_t tids[NRUNNERS];
+    for (int i = 0; i < NRUNNERS; i++) {
+        runners[i] = (runner){.k = k, .p = p};
+        blur_case_new(&runners[i].c, p, 40 + 13 * i, 50 + 7 * i, 100u + (unsigned)i);
+    }
+    for (int i = 0; i < NRUNNERS; i++)
+        CHECK(pthread_create(&tids[i], NULL, runner_main, &runners[i]) == 0);
+    for (int i = 0; i < NRUNNERS; i++) {
+        pthread_join(tids[i], NULL);
+        CHECK(runners[i].failures == 0);
+        blur_case_free(&runners[i].c);
+    }
+    pm_kernel_free(k);
+    pm_ctx_free(ctx);
+
+    compiler compilers[2] = {{.jit = jit}, {.jit = jit}};
+    pthread_t ctids[2];
+    for (int i = 0; i < 2; i++)
+        CHECK(pthread_create(&ctids[i], NULL, compiler_main, &compilers[i]) == 0);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(ctids[i], NULL);
+        CHECK(compilers[i].failures == 0);
+    }
+}
+
+int main(void)
+{
+    test_options();
+    pm_error err;
+    pm_jit *jit = pm_jit_new(NULL, &err);
+    if (!CHECK(jit != NULL)) {
+        fprintf(stderr, "pm_jit_new: %s\n", err.message);
+        return check_finish("test_runtime_kernel");
+    }
+    fprintf(stderr, "-- test_compile_errors\n");
+    test_compile_errors(jit);
+    fprintf(stderr, "-- test_blur\n");
+    test_blur(jit);
+    fprintf(stderr, "-- test_thread_counts\n");
+    test_thread_counts(jit);
+    fprintf(stderr, "-- test_dumps\n");
+    test_dumps(jit);
+    fprintf(stderr, "-- test_samples\n");
+    test_samples(jit);
+    fprintf(stderr, "-- test_concurrency\n");
+    test_concurrency(jit);
+    pm_jit_free(jit);
+    fprintf(stderr, "-- test_lifetimes\n");
+    test_lifetimes();
+    return check_finish("test_runtime_kernel");
+}
