@@ -42,12 +42,20 @@ static pm_split choose_split(const pm_llvm *g, __isl_keep isl_ast_node *loop)
 
 typedef struct packed {
     int n;
-    LLVMValueRef *slot[512]; /* where each env value lives in pm_llvm.env */
+    LLVMValueRef **slot; /* where each env value lives in pm_llvm.env (malloc'd)        */
 } packed;
 
-static void collect(pm_llvm *g, packed *pk)
+/* Fills pk with every env value; false when out of memory. */
+static bool collect(pm_llvm *g, packed *pk)
 {
     pm_llvm_env *e = &g->env;
+    int max = g->poly->pipeline->nparams + 2 + e->niters;
+    for (int s = 0; s < g->poly->nstorage; s++)
+        max += 1 + 3 * g->poly->storage[s].ndims;
+    pk->n = 0;
+    pk->slot = malloc((size_t)max * sizeof *pk->slot);
+    if (!pk->slot)
+        return false;
     int np = g->poly->pipeline->nparams;
     for (int i = 0; i < np; i++)
         pk->slot[pk->n++] = &e->param_raw[i];
@@ -64,6 +72,7 @@ static void collect(pm_llvm *g, packed *pk)
     pk->slot[pk->n++] = &e->threads;
     for (int i = 0; i < e->niters; i++)
         pk->slot[pk->n++] = &e->iter[i];
+    return true;
 }
 
 static LLVMValueRef to_i64(pm_llvm *g, LLVMValueRef v)
@@ -152,9 +161,13 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node)
         isl_id_free(l);
     }
     packed pk = {0};
-    collect(g, &pk);
-    ok = ok && pk.n + 2 <= 512;
-    if (!ok) {
+    ok = ok && collect(g, &pk);
+    LLVMTypeRef *types = ok ? malloc((size_t)pk.n * sizeof *types) : NULL;
+    LLVMValueRef *saved = ok ? malloc((size_t)pk.n * sizeof *saved) : NULL;
+    if (!ok || !types || !saved) {
+        free(pk.slot);
+        free(types);
+        free(saved);
         isl_ast_expr_free(lhs);
         isl_ast_expr_free(rhs);
         isl_ast_expr_free(cond);
@@ -179,7 +192,6 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node)
 
     /* pack */
     LLVMValueRef data = entry_alloca(g, pk.n + 2);
-    LLVMTypeRef types[512];
     for (int i = 0; i < pk.n; i++) {
         types[i] = LLVMTypeOf(*pk.slot[i]);
         LLVMBuildStore(B, to_i64(g, *pk.slot[i]), slot_ptr(g, data, i));
@@ -196,7 +208,6 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node)
     pm_llvm_set_fn_attrs(g, fn);
     LLVMValueRef saved_fn = g->fn;
     LLVMBasicBlockRef saved_bb = LLVMGetInsertBlock(B);
-    LLVMValueRef saved[512];
     for (int i = 0; i < pk.n; i++)
         saved[i] = *pk.slot[i];
 
@@ -237,6 +248,9 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node)
     LLVMValueRef args[4] = {fn, data, g->env.threads, LLVMConstInt(g->t_i32, 0, 0)};
     LLVMBuildCall2(B, gty, pm_llvm_declare(g, "GOMP_parallel", gty), args, 4, "");
 
+    free(pk.slot);
+    free(types);
+    free(saved);
     isl_ast_expr_free(lhs);
     isl_ast_expr_free(rhs);
     isl_ast_expr_free(cond);
