@@ -11,6 +11,8 @@
  */
 #include "codegen/llvm_ir.h"
 
+#include "codegen/ast.h"
+
 #include <isl/id.h>
 #include <isl/val.h>
 #include <stdio.h>
@@ -36,6 +38,48 @@ static pm_split choose_split(const pm_llvm *g, __isl_keep isl_ast_node *loop)
     (void)g;
     (void)loop;
     return PM_SPLIT_STATIC;
+}
+
+/* ---- is this loop really the marked dimension? ----------------------------------------- */
+
+/* The mark sits above band dimension k = parallel_dim of the statements, but when isl
+ * resolves that dimension to a single value (a boundary row, a size-1 extent) the loop
+ * right below the mark belongs to a deeper dimension, which may carry a dependence.
+ * So: every statement below must take this loop's iterator as its coordinate k. */
+typedef struct iter_check {
+    pm_llvm *g;
+    isl_id *id;
+    bool ok;
+} iter_check;
+
+static isl_bool check_user(__isl_keep isl_ast_node *node, void *user)
+{
+    iter_check *c = user;
+    if (isl_ast_node_get_type(node) != isl_ast_node_user)
+        return isl_bool_true;
+    isl_ast_expr *call = isl_ast_node_user_get_expr(node);
+    const pm_poly_stmt *s = pm_ast_stmt(c->g->poly, call);
+    bool ok = s && s->parallel_dim >= 0 && s->parallel_dim < s->ndims;
+    if (ok) {
+        isl_ast_expr *a = isl_ast_expr_op_get_arg(call, s->parallel_dim + 1);
+        isl_id *x = isl_ast_expr_get_type(a) == isl_ast_expr_id ? isl_ast_expr_id_get_id(a) : NULL;
+        ok = x == c->id;
+        isl_id_free(x);
+        isl_ast_expr_free(a);
+    }
+    isl_ast_expr_free(call);
+    if (!ok)
+        c->ok = false;
+    return isl_bool_true;
+}
+
+static bool loop_is_marked_dim(pm_llvm *g, __isl_keep isl_ast_node *loop, __isl_keep isl_id *id)
+{
+    iter_check c = {g, id, true};
+    isl_ast_node *body = isl_ast_node_for_get_body(loop);
+    isl_ast_node_foreach_descendant_top_down(body, check_user, &c);
+    isl_ast_node_free(body);
+    return c.ok;
 }
 
 /* ---- the env as a block of i64 --------------------------------------------------------- */
@@ -160,6 +204,7 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node)
         ok = l == id;
         isl_id_free(l);
     }
+    ok = ok && loop_is_marked_dim(g, node, id);
     packed pk = {0};
     ok = ok && collect(g, &pk);
     LLVMTypeRef *types = ok ? malloc((size_t)pk.n * sizeof *types) : NULL;

@@ -311,6 +311,12 @@ static bool dim_free(__isl_keep isl_set *deltas, int k)
     return empty == isl_bool_true;
 }
 
+static bool small_constant_extent(const pm_interval *iv)
+{
+    return iv->lb->kind == PM_EXPR_INT && iv->ub->kind == PM_EXPR_INT &&
+           (iv->ub->ival - iv->lb->ival) / iv->step + 1 <= 4;
+}
+
 static void stmt_dependences(const pm_poly *poly, pm_poly_stmt *s)
 {
     s->parallel_dim = -1;
@@ -325,6 +331,13 @@ static void stmt_dependences(const pm_poly *poly, pm_poly_stmt *s)
                 s->parallel_dim = k;
                 break;
             }
+        /* A few fixed iterations (colour channels) split badly over threads: when the
+         * next dimension is free too, run that one in parallel instead. */
+        int k = s->parallel_dim;
+        pm_func *f = poly->stages[s->stage].func;
+        if (k >= 0 && k + 1 < s->ndims && small_constant_extent(f->intervals[k]) &&
+            dim_free(deltas, k + 1))
+            s->parallel_dim = k + 1;
         s->vectorizable = dim_free(deltas, s->ndims - 1);
     }
     isl_set_free(deltas);

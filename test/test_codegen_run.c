@@ -406,6 +406,31 @@ static void test_time_iterated(void)
     pm_ctx_free(ctx);
 }
 
+/* A scan along the innermost dimension: rows are parallel, columns are not, and not
+ * vectorized; with one row isl drops the row loop, and the column loop below the
+ * parallel mark must still run in order. */
+static void test_scan(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+    pm_func *I = pm_image(ctx, "I", PM_I32, R, C);
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1);
+    pm_func *f = pm_func_new(ctx, "scan", PM_I32, 2, (pm_expr *const[]){x, y}, pm_intervals(rows, cols));
+    pm_define(f, pm_case_new(pm_eq(y, pm_int(ctx, 0)), pm_call(I, x, y)),
+              pm_case_new(pm_gt(y, pm_int(ctx, 0)), pm_add(pm_call(f, x, pm_addi(y, -1)), pm_call(I, x, y))));
+    pm_pipeline *p = finish(ctx, "scan", 2, pm_exprs(R, C), 1, (pm_func *const[]){I}, 1,
+                            (pm_func *const[]){f});
+    static const int64_t sizes[][2] = {{1, 1}, {1, 5000}, {3, 77}, {64, 300}};
+    for (int s = 0; p && s < 4; s++) {
+        pm_value params[2] = {PM_I(sizes[s][0]), PM_I(sizes[s][1])};
+        CHECK_SAME(p, params, 1, 1, 0);
+        CHECK_SAME(p, params, 16, 2, 0);
+    }
+    pm_ctx_free(ctx);
+}
+
 /* One kernel run from 4 threads at once, each with its own buffers. */
 typedef struct concurrent_job {
     kernel *k;
@@ -472,7 +497,7 @@ int main(void)
     /* PM_TEST_ONLY=name runs one group (for debugging) */
     static const struct { const char *name; void (*fn)(void); } groups[] = {
         {"integers", test_integers}, {"cases", test_cases}, {"sampling", test_sampling},
-        {"reductions", test_reductions}, {"time", test_time_iterated},
+        {"reductions", test_reductions}, {"time", test_time_iterated}, {"scan", test_scan},
         {"concurrent", test_concurrent}, {"samples", test_samples}};
     const char *only = getenv("PM_TEST_ONLY");
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
