@@ -36,6 +36,19 @@ static __isl_give isl_space *stmt_space(const pm_poly *poly, const char *name, i
     return isl_space_set_tuple_name(s, isl_dim_set, name);
 }
 
+/* Names the set dimensions after the variables, for readable dumps. */
+static __isl_give isl_space *name_dims(__isl_take isl_space *sp, pm_expr **vars, int n)
+{
+    for (int d = 0; d < n; d++) {
+        bool dup = false;
+        for (int e = 0; e < d; e++)
+            dup = dup || strcmp(vars[e]->name, vars[d]->name) == 0;
+        if (!dup)
+            sp = isl_space_set_dim_name(sp, isl_dim_set, d, vars[d]->name);
+    }
+    return sp;
+}
+
 static void var_ids(pm_expr **vars, int n, int *ids)
 {
     for (int d = 0; d < n; d++)
@@ -56,6 +69,8 @@ static pm_status storage_init(pm_poly *poly, pm_poly_storage *st, pm_func *f, pm
     pm_affine_env env = {poly->pipeline, ps, 0, NULL};
     isl_ctx *ctx = poly->ctx;
     isl_space *fs = stmt_space(poly, f->name, f->ndims);
+    if (f->kind != PM_FUNC_IMAGE)
+        fs = name_dims(fs, f->vars, f->ndims);
     isl_set *box = isl_set_universe(isl_space_copy(fs));
     for (int d = 0; d < f->ndims; d++) {
         isl_pw_aff *lb, *ub;
@@ -156,7 +171,7 @@ static __isl_give isl_set *red_domain(pm_poly *poly, pm_func *f, const char *nam
                                       pm_error *err)
 {
     int n = f->nrdims;
-    isl_space *sp = stmt_space(poly, name, n);
+    isl_space *sp = name_dims(stmt_space(poly, name, n), f->rvars, n);
     int ids[PM_MAX_DIMS];
     var_ids(f->rvars, n, ids);
     pm_affine_env env = {poly->pipeline, sp, n, ids};

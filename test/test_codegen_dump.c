@@ -100,6 +100,10 @@ static void test_unsharp(void)
         CHECK_CONTAINS(ir, "pm_rt_buffer");
         CHECK_CONTAINS(ir, "\"prefer-vector-width\"=\"512\"");
         CHECK_CONTAINS(ir, "define i32 @pm_entry(");
+        /* every read of unsharp mask is affine and unit-stride: no gathers */
+        CHECK(strstr(ir, "masked.gather") == NULL);
+        CHECK_CONTAINS(ir, "load <16 x float>");
+        CHECK_CONTAINS(ir, "store <16 x float>");
     }
     free(ir);
     /* without vectors: no vector types at all */
