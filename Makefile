@@ -12,6 +12,7 @@ BENCH_BUILD ?= build-bench
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 APP        ?= harris
 OUT        ?= out
+RUN_ARGS   ?=
 BENCH_ARGS ?=
 
 .PHONY: all deps build run test test-asan bench bench-quick clean
@@ -29,7 +30,7 @@ build: deps $(BUILD)/CMakeCache.txt
 
 run: build
 	@mkdir -p $(OUT)
-	$(BUILD)/run_sample $(APP) --out $(OUT)
+	$(BUILD)/run_sample $(APP) --out $(OUT) --check $(RUN_ARGS)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)

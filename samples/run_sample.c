@@ -1,12 +1,14 @@
 /* run_sample.c — runs a sample app on the generated default photo and writes PNGs.
  *
- *   run_sample [app] [--rows N --cols N] [--out DIR] [--interp] [--print]
+ *   run_sample [app] [--rows N --cols N] [--out DIR] [--threads N] [--interp] [--check]
+ *              [--print]
  *
  * Builds the app (default harris), makes its inputs at the app's quick size (or the
- * given one), runs it, prints the time and writes DIR/<app>_input.png and
- * DIR/<app>_output.png (Harris also writes <app>_response.png). --print lists the
- * pipeline first. The engine is chosen in run_engine(): today only the reference
- * interpreter (--interp); the JIT joins there as another engine. */
+ * given one), JIT-compiles it (or, with --interp, runs the reference interpreter),
+ * prints the compile time and the run time, and writes DIR/<app>_input.png and
+ * DIR/<app>_output.png (Harris also writes <app>_response.png). --check also runs the
+ * interpreter and reports the largest difference from the compiled output. --print lists
+ * the pipeline first. The engine is chosen in run_engine(). */
 #include "samples.h"
 #include "image_io.h"
 
@@ -17,19 +19,21 @@
 #include <string.h>
 #include <time.h>
 
-typedef enum engine { ENGINE_INTERP } engine;
+typedef enum engine { ENGINE_JIT, ENGINE_INTERP } engine;
 
 typedef struct options {
     const char *app;
     int64_t rows, cols; /* 0 = the app's quick size */
     const char *out_dir;
     engine engine;
-    bool print;
+    int threads;       /* 0 = all cores */
+    bool check, print;
 } options;
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: run_sample [app] [--rows N --cols N] [--out DIR] [--interp] [--print]\n"
+    fprintf(to, "usage: run_sample [app] [--rows N --cols N] [--out DIR] [--threads N] [--interp] "
+                "[--check] [--print]\n"
                 "apps:");
     int n;
     const pm_sample_app *apps = pm_sample_apps(&n);
@@ -41,7 +45,7 @@ static void usage(FILE *to)
 /* 0 on success, 2 (with a message) on a bad command line. */
 static int parse_options(int argc, char **argv, options *o)
 {
-    *o = (options){.app = "harris", .out_dir = ".", .engine = ENGINE_INTERP};
+    *o = (options){.app = "harris", .out_dir = ".", .engine = ENGINE_JIT};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
@@ -55,8 +59,18 @@ static int parse_options(int argc, char **argv, options *o)
             *(strcmp(a, "--rows") == 0 ? &o->rows : &o->cols) = v;
         } else if (strcmp(a, "--out") == 0 && has_value) {
             o->out_dir = argv[++i];
+        } else if (strcmp(a, "--threads") == 0 && has_value) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 0 || v > 1024) {
+                fprintf(stderr, "run_sample: --threads needs a count, got %s\n", argv[i]);
+                return 2;
+            }
+            o->threads = (int)v;
         } else if (strcmp(a, "--interp") == 0) {
             o->engine = ENGINE_INTERP;
+        } else if (strcmp(a, "--check") == 0) {
+            o->check = true;
         } else if (strcmp(a, "--print") == 0) {
             o->print = true;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -113,6 +127,31 @@ static double element(const pm_buffer *b, int64_t i)
     case PM_F64: return ((const double *)b->data)[i];
     default: return 0;
     }
+}
+
+static int64_t buffer_count(const pm_buffer *b)
+{
+    int64_t n = 1;
+    for (int d = 0; d < b->ndims; d++)
+        n *= b->extent[d];
+    return n;
+}
+
+static size_t buffer_bytes(const pm_buffer *b)
+{
+    return (size_t)buffer_count(b) * pm_type_size(b->type);
+}
+
+/* Largest absolute difference of two dense buffers of one shape (NaN = NaN). */
+static double buffer_maxdiff(const pm_buffer *a, const pm_buffer *b)
+{
+    double worst = 0;
+    for (int64_t i = 0, n = buffer_count(a); i < n; i++) {
+        double x = element(a, i), y = element(b, i);
+        double d = isnan(x) || isnan(y) ? (isnan(x) && isnan(y) ? 0 : INFINITY) : fabs(x - y);
+        worst = d > worst ? d : worst;
+    }
+    return worst;
 }
 
 /* ---- pictures ---------------------------------------------------------------------------- */
@@ -241,18 +280,99 @@ static int write_harris(const char *dir, const char *name, const pm_buffer *in,
 
 /* ---- running ------------------------------------------------------------------------------- */
 
-static pm_status run_engine(const options *o, pm_pipeline *p, const pm_value *params,
-                            pm_buffer *inputs, pm_buffer *outputs, pm_ctx *ctx, const char **msg)
+/* Times of one engine's work, for the report. */
+typedef struct timing {
+    double compile_ms;  /* JIT only                                   */
+    double first_ms;    /* the first run (JIT: includes first-touch)  */
+    double best_ms;     /* best of the timed runs                     */
+    int runs;
+} timing;
+
+static int compare_doubles(const void *a, const void *b)
 {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Runs the pipeline with the chosen engine. The JIT compiles for these very sizes, runs
+ * once, then five more times to show the steady state (scratch buffers reused). */
+static pm_status run_engine(const options *o, pm_pipeline *p, const pm_value *params,
+                            pm_buffer *inputs, pm_buffer *outputs, pm_ctx *ctx, char *msg,
+                            size_t msg_size, timing *t)
+{
+    memset(t, 0, sizeof *t);
     switch (o->engine) {
     case ENGINE_INTERP: {
+        double t0 = now_ms();
         pm_status st = pm_interpret(p, params, inputs, outputs);
-        *msg = pm_ctx_errmsg(ctx);
+        t->first_ms = t->best_ms = now_ms() - t0;
+        t->runs = 1;
+        snprintf(msg, msg_size, "%s", pm_ctx_errmsg(ctx));
+        return st;
+    }
+    case ENGINE_JIT: {
+        pm_error err;
+        pm_jit_options jo = pm_jit_options_default();
+        jo.threads = o->threads;
+        pm_jit *jit = pm_jit_new(&jo, &err);
+        if (!jit) {
+            snprintf(msg, msg_size, "%s", err.message);
+            return err.status;
+        }
+        pm_kernel *k = pm_jit_compile(jit, p, params, NULL, &err);
+        pm_status st = k ? PM_OK : err.status;
+        if (k) {
+            t->compile_ms = pm_kernel_compile_ms(k);
+            double times[6];
+            for (int r = 0; r < 6 && st == PM_OK; r++) {
+                double t0 = now_ms();
+                st = pm_kernel_run(k, params, inputs, outputs, &err);
+                times[r] = now_ms() - t0;
+                t->runs = r + 1;
+            }
+            if (st == PM_OK) {
+                t->first_ms = times[0];
+                qsort(times + 1, 5, sizeof times[0], compare_doubles);
+                t->best_ms = times[1];
+            }
+        }
+        if (st != PM_OK)
+            snprintf(msg, msg_size, "%s", err.message);
+        pm_kernel_free(k);
+        pm_jit_free(jit);
         return st;
     }
     }
-    *msg = "unknown engine";
+    snprintf(msg, msg_size, "unknown engine");
     return PM_ERR_MISUSE;
+}
+
+/* Largest difference between the compiled outputs and the interpreter's. */
+static double check_against_interpreter(pm_pipeline *p, const pm_value *params,
+                                        pm_buffer *inputs, const pm_buffer *outputs, int nout,
+                                        pm_ctx *ctx)
+{
+    double worst = 0;
+    pm_buffer *ref = calloc((size_t)nout, sizeof *ref);
+    bool ok = ref != NULL;
+    for (int i = 0; i < nout && ok; i++) {
+        ref[i] = make_buffer(p, 1, i, params);
+        ok = ref[i].data != NULL;
+        if (ok) /* the same "never written" points as the compiled output */
+            memcpy(ref[i].data, outputs[i].data, buffer_bytes(&outputs[i]));
+    }
+    if (!ok || pm_interpret(p, params, inputs, ref) != PM_OK) {
+        fprintf(stderr, "run_sample: interpreter: %s\n", pm_ctx_errmsg(ctx));
+        worst = INFINITY;
+    }
+    for (int i = 0; i < nout && ok && worst != INFINITY; i++) {
+        double d = buffer_maxdiff(&ref[i], &outputs[i]);
+        worst = d > worst ? d : worst;
+    }
+    for (int i = 0; ref && i < nout; i++)
+        free(ref[i].data);
+    free(ref);
+    return worst;
 }
 
 int main(int argc, char **argv)
@@ -309,26 +429,44 @@ int main(int argc, char **argv)
         fprintf(stderr, "run_sample: %s: cannot make buffers for %lld x %lld: %s\n", app->name,
                 (long long)rows, (long long)cols, pm_ctx_errmsg(ctx));
     } else {
-        const char *msg = "";
-        double t0 = now_ms();
-        pm_status st = run_engine(&o, p, params, inputs, outputs, ctx, &msg);
-        double ms = now_ms() - t0;
+        char msg[1024] = "";
+        timing t;
+        pm_status st = run_engine(&o, p, params, inputs, outputs, ctx, msg, sizeof msg, &t);
         if (st != PM_OK) {
             fprintf(stderr, "run_sample: %s: %s: %s\n", app->name, pm_status_name(st), msg);
             rc = 1;
         } else {
-            printf("%s (%s) %lld x %lld: interpreter %.1f ms\n", app->name, app->title,
-                   (long long)rows, (long long)cols, ms);
+            if (o.engine == ENGINE_JIT)
+            {
+                char threads[32];
+                snprintf(threads, sizeof threads, o.threads ? "%d" : "all", o.threads);
+                printf("%s (%s) %lld x %lld, %s threads: JIT compile %.1f ms, first run %.2f ms, "
+                       "best of %d runs %.2f ms\n", app->name, app->title, (long long)rows,
+                       (long long)cols, threads, t.compile_ms, t.first_ms, t.runs - 1, t.best_ms);
+            }
+            else
+                printf("%s (%s) %lld x %lld: interpreter %.1f ms\n", app->name, app->title,
+                       (long long)rows, (long long)cols, t.best_ms);
+            if (o.check && o.engine == ENGINE_JIT) {
+                double d = check_against_interpreter(p, params, inputs, outputs, nout, ctx);
+                printf("check: largest difference from the interpreter %g (tolerance %g)\n", d,
+                       app->tolerance);
+                if (!(d <= app->tolerance))
+                    rc = 1;
+            }
             char path[4096];
             snprintf(path, sizeof path, "%s/%s_input.png", o.out_dir, app->name);
-            int wrc = write_picture(path, &inputs[0], false);
+            /* camera_pipe's output and local_laplacian's input and output are BGR */
+            bool bgr_in = strcmp(app->name, "local_laplacian") == 0;
+            bool bgr_out = bgr_in || strcmp(app->name, "camera_pipe") == 0;
+            int wrc = write_picture(path, &inputs[0], bgr_in);
             if (strcmp(app->name, "harris") == 0) {
                 int ncorners = 0;
                 wrc |= write_harris(o.out_dir, app->name, &inputs[0], &outputs[0], &ncorners);
                 printf("%d corners marked\n", ncorners);
             } else {
                 snprintf(path, sizeof path, "%s/%s_output.png", o.out_dir, app->name);
-                wrc |= write_picture(path, &outputs[0], strcmp(app->name, "camera_pipe") == 0);
+                wrc |= write_picture(path, &outputs[0], bgr_out);
             }
             if (wrc) {
                 fprintf(stderr, "run_sample: could not write the PNGs into %s\n", o.out_dir);
