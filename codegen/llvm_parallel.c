@@ -89,21 +89,60 @@ typedef struct packed {
     LLVMValueRef **slot; /* where each env value lives in pm_llvm.env (malloc'd)        */
 } packed;
 
-/* Fills pk with every env value; false when out of memory. */
-static bool collect(pm_llvm *g, packed *pk)
+/* Marks the storages the statements below a node read or write. */
+typedef struct uses {
+    pm_llvm *g;
+    bool *storage;
+} uses;
+
+static isl_bool mark_uses(__isl_keep isl_ast_node *node, void *user)
+{
+    uses *u = user;
+    if (isl_ast_node_get_type(node) != isl_ast_node_user)
+        return isl_bool_true;
+    isl_ast_expr *call = isl_ast_node_user_get_expr(node);
+    const pm_poly_stmt *s = pm_ast_stmt(u->g->poly, call);
+    isl_ast_expr_free(call);
+    if (!s)
+        return isl_bool_true;
+    int own = pm_llvm_storage_index(u->g, u->g->poly->stages[s->stage].func);
+    if (own >= 0)
+        u->storage[own] = true;
+    for (int a = 0; a < s->naccesses; a++) {
+        int k = pm_llvm_storage_index(u->g, s->accesses[a].callee);
+        if (k >= 0)
+            u->storage[k] = true;
+    }
+    return isl_bool_true;
+}
+
+/* Fills pk with the env values the loop may use: parameters, iterators and the
+ * descriptions of the buffers its statements touch (packing every buffer of a
+ * many-stage pipeline for every loop made the entry quadratic in size).
+ * False when out of memory. */
+static bool collect(pm_llvm *g, __isl_keep isl_ast_node *loop, packed *pk)
 {
     pm_llvm_env *e = &g->env;
+    bool *used = calloc((size_t)g->poly->nstorage + 1, sizeof *used);
+    if (!used)
+        return false;
+    uses u = {g, used};
+    isl_ast_node_foreach_descendant_top_down(loop, mark_uses, &u);
     int max = g->poly->pipeline->nparams + 2 + e->niters;
     for (int s = 0; s < g->poly->nstorage; s++)
         max += 1 + 3 * g->poly->storage[s].ndims;
     pk->n = 0;
     pk->slot = malloc((size_t)max * sizeof *pk->slot);
-    if (!pk->slot)
+    if (!pk->slot) {
+        free(used);
         return false;
+    }
     int np = g->poly->pipeline->nparams;
     for (int i = 0; i < np; i++)
         pk->slot[pk->n++] = &e->param_raw[i];
     for (int s = 0; s < g->poly->nstorage; s++) {
+        if (!used[s])
+            continue;
         pm_llvm_buf *b = &e->bufs[s];
         pk->slot[pk->n++] = &b->base;
         for (int d = 0; d < g->poly->storage[s].ndims; d++) {
@@ -116,6 +155,7 @@ static bool collect(pm_llvm *g, packed *pk)
     pk->slot[pk->n++] = &e->threads;
     for (int i = 0; i < e->niters; i++)
         pk->slot[pk->n++] = &e->iter[i];
+    free(used);
     return true;
 }
 
@@ -206,7 +246,7 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node)
     }
     ok = ok && loop_is_marked_dim(g, node, id);
     packed pk = {0};
-    ok = ok && collect(g, &pk);
+    ok = ok && collect(g, node, &pk);
     LLVMTypeRef *types = ok ? malloc((size_t)pk.n * sizeof *types) : NULL;
     LLVMValueRef *saved = ok ? malloc((size_t)pk.n * sizeof *saved) : NULL;
     if (!ok || !types || !saved) {

@@ -117,6 +117,42 @@ static int kernel_run(kernel *k, const pm_value *params, pm_buffer *in, int nin,
     return r;
 }
 
+/* Kernels are valid for every size: compile once per (pipeline, width, threads) and
+ * reuse across sizes. Cleared before the pipeline's context is freed. */
+typedef struct cached {
+    pm_pipeline *p;
+    int width, threads;
+    bool ok;
+    kernel k;
+} cached;
+static cached cache[16];
+static int ncached;
+
+static kernel *kernel_get(pm_pipeline *p, int width, int threads)
+{
+    for (int i = 0; i < ncached; i++)
+        if (cache[i].p == p && cache[i].width == width && cache[i].threads == threads)
+            return cache[i].ok ? &cache[i].k : NULL;
+    if (ncached == 16)
+        return NULL;
+    cached *c = &cache[ncached++];
+    c->p = p;
+    c->width = width;
+    c->threads = threads;
+    c->ok = kernel_compile(&c->k, p, width, threads);
+    return c->ok ? &c->k : NULL;
+}
+
+static void kernel_cache_clear(void)
+{
+    for (int i = 0; i < ncached; i++)
+        if (cache[i].ok)
+            kernel_free(&cache[i].k);
+        else
+            pm_scratch_pool_free(cache[i].k.pool);
+    ncached = 0;
+}
+
 /* Runs p compiled and interpreted at params; returns the largest output difference. */
 static double compare(pm_pipeline *p, const pm_value *params, int width, int threads,
                       const pm_sample_app *app)
@@ -145,9 +181,9 @@ static double compare(pm_pipeline *p, const pm_value *params, int width, int thr
     }
     double diff = INFINITY;
     pm_status st = pm_interpret(p, params, in, want);
-    kernel k;
-    if (CHECK_STATUS(st, PM_OK) && kernel_compile(&k, p, width, threads)) {
-        if (CHECK(kernel_run(&k, params, in, nin, got, nout) == 0)) {
+    kernel *k = NULL;
+    if (CHECK_STATUS(st, PM_OK) && (k = kernel_get(p, width, threads)) != NULL) {
+        if (CHECK(kernel_run(k, params, in, nin, got, nout) == 0)) {
             diff = 0;
             for (int i = 0; i < nout; i++) {
                 double d = check_buffer_maxdiff(&want[i], &got[i]);
@@ -155,7 +191,6 @@ static double compare(pm_pipeline *p, const pm_value *params, int width, int thr
                     diff = d;
             }
         }
-        kernel_free(&k);
     } else if (st != PM_OK) {
         fprintf(stderr, "  interpreter: %s\n", "(see the pipeline's context)");
     }
@@ -200,7 +235,8 @@ static void test_samples(void)
                             (long long)sizes[s][0], (long long)sizes[s][1], width, threads, d);
             }
         }
-        pm_ctx_free(ctx);
+        kernel_cache_clear();
+    pm_ctx_free(ctx);
     }
 }
 
@@ -261,6 +297,7 @@ static void test_integers(void)
         CHECK_SAME(p, params, 1, 1, 0);
         CHECK_SAME(p, params, 16, 2, 0);
     }
+    kernel_cache_clear();
     pm_ctx_free(ctx);
 }
 
@@ -300,6 +337,7 @@ static void test_cases(void)
         CHECK_SAME(p, params, 16, 2, 1e-6);
         CHECK_SAME(p, params, 8, 1, 1e-6);
     }
+    kernel_cache_clear();
     pm_ctx_free(ctx);
 }
 
@@ -340,6 +378,7 @@ static void test_sampling(void)
         CHECK_SAME(p, params, 1, 1, 1e-6);
         CHECK_SAME(p, params, 16, 2, 1e-6);
     }
+    kernel_cache_clear();
     pm_ctx_free(ctx);
 }
 
@@ -373,6 +412,7 @@ static void test_reductions(void)
         CHECK_SAME(p, params, 1, 1, 1e-3);
         CHECK_SAME(p, params, 16, 2, 1e-3);
     }
+    kernel_cache_clear();
     pm_ctx_free(ctx);
 }
 
@@ -403,6 +443,7 @@ static void test_time_iterated(void)
         CHECK_SAME(p, params, 1, 1, 1e-5);
         CHECK_SAME(p, params, 16, 2, 1e-5);
     }
+    kernel_cache_clear();
     pm_ctx_free(ctx);
 }
 
@@ -428,6 +469,7 @@ static void test_scan(void)
         CHECK_SAME(p, params, 1, 1, 0);
         CHECK_SAME(p, params, 16, 2, 0);
     }
+    kernel_cache_clear();
     pm_ctx_free(ctx);
 }
 
@@ -483,6 +525,7 @@ static void test_concurrent(void)
     }
     check_buffer_free(&want);
     check_buffer_free(&in);
+    kernel_cache_clear();
     pm_ctx_free(ctx);
 }
 
