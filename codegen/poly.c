@@ -1,7 +1,7 @@
 /* poly.c — the polyhedral form of a pipeline (see poly.h). */
 #include "codegen/poly.h"
 
-#include "codegen/affine.h"
+#include "frontend/isl_expr.h"
 
 #include <isl/constraint.h>
 #include <isl/id.h>
@@ -49,10 +49,30 @@ static __isl_give isl_space *name_dims(__isl_take isl_space *sp, pm_expr **vars,
     return sp;
 }
 
-static void var_ids(pm_expr **vars, int n, int *ids)
+/* Splits cond's top-level conjunction: the affine conjuncts are intersected into the
+ * returned set (the universe when there are none); the others are appended to
+ * residual[*nresidual] (up to max; NULL when there are more). */
+static __isl_give isl_set *split_cond(const pm_isl_env *env, const pm_expr *cond,
+                                      const pm_expr **residual, int *nresidual, int max)
 {
-    for (int d = 0; d < n; d++)
-        ids[d] = vars[d]->id;
+    if (!cond)
+        return isl_set_universe(isl_space_copy(env->space));
+    if (cond->kind == PM_EXPR_BINARY && cond->op == PM_OP_AND) {
+        isl_set *a = split_cond(env, cond->a, residual, nresidual, max);
+        isl_set *b = a ? split_cond(env, cond->b, residual, nresidual, max) : NULL;
+        if (!b) {
+            isl_set_free(a);
+            return NULL;
+        }
+        return isl_set_intersect(a, b);
+    }
+    isl_set *s = pm_isl_cond(env, cond);
+    if (s)
+        return s;
+    if (*nresidual >= max)
+        return NULL;
+    residual[(*nresidual)++] = cond;
+    return isl_set_universe(isl_space_copy(env->space));
 }
 
 /* ---- storage ----------------------------------------------------------------------- */
@@ -66,7 +86,7 @@ static pm_status storage_init(pm_poly *poly, pm_poly_storage *st, pm_func *f, pm
         return pm_codegen_fail(err, PM_ERR_UNSUPPORTED, "%s: more than %d dimensions",
                                f->name, PM_MAX_DIMS);
     isl_space *ps = isl_space_set_from_params(isl_space_copy(poly->params));
-    pm_affine_env env = {poly->pipeline, ps, 0, NULL};
+    pm_isl_env env = {ps, 0, NULL};
     isl_ctx *ctx = poly->ctx;
     isl_space *fs = stmt_space(poly, f->name, f->ndims);
     if (f->kind != PM_FUNC_IMAGE)
@@ -77,15 +97,15 @@ static pm_status storage_init(pm_poly *poly, pm_poly_storage *st, pm_func *f, pm
         if (f->kind == PM_FUNC_IMAGE) {
             lb = isl_pw_aff_val_on_domain(isl_set_universe(isl_space_copy(ps)),
                                           isl_val_zero(ctx));
-            ub = pm_affine_pw_aff(&env, f->extents[d]);
+            ub = pm_isl_pw_aff(&env, f->extents[d]);
             if (ub)
                 ub = isl_pw_aff_add(ub, isl_pw_aff_val_on_domain(
                                             isl_set_universe(isl_space_copy(ps)),
                                             isl_val_negone(ctx)));
             st->step[d] = 1;
         } else {
-            lb = pm_affine_pw_aff(&env, f->intervals[d]->lb);
-            ub = pm_affine_pw_aff(&env, f->intervals[d]->ub);
+            lb = pm_isl_pw_aff(&env, f->intervals[d]->lb);
+            ub = pm_isl_pw_aff(&env, f->intervals[d]->ub);
             st->step[d] = f->intervals[d]->step;
         }
         if (!lb || !ub) {
@@ -102,16 +122,16 @@ static pm_status storage_init(pm_poly *poly, pm_poly_storage *st, pm_func *f, pm
         st->ub[d] = ub;
         /* lb(params) <= x_d <= ub(params) in f's space: the same bound expressions,
          * translated over f's space (they mention no variable). */
-        pm_affine_env fenv = {poly->pipeline, fs, 0, NULL};
+        pm_isl_env fenv = {fs, 0, NULL};
         isl_pw_aff *lbf, *ubf;
         if (f->kind == PM_FUNC_IMAGE) {
             lbf = isl_pw_aff_val_on_domain(isl_set_universe(isl_space_copy(fs)), isl_val_zero(ctx));
-            ubf = isl_pw_aff_add(pm_affine_pw_aff(&fenv, f->extents[d]),
+            ubf = isl_pw_aff_add(pm_isl_pw_aff(&fenv, f->extents[d]),
                                  isl_pw_aff_val_on_domain(isl_set_universe(isl_space_copy(fs)),
                                                           isl_val_negone(ctx)));
         } else {
-            lbf = pm_affine_pw_aff(&fenv, f->intervals[d]->lb);
-            ubf = pm_affine_pw_aff(&fenv, f->intervals[d]->ub);
+            lbf = pm_isl_pw_aff(&fenv, f->intervals[d]->lb);
+            ubf = pm_isl_pw_aff(&fenv, f->intervals[d]->ub);
         }
         isl_local_space *ls = isl_local_space_from_space(isl_space_copy(fs));
         isl_pw_aff *x = isl_pw_aff_var_on_domain(ls, isl_dim_set, d);
@@ -156,8 +176,8 @@ static __isl_give isl_set *var_domain(const pm_poly *poly, const pm_poly_storage
         isl_space *sp = isl_set_get_space(dom);
         isl_pw_aff *x = isl_pw_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(sp)),
                                                  isl_dim_set, d);
-        pm_affine_env fenv = {poly->pipeline, sp, 0, NULL};
-        isl_pw_aff *lb = pm_affine_pw_aff(&fenv, st->func->intervals[d]->lb);
+        pm_isl_env fenv = {sp, 0, NULL};
+        isl_pw_aff *lb = pm_isl_pw_aff(&fenv, st->func->intervals[d]->lb);
         isl_pw_aff *r = isl_pw_aff_mod_val(isl_pw_aff_sub(x, lb),
                                            isl_val_int_from_si(ctx, st->step[d]));
         isl_pw_aff *zero = isl_pw_aff_val_on_domain(isl_set_universe(sp), isl_val_zero(ctx));
@@ -172,15 +192,13 @@ static __isl_give isl_set *red_domain(pm_poly *poly, pm_func *f, const char *nam
 {
     int n = f->nrdims;
     isl_space *sp = name_dims(stmt_space(poly, name, n), f->rvars, n);
-    int ids[PM_MAX_DIMS];
-    var_ids(f->rvars, n, ids);
-    pm_affine_env env = {poly->pipeline, sp, n, ids};
+    pm_isl_env env = {sp, n, f->rvars};
     isl_set *dom = isl_set_universe(isl_space_copy(sp));
     isl_ctx *ctx = poly->ctx;
     for (int d = 0; d < n; d++) {
         pm_interval *iv = f->rintervals[d];
-        isl_pw_aff *lb = pm_affine_pw_aff(&env, iv->lb);
-        isl_pw_aff *ub = pm_affine_pw_aff(&env, iv->ub);
+        isl_pw_aff *lb = pm_isl_pw_aff(&env, iv->lb);
+        isl_pw_aff *ub = pm_isl_pw_aff(&env, iv->ub);
         if (!lb || !ub) {
             isl_pw_aff_free(lb);
             isl_pw_aff_free(ub);
@@ -242,9 +260,7 @@ static pm_status stmt_accesses(pm_poly *poly, pm_poly_stmt *s, const pm_expr **r
     s->naccesses = c.n;
     s->accesses = calloc(c.n ? c.n : 1, sizeof *s->accesses);
     isl_space *sp = isl_set_get_space(s->domain);
-    int ids[PM_MAX_DIMS];
-    var_ids(s->vars, s->ndims, ids);
-    pm_affine_env env = {poly->pipeline, sp, s->ndims, ids};
+    pm_isl_env env = {sp, s->ndims, s->vars};
     for (int i = 0; i < c.n; i++) {
         const pm_expr *call = c.calls[i];
         pm_poly_access *a = &s->accesses[i];
@@ -260,7 +276,7 @@ static pm_status stmt_accesses(pm_poly *poly, pm_poly_stmt *s, const pm_expr **r
         isl_pw_multi_aff *pma = NULL;
         bool affine = call->nargs > 0;
         for (int d = 0; d < call->nargs && affine; d++) {
-            isl_pw_aff *pa = pm_affine_pw_aff(&env, call->args[d]);
+            isl_pw_aff *pa = pm_isl_pw_aff(&env, call->args[d]);
             if (!pa) {
                 affine = false;
                 break;
@@ -404,11 +420,9 @@ static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, pm_error *er
             else
                 snprintf(s->name, sizeof s->name, "%s_c%d", f->name, c);
             isl_set *dom = var_domain(poly, sto, s->name);
-            int ids[PM_MAX_DIMS];
-            var_ids(f->vars, f->ndims, ids);
             isl_space *sp = isl_set_get_space(dom);
-            pm_affine_env env = {poly->pipeline, sp, f->ndims, ids};
-            isl_set *cond = pm_affine_split(&env, f->cases[c]->cond, s->residual, &s->nresidual,
+            pm_isl_env env = {sp, f->ndims, f->vars};
+            isl_set *cond = split_cond(&env, f->cases[c]->cond, s->residual, &s->nresidual,
                                             PM_POLY_MAX_RESIDUAL);
             isl_space_free(sp);
             if (!cond) {
@@ -490,17 +504,7 @@ pm_poly *pm_poly_new(isl_ctx *ctx, pm_pipeline *p, pm_error *err)
     poly->pipeline = p;
     /* Parameters: the integer ones, named as in the pipeline; the pm_expr rides along
      * as the id's user pointer so generated code can find its value. */
-    int nint = 0;
-    for (int i = 0; i < p->nparams; i++)
-        nint += pm_type_is_int(p->params[i]->type);
-    isl_space *ps = isl_space_params_alloc(ctx, nint);
-    for (int i = 0, k = 0; i < p->nparams; i++) {
-        if (!pm_type_is_int(p->params[i]->type))
-            continue;
-        ps = isl_space_set_dim_id(ps, isl_dim_param, k++,
-                                  isl_id_alloc(ctx, p->params[i]->name, p->params[i]));
-    }
-    poly->params = ps;
+    poly->params = pm_isl_param_space(ctx, p);
 
     poly->nstages = p->nstages;
     poly->stages = calloc(p->nstages ? p->nstages : 1, sizeof *poly->stages);
