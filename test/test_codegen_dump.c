@@ -143,9 +143,56 @@ static void test_dump_parse(void)
     CHECK(pm_dump_parse("llvm, asm") == (PM_DUMP_LLVM | PM_DUMP_ASM));
 }
 
+/* f(t, x) reads f(t-1, ..): t stays a sequential loop, the parallel mark is below it. */
+static void test_time_iterated_ast(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *T = pm_param(ctx, PM_I32, "T"), *N = pm_param(ctx, PM_I32, "N");
+    pm_func *I = pm_image(ctx, "I", PM_F32, N);
+    pm_expr *t = pm_var(ctx, "t"), *x = pm_var(ctx, "x");
+    pm_func *f = pm_func_new(ctx, "heat", PM_F32, 2, (pm_expr *const[]){t, x},
+                             pm_intervals(pm_interval_new(pm_int(ctx, 0), T, 1),
+                                          pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1)));
+    pm_expr *tm1 = pm_addi(t, -1);
+    pm_expr *in = pm_and(pm_gt(x, pm_int(ctx, 0)), pm_lt(x, pm_addi(N, -1)));
+    pm_define(f, pm_case_new(pm_eq(t, pm_int(ctx, 0)), pm_call(I, x)),
+              pm_case_new(pm_and(pm_gt(t, pm_int(ctx, 0)), in),
+                          pm_add(pm_call(f, tm1, pm_addi(x, -1)), pm_call(f, tm1, pm_addi(x, 1)))),
+              pm_case_new(pm_and(pm_gt(t, pm_int(ctx, 0)), pm_not(in)), pm_call(f, tm1, x)));
+    pm_pipeline *p = NULL;
+    CHECK_STATUS(pm_pipeline_new(ctx, "heat", 2, pm_exprs(T, N), 1, (pm_func *const[]){I}, 1,
+                                 (pm_func *const[]){f}, &p), PM_OK);
+    if (p) {
+        pm_codegen_result r = {0};
+        LLVMContextRef C = LLVMContextCreate();
+        pm_codegen_options o = options(16);
+        pm_error err = {0};
+        CHECK_STATUS(pm_codegen(p, NULL, &o, C, &r, &err), PM_OK);
+        CHECK_CONTAINS(r.text_domains, "parallel dim 1, vectorizable");
+        CHECK_CONTAINS(r.text_ast, "for (int c0 = 1; c0 <= T; c0 += 1) {\n      // parallel");
+        CHECK_CONTAINS(r.text_ast, "heat_c1(c0, c1);");
+        pm_codegen_result_free(&r);
+        LLVMContextDispose(C);
+    }
+    pm_ctx_free(ctx);
+}
+
+static void test_errors(void)
+{
+    pm_codegen_result r;
+    pm_error err = {0};
+    pm_codegen_options o = options(16);
+    CHECK_STATUS(pm_codegen(NULL, NULL, &o, NULL, &r, &err), PM_ERR_MISUSE);
+    CHECK_CONTAINS(err.message, "pm_codegen");
+    CHECK(r.module == NULL);
+    pm_codegen_result_free(NULL);
+}
+
 int main(void)
 {
     test_dump_parse();
+    test_errors();
+    test_time_iterated_ast();
     test_unsharp();
     test_all_samples();
     return check_finish("codegen_dump");
