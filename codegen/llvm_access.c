@@ -11,6 +11,8 @@
  *  - innermost argument +1 per lane (proven in bounds): one contiguous <W x T> load;
  *  - innermost argument +2 per lane (downsampling): two contiguous loads, both inside
  *    the buffer, and a shufflevector picking the even elements;
+ *  - innermost argument (e)/2 with e +1 per lane (upsampling): one masked load of the
+ *    W/2 (+1) elements the lanes share and a shufflevector duplicating them;
  *  - otherwise: a gather (llvm.masked.gather) of clamped or proven indices.
  * Contiguous loads and stores rely on unit innermost strides: the vector loop only runs
  * when every caller buffer has them (env.unit_stride); scratch buffers are dense.
@@ -209,6 +211,44 @@ static LLVMValueRef gather(pm_llvm *g, const pm_point *pt, int s, const pm_expr 
     return LLVMBuildCall2(g->B, fnty, fn, args, 4, "");
 }
 
+/* e / 2 (floor) with e moving +1 per lane: upsampling. */
+static const pm_expr *half_of_lane(const pm_point *pt, const pm_expr *e)
+{
+    if (e->kind == PM_EXPR_BINARY && e->op == PM_OP_DIV && pm_type_is_int(e->type) &&
+        e->b->kind == PM_EXPR_INT && e->b->ival == 2 && lane_coef(pt, e->a) == 1)
+        return e->a;
+    return NULL;
+}
+
+/* Lanes read p[floor((e0 + l) / 2) - floor(e0 / 2)]: W/2 elements from p when e0 is
+ * even, W/2 + 1 when odd. A masked load touches exactly those (all read by some lane,
+ * so inside the buffer), then each lane picks its element: l/2 or (l+1)/2. */
+static LLVMValueRef upsample_load(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef p0,
+                                  LLVMValueRef odd)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    unsigned W = (unsigned)pt->W;
+    LLVMTypeRef vt = LLVMVectorType(pm_llvm_type(g, st->type), W);
+    LLVMValueRef me[64], mo[64], se[64], so[64];
+    for (unsigned l = 0; l < W; l++) {
+        me[l] = LLVMConstInt(g->t_i1, l < W / 2, 0);
+        mo[l] = LLVMConstInt(g->t_i1, l <= W / 2, 0);
+        se[l] = LLVMConstInt(g->t_i32, l / 2, 0);
+        so[l] = LLVMConstInt(g->t_i32, (l + 1) / 2, 0);
+    }
+    LLVMValueRef mask = LLVMBuildSelect(g->B, odd, LLVMConstVector(mo, W), LLVMConstVector(me, W), "");
+    LLVMTypeRef tys[2] = {vt, g->t_ptr};
+    LLVMTypeRef fnty;
+    LLVMValueRef fn = pm_llvm_intrinsic(g, "llvm.masked.load", tys, 2, &fnty);
+    if (!fn)
+        return LLVMGetPoison(vt);
+    LLVMValueRef args[4] = {p0, LLVMConstInt(g->t_i32, elem_align(st), 0), mask, LLVMGetPoison(vt)};
+    LLVMValueRef v = LLVMBuildCall2(g->B, fnty, fn, args, 4, "half");
+    LLVMValueRef even_v = LLVMBuildShuffleVector(g->B, v, LLVMGetPoison(vt), LLVMConstVector(se, W), "");
+    LLVMValueRef odd_v = LLVMBuildShuffleVector(g->B, v, LLVMGetPoison(vt), LLVMConstVector(so, W), "");
+    return LLVMBuildSelect(g->B, odd, odd_v, even_v, "up");
+}
+
 LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
 {
     int s = pm_llvm_storage_index(g, call->callee);
@@ -257,6 +297,14 @@ LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
             mask[l] = LLVMConstInt(g->t_i32, pos, 0);
         }
         return LLVMBuildShuffleVector(g->B, lo, hi, LLVMConstVector(mask, W), "even");
+    }
+    const pm_expr *twice = n > 0 ? half_of_lane(pt, call->args[n - 1]) : NULL;
+    if (proven && outer_uniform && twice && st->step[n - 1] == 1) {
+        LLVMValueRef idx[PM_MAX_DIMS];
+        call_indices(g, &first, s, call, false, idx);
+        LLVMValueRef e0 = pm_llvm_expr(g, &first, twice);
+        LLVMValueRef odd = LLVMBuildTrunc(g->B, e0, g->t_i1, "odd");
+        return upsample_load(g, pt, s, pm_llvm_addr(g, s, idx), odd);
     }
     return gather(g, pt, s, call, !proven);
 }
