@@ -35,24 +35,7 @@
 #include "isolate.h"
 #include "polymage.h"
 #include "report.h"
-extern "C" { /* samples.h has no C++ guards of its own */
 #include "samples.h"
-}
-
-/* The JIT and the interpreter are being written while this harness is; declaring them
- * weak lets pm_bench link (and report "not in this build") against a library that does
- * not have them yet. */
-extern "C" {
-pm_jit *pm_jit_new(const pm_jit_options *, pm_error *) __attribute__((weak));
-pm_kernel *pm_jit_compile(pm_jit *, pm_pipeline *, const pm_value *, const pm_compile_options *,
-                          pm_error *) __attribute__((weak));
-pm_status pm_kernel_run(pm_kernel *, const pm_value *, const pm_buffer *, pm_buffer *,
-                        pm_error *) __attribute__((weak));
-pm_status pm_interpret(pm_pipeline *, const pm_value *, const pm_buffer *, pm_buffer *)
-    __attribute__((weak));
-pm_jit_options pm_jit_options_default(void) __attribute__((weak));
-pm_compile_options pm_compile_options_default(void) __attribute__((weak));
-}
 
 namespace {
 
@@ -301,11 +284,6 @@ void time_runs(ChildChannel &ch, int runs, const std::function<bool()> &run_once
 }
 
 void polymage_child(ChildChannel &ch, const AppData &d, int threads, int runs, pm_buffer *outs) {
-    if (!pm_jit_new || !pm_jit_compile || !pm_kernel_run || !pm_jit_options_default ||
-        !pm_compile_options_default) {
-        ch.fail("the library has no JIT yet (pm_jit_* not in this build)");
-        return;
-    }
     ch.phase("build");
     pm_ctx *ctx = pm_ctx_new();
     pm_pipeline *p = ctx ? d.sample->build(ctx) : nullptr;
@@ -342,10 +320,6 @@ void polymage_child(ChildChannel &ch, const AppData &d, int threads, int runs, p
 }
 
 void interpreter_child(ChildChannel &ch, const AppData &d, pm_buffer *outs) {
-    if (!pm_interpret) {
-        ch.fail("the library has no interpreter yet");
-        return;
-    }
     pm_ctx *ctx = pm_ctx_new();
     pm_pipeline *p = ctx ? d.sample->build(ctx) : nullptr;
     if (!p) {
