@@ -136,6 +136,19 @@ float pm_photo_gray(int64_t rows, int64_t cols, int64_t x, int64_t y)
            0.114f * pm_photo_pixel(rows, cols, 2, x, y);
 }
 
+static int64_t clamp_coordinate(int64_t v, int64_t n)
+{
+    return v < 0 ? 0 : v >= n ? n - 1 : v;
+}
+
+int pm_photo_level(int64_t rows, int64_t cols, int c, int64_t x, int64_t y)
+{
+    x = clamp_coordinate(x, rows);
+    y = clamp_coordinate(y, cols);
+    float v = c < 0 ? pm_photo_gray(rows, cols, x, y) : pm_photo_pixel(rows, cols, c, x, y);
+    return (int)(v * 255.0f + 0.5f);
+}
+
 int pm_write_png(const char *path, int64_t rows, int64_t cols, int channels,
                  pm_pixel_fn pixel, void *user)
 {

@@ -15,6 +15,11 @@ float pm_photo_pixel(int64_t rows, int64_t cols, int c, int64_t x, int64_t y);
 /* Grey value (luma) of the same pixel, in [0, 1]. */
 float pm_photo_gray(int64_t rows, int64_t cols, int64_t x, int64_t y);
 
+/* The 8-bit level (0..255) a camera would store for channel c of pixel (x, y), or the grey
+ * level when c < 0. Coordinates outside the picture are clamped to its edge, which is the
+ * clamp-to-edge padding several apps put around their input. */
+int pm_photo_level(int64_t rows, int64_t cols, int c, int64_t x, int64_t y);
+
 /* Writes an 8-bit PNG of rows x cols pixels with `channels` (1 or 3) from a function
  * returning values in [0, 1] (clamped). Returns 0 on success, -1 on failure. */
 typedef float (*pm_pixel_fn)(void *user, int c, int64_t x, int64_t y);

@@ -148,11 +148,6 @@ static void bilateral_params(int64_t rows, int64_t cols, pm_value *out)
     out[1] = PM_I(cols + 56);
 }
 
-static int64_t clamp_index(int64_t v, int64_t n)
-{
-    return v < 0 ? 0 : v >= n ? n - 1 : v;
-}
-
 /* 8-bit grey / 255, clamp-to-edge padded by 24 before and 32 after (main.py's
  * image_clamp). */
 static void bilateral_fill(int index, pm_buffer *b, const pm_value *params)
@@ -162,8 +157,7 @@ static void bilateral_fill(int index, pm_buffer *b, const pm_value *params)
     float *data = b->data;
     for (int64_t x = 0; x < R; x++)
         for (int64_t y = 0; y < C; y++) {
-            float g = pm_photo_gray(rows, cols, clamp_index(x - 24, rows), clamp_index(y - 24, cols));
-            int level = (int)(g * 255.0f + 0.5f);
+            int level = pm_photo_level(rows, cols, -1, x - 24, y - 24);
             data[x * C + y] = (float)level / 255.0f;
         }
 }

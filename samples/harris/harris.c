@@ -84,7 +84,7 @@ static void harris_fill(int index, pm_buffer *b, const pm_value *params)
     for (int64_t x = 0; x < rows; x++)
         for (int64_t y = 0; y < cols; y++) {
             /* 8-bit grey / 255, as the benchmark loads it */
-            int level = (int)(pm_photo_gray(rows, cols, x, y) * 255.0f + 0.5f);
+            int level = pm_photo_level(rows, cols, -1, x, y);
             data[x * cols + y] = (float)level / 255.0f;
         }
 }

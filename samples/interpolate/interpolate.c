@@ -156,8 +156,7 @@ static void interpolate_fill(int index, pm_buffer *b, const pm_value *params)
                     if (c == 3)
                         v = (pixel_hash(x, y) & 3) == 0 ? 1.0f : 0.0f;
                     else
-                        v = (float)(int)(pm_photo_pixel(R, C, c, x - 1, y - 1) * 255.0f + 0.5f) /
-                            255.0f;
+                        v = (float)pm_photo_level(R, C, c, x - 1, y - 1) / 255.0f;
                 }
                 data[(c * xs + x) * ys + y] = v;
             }

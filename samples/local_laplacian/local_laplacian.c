@@ -284,7 +284,7 @@ static void laplacian_fill(int index, pm_buffer *b, const pm_value *params)
             for (int64_t y = 0; y < ys; y++) {
                 uint16_t v = 0;
                 if (x >= 2 && x <= R + 1 && y >= 2 && y <= C + 1) {
-                    int level = (int)(pm_photo_pixel(R, C, 2 - c, x - 2, y - 2) * 255.0f + 0.5f);
+                    int level = pm_photo_level(R, C, 2 - c, x - 2, y - 2);
                     v = (uint16_t)(level * 256);
                 }
                 data[(c * xs + x) * ys + y] = v;

@@ -209,11 +209,6 @@ static void blend_params(int64_t rows, int64_t cols, pm_value *out)
     out[1] = PM_I(cols + 60);
 }
 
-static int64_t clamp_index(int64_t v, int64_t n)
-{
-    return v < 0 ? 0 : v >= n ? n - 1 : v;
-}
-
 /* img1 is the photo, img2 the photo mirrored left-right (a second picture with the same
  * statistics), both 8-bit / 255 and clamp-padded. The mask is the benchmark's: 0 above a
  * row and 1 from it on, over all columns; the benchmark's row 820 of 2108 is scaled to
@@ -232,10 +227,9 @@ static void blend_fill(int index, pm_buffer *b, const pm_value *params)
     for (int c = 0; c < 3; c++)
         for (int64_t x = 0; x < R; x++)
             for (int64_t y = 0; y < C; y++) {
-                int64_t px = clamp_index(x - 31, rows), py = clamp_index(y - 31, cols);
-                if (index == 1)
-                    py = cols - 1 - py;
-                int level = (int)(pm_photo_pixel(rows, cols, c, px, py) * 255.0f + 0.5f);
+                /* mirroring commutes with clamping to the edge: cols-1-clamp(v) = clamp(cols-1-v) */
+                int64_t py = index == 1 ? cols - 1 - (y - 31) : y - 31;
+                int level = pm_photo_level(rows, cols, c, x - 31, py);
                 data[(c * R + x) * C + y] = (float)level / 255.0f;
             }
 }

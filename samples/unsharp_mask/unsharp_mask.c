@@ -78,7 +78,7 @@ static void unsharp_fill(int index, pm_buffer *b, const pm_value *params)
                 bool inside = x >= 2 && x <= R + 1 && y >= 2 && y <= C + 1;
                 float v = 0;
                 if (inside) {
-                    int level = (int)(pm_photo_pixel(R, C, c, x - 2, y - 2) * 255.0f + 0.5f);
+                    int level = pm_photo_level(R, C, c, x - 2, y - 2);
                     v = (float)level / 255.0f;
                 }
                 data[(c * xs + x) * ys + y] = v;
