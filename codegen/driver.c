@@ -5,7 +5,7 @@
  *   schedule   isl schedule tree: stages in sequence, one band per stage
  *                                                           (codegen/schedule.c)
  *   ast        isl AST with separated pieces, parallel marks (codegen/ast.c)
- *   llvm       LLVM IR: vectors, GOMP_parallel, buffers      (codegen/llvm_*.c)
+ *   llvm       LLVM IR: vectors, GOMP_parallel, buffers      (codegen/llvm/)
  * The next issue inserts grouping, overlapped tiling and storage reduction between
  * poly and schedule. Each phase's text is kept in the result when its PM_DUMP_* bit is
  * set, and printed to options.dump_to.
@@ -13,7 +13,7 @@
 #include "codegen/codegen.h"
 
 #include "codegen/ast.h"
-#include "codegen/llvm_ir.h"
+#include "codegen/llvm/llvm.h"
 #include "codegen/poly.h"
 #include "codegen/schedule.h"
 #include "frontend/ir.h"

@@ -1,5 +1,5 @@
-/* llvm_ir.c — the module and its entry function (see llvm_ir.h). */
-#include "codegen/llvm_ir.h"
+/* llvm/module.c — the module and its entry function (see llvm.h). */
+#include "codegen/llvm/llvm.h"
 
 #include <isl/ast_build.h>
 #include <isl/set.h>

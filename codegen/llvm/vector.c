@@ -1,4 +1,4 @@
-/* llvm_vector.c — the innermost loop with explicit <W x T> vectors (see llvm_ir.h).
+/* llvm/vector.c — the innermost loop with explicit <W x T> vectors (see llvm.h).
  *
  * A for node qualifies when
  *  - it is innermost: its body is one user node or a block of user nodes (separation
@@ -16,7 +16,7 @@
  * W is options.vector_width for every element type (16 on AVX-512: <16 x float> fills a
  * zmm register; narrower types use part of one, wider ones two).
  */
-#include "codegen/llvm_ir.h"
+#include "codegen/llvm/llvm.h"
 
 #include "codegen/ast.h"
 

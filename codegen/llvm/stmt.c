@@ -1,4 +1,4 @@
-/* llvm_stmt.c — statement bodies (see llvm_ir.h).
+/* llvm/stmt.c — statement bodies (see llvm.h).
  *
  *  case piece:  if (residual conditions) f(x) = value      (vectors: a masked store)
  *  init:        f(x) = initial
@@ -6,7 +6,7 @@
  * A point's coordinates come from the user node's arguments (i64 expressions of the
  * iterators) converted to the variables' type, i32.
  */
-#include "codegen/llvm_ir.h"
+#include "codegen/llvm/llvm.h"
 
 #include "codegen/ast.h"
 

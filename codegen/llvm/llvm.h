@@ -1,23 +1,23 @@
-/* llvm_ir.h — LLVM IR from the isl AST: the shared state of the LLVM phase.
+/* llvm/llvm.h — LLVM IR from the isl AST: the shared state of the LLVM phase.
  *
  * Promise: pm_llvm_build emits one module with the kernel entry of codegen.h, built
  * directly with LLVM's C API (no C source, no external compiler):
- *  - llvm_ir.c      the module and the entry: parameters, buffers (inputs, outputs, and
+ *  - module.c       the module and the entry: parameters, buffers (inputs, outputs, and
  *                   scratch from pm_rt_buffer), function attributes, the walk's start;
- *  - llvm_loops.c   isl AST nodes (for, if, block, user, mark) and isl AST expressions;
- *  - llvm_vector.c  which innermost loops run with vectors, and their vector loop;
- *  - llvm_stmt.c    statement bodies: case pieces, reduction init and update;
- *  - llvm_expr.c    pipeline expressions with the typing rules of polymage.h, for one
+ *  - loops.c        isl AST nodes (for, if, block, user, mark) and isl AST expressions;
+ *  - vector.c       which innermost loops run with vectors, and their vector loop;
+ *  - stmt.c         statement bodies: case pieces, reduction init and update;
+ *  - expr.c         pipeline expressions with the typing rules of polymage.h, for one
  *                   point (scalars) or W consecutive points (<W x T> vectors);
- *  - llvm_access.c  reads and writes of buffers: contiguous vector loads, stride-2 loads
+ *  - access.c       reads and writes of buffers: contiguous vector loads, stride-2 loads
  *                   as two loads + shufflevector, gathers, clamping of unproven indices;
- *  - llvm_parallel.c  the outlined GOMP_parallel body and the split of its iterations.
+ *  - parallel.c       the outlined GOMP_parallel body and the split of its iterations.
  * All values the generated code shares between functions (parameters, buffer
  * descriptions, loop iterators) live in a pm_llvm_env, so outlining a loop is packing
  * the env into a block and unpacking it in the new function.
  */
-#ifndef PM_CODEGEN_LLVM_IR_H
-#define PM_CODEGEN_LLVM_IR_H
+#ifndef PM_CODEGEN_LLVM_LLVM_H
+#define PM_CODEGEN_LLVM_LLVM_H
 
 #include "codegen/codegen.h"
 #include "codegen/poly.h"
@@ -73,7 +73,7 @@ typedef struct pm_point {
     int lane_step[PM_MAX_DIMS];
 } pm_point;
 
-/* llvm_ir.c */
+/* module.c */
 pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
                         const pm_codegen_options *o, LLVMContextRef C, const char *entry_name,
                         LLVMModuleRef *out, pm_error *err);
@@ -89,7 +89,7 @@ LLVMValueRef pm_llvm_intrinsic(pm_llvm *g, const char *name, LLVMTypeRef *tys, i
 /* A new basic block in the current function. */
 LLVMBasicBlockRef pm_llvm_block(pm_llvm *g, const char *name);
 
-/* llvm_loops.c */
+/* loops.c */
 void pm_llvm_node(pm_llvm *g, __isl_keep isl_ast_node *node);
 LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e); /* i64, or i1 */
 void pm_llvm_push_iter(pm_llvm *g, __isl_keep isl_id *id, LLVMValueRef v);
@@ -100,17 +100,17 @@ void pm_llvm_counted_loop(pm_llvm *g, LLVMValueRef lo, LLVMValueRef hi, int64_t 
 /* The for node as a scalar loop whose iterator starts at `start` (a remainder loop). */
 void pm_llvm_for_from(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRef start);
 
-/* llvm_vector.c */
+/* vector.c */
 /* Emits the innermost for node with <W x T> vectors and a scalar remainder when it
- * qualifies (see llvm_vector.c); returns false, emitting nothing, otherwise. */
+ * qualifies (see vector.c); returns false, emitting nothing, otherwise. */
 bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node);
 
-/* llvm_stmt.c */
+/* stmt.c */
 void pm_llvm_stmt(pm_llvm *g, const pm_point *pt);
 /* The point of a user node's call with the iterators' current values (W = 1). */
 bool pm_llvm_point_of_call(pm_llvm *g, __isl_keep isl_ast_expr *call, pm_point *pt);
 
-/* llvm_expr.c */
+/* expr.c */
 LLVMValueRef pm_llvm_expr(pm_llvm *g, const pm_point *pt, const pm_expr *e);
 /* op (a pm_binop) on values of type t (for comparisons: the operands' type). */
 LLVMValueRef pm_llvm_binop(pm_llvm *g, int op, pm_type t, LLVMValueRef a, LLVMValueRef b);
@@ -122,7 +122,7 @@ LLVMValueRef pm_llvm_splat_n(pm_llvm *g, unsigned W, LLVMValueRef v);
 /* The i64 value of a parameter (raw bits of the pm_value converted to the param type). */
 LLVMValueRef pm_llvm_param(pm_llvm *g, const pm_expr *param);
 
-/* llvm_access.c */
+/* access.c */
 LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call);
 /* Stores v (pt's lanes) at f(coords of pt); mask (i1 or <W x i1>) may be NULL. */
 void pm_llvm_store_own(pm_llvm *g, const pm_point *pt, LLVMValueRef v, LLVMValueRef mask);
@@ -132,7 +132,7 @@ LLVMValueRef pm_llvm_addr(pm_llvm *g, int storage, LLVMValueRef *idx);
 LLVMValueRef pm_llvm_index(pm_llvm *g, const pm_point *pt, int storage, int d, LLVMValueRef c);
 int pm_llvm_storage_index(const pm_llvm *g, const pm_func *f);
 
-/* llvm_parallel.c */
+/* parallel.c */
 /* Emits the for node `node` as a parallel loop (outlined, GOMP_parallel); returns false
  * when it cannot (then the caller emits it sequentially). */
 bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node);

@@ -1,4 +1,4 @@
-/* llvm_access.c — reads and writes of buffers (see llvm_ir.h).
+/* llvm/access.c — reads and writes of buffers (see llvm.h).
  *
  * Element (i0, i1, ...) of a storage lives at base + sum(i_d * stride_d), with
  * i_d = floor((coord_d - lb_d) / step_d). Reads whose points poly.c proved inside the
@@ -17,7 +17,7 @@
  * Contiguous loads and stores rely on unit innermost strides: the vector loop only runs
  * when every caller buffer has them (env.unit_stride); scratch buffers are dense.
  */
-#include "codegen/llvm_ir.h"
+#include "codegen/llvm/llvm.h"
 
 #include <limits.h>
 
@@ -326,7 +326,7 @@ void pm_llvm_store_own(pm_llvm *g, const pm_point *pt, LLVMValueRef v, LLVMValue
         LLVMSetAlignment(store, elem_align(st));
         return;
     }
-    /* the vector runs along the innermost dimension (llvm_vector.c checks): contiguous */
+    /* the vector runs along the innermost dimension (vector.c checks): contiguous */
     LLVMTypeRef tys[2] = {LLVMTypeOf(v), g->t_ptr};
     LLVMTypeRef fnty;
     LLVMValueRef fn = pm_llvm_intrinsic(g, "llvm.masked.store", tys, 2, &fnty);

@@ -1,4 +1,4 @@
-/* llvm_parallel.c — a loop below a "parallel" mark, outlined and run by GOMP_parallel.
+/* llvm/parallel.c — a loop below a "parallel" mark, outlined and run by GOMP_parallel.
  *
  * The loop `for (i = lo; i <= hi; i += inc) body` becomes
  *     entry:     data = {env values..., lo, n}   (an alloca in the entry block)
@@ -9,7 +9,7 @@
  * enclosing iterators), so packing the whole env is always enough; values the body does
  * not use are dead loads that LLVM removes.
  */
-#include "codegen/llvm_ir.h"
+#include "codegen/llvm/llvm.h"
 
 #include "codegen/ast.h"
 

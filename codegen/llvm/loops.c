@@ -1,11 +1,11 @@
-/* llvm_loops.c — isl AST nodes and isl AST expressions to LLVM IR (see llvm_ir.h).
+/* llvm/loops.c — isl AST nodes and isl AST expressions to LLVM IR (see llvm.h).
  *
  * isl AST expressions are integers (i64 here) or conditions (i1). Loops become the
  * usual header/body/latch blocks with a phi for the iterator. The innermost loop over a
- * unit-stride dimension is handed to the vector emitter first (llvm_stmt.c decides
- * whether it qualifies); a loop below a "parallel" mark goes to llvm_parallel.c.
+ * unit-stride dimension is handed to the vector emitter first (stmt.c decides
+ * whether it qualifies); a loop below a "parallel" mark goes to parallel.c.
  */
-#include "codegen/llvm_ir.h"
+#include "codegen/llvm/llvm.h"
 
 #include "codegen/ast.h"
 #include "codegen/schedule.h"

@@ -1,4 +1,4 @@
-/* llvm_expr.c — pipeline expressions to LLVM values (see llvm_ir.h).
+/* llvm/expr.c — pipeline expressions to LLVM values (see llvm.h).
  *
  * One emitter for one point (scalars) and W consecutive points (<W x T>): LLVM's
  * arithmetic, compare, select and cast instructions all work lane-wise, so only leaves
@@ -11,7 +11,7 @@
  *   float -> integer casts truncate and saturate (llvm.fpto[su]i.sat: NaN gives 0);
  *   shift amounts are taken modulo the bit width (x86's rule, so no poison).
  */
-#include "codegen/llvm_ir.h"
+#include "codegen/llvm/llvm.h"
 
 #include <string.h>
 
