@@ -374,6 +374,15 @@ typedef struct pm_compile_options {
     int threads;        /* 0 = the jit's                                                  */
     int opt_level;      /* -1 = the jit's                                                 */
     const char *dump;   /* NULL = the jit's                                                */
+    /* The optimizer (inlining, grouping, overlapped tiles, scratchpads). Every setting
+     * gives the same results; they only change speed. */
+    int fusion;         /* 1 = inline, group and tile (default); 0 = every stage alone over
+                           full buffers (the unfused baseline)                            */
+    int tile_size[PM_MAX_DIMS]; /* per dimension of a group's space, outermost first;
+                           0 = from the cost model                                        */
+    double overlap_threshold; /* max redundant computation a fused group may add, as a
+                           fraction of its work (0.4 = 40%); < 0 = the model's default    */
+    int group_limit;    /* max stages in one group; 0 = the model's default                */
 } pm_compile_options;
 pm_compile_options pm_compile_options_default(void);
 

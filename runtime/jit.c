@@ -44,7 +44,9 @@ pm_jit_options pm_jit_options_default(void)
 
 pm_compile_options pm_compile_options_default(void)
 {
-    return (pm_compile_options){.vector_width = 0, .threads = 0, .opt_level = -1, .dump = NULL};
+    return (pm_compile_options){.vector_width = 0, .threads = 0, .opt_level = -1, .dump = NULL,
+                                .fusion = 1, .tile_size = {0}, .overlap_threshold = -1.0,
+                                .group_limit = 0};
 }
 
 static int number_of_cores(void)
