@@ -11,13 +11,20 @@
 #ifndef PM_CODEGEN_AST_H
 #define PM_CODEGEN_AST_H
 
-#include "codegen/poly.h"
+#include "codegen/plan.h"
 
 #include <isl/ast.h>
 #include <isl/schedule.h>
 
-__isl_give isl_ast_node *pm_ast_new(const pm_poly *poly, __isl_keep isl_schedule *sched,
-                                    pm_error *err);
+typedef struct pm_tile_origins {
+    const pm_group *group;
+    int n;
+    int *storage;                     /* pm_poly storage index of each scratchpad        */
+    isl_ast_expr *(*lb)[PM_MAX_DIMS]; /* its origin per dimension                         */
+} pm_tile_origins;
+
+__isl_give isl_ast_node *pm_ast_new(const pm_poly *poly, const pm_plan *plan,
+                                    __isl_keep isl_schedule *sched, pm_error *err);
 
 /* The statement a user node's call names, or NULL. */
 const pm_poly_stmt *pm_ast_stmt(const pm_poly *poly, __isl_keep isl_ast_expr *call);

@@ -1,7 +1,8 @@
 /* codegen.h — from a validated pipeline to an LLVM module (no C source, no compiler).
  *
  * Promise: pm_codegen runs the compiler's phases in order (listed in codegen/driver.c,
- * the one screen to read): polyhedral form -> schedule -> isl AST -> LLVM IR, and returns
+ * the one screen to read): polyhedral form -> inline -> group -> align -> tile ->
+ * storage -> schedule -> isl AST -> LLVM IR, and returns
  * a module holding one entry function with the kernel ABI below. It keeps the text of
  * each phase when asked (for PM_DUMP and pm_kernel_dump).
  *
@@ -15,7 +16,8 @@
  * with strides filled in (never 0).
  * Runtime functions the module may call (declared in runtime/rt.h, resolved by the JIT):
  *   void *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes);
- *   GOMP_parallel, and libm functions.
+ *   int32_t pm_rt_threads(pm_run_ctx *rt);
+ *   GOMP_parallel, omp_get_thread_num, omp_get_num_threads, and libm functions.
  */
 #ifndef PM_CODEGEN_CODEGEN_H
 #define PM_CODEGEN_CODEGEN_H
@@ -24,33 +26,49 @@
 
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
+#include <stdint.h>
 #include <stdio.h>
+
+/* The compiler's phases that have a text, in the order they run: the one table behind
+ * PM_DUMP names, dump bits (PM_DUMP_BIT) and the texts a kernel keeps (codegen/driver.c
+ * defines the names). */
+typedef enum pm_phase {
+    PM_PHASE_GRAPH,    /* the validated pipeline's definitions                        */
+    PM_PHASE_DOMAINS,  /* poly: domains, accesses, dependences                        */
+    PM_PHASE_GROUPS,   /* inline, group, align, tile: the fusion decisions            */
+    PM_PHASE_DOT,      /* the grouped stage graph as Graphviz DOT                     */
+    PM_PHASE_STORAGE,  /* buffers, scratchpads, slots, peak bytes                     */
+    PM_PHASE_SCHEDULE, /* the isl schedule tree with its marks                        */
+    PM_PHASE_AST,      /* the isl AST                                                  */
+    PM_PHASE_LLVM,     /* optimized IR (the runtime fills it after its passes)        */
+    PM_PHASE_ASM,      /* machine code (runtime, only when dumped)                    */
+    PM_NPHASES
+} pm_phase;
+extern const char *const pm_phase_names[PM_NPHASES];
+#define PM_DUMP_BIT(phase) (1u << (phase))
+#define PM_DUMP_ALL ((1u << PM_NPHASES) - 1)
+/* Parses "graph,ast,llvm" / "all" into PM_DUMP_BIT bits; unknown names are ignored. */
+unsigned pm_dump_parse(const char *spec);
 
 typedef struct pm_codegen_options {
     int vector_width;        /* lanes for 32-bit elements (16 on AVX-512, 8 on AVX2)   */
     int threads;             /* default thread count baked into GOMP_parallel (0 = all) */
-    unsigned dump_mask;      /* PM_DUMP_* bits: phases to print to `dump_to`              */
-    FILE *dump_to;           /* usually stderr                                             */
+    unsigned dump_mask;      /* PM_DUMP_BIT(phase) bits: phases to keep and print        */
+    FILE *dump_to;           /* where to print them, or NULL (kept only)                 */
     LLVMTargetMachineRef tm; /* host target, for data layout and optimization              */
+    /* the optimizer (pm_compile_options in polymage.h; 0 fields = unfused, defaults) */
+    int fusion;              /* 0: every stage alone over full buffers                    */
+    int tile_size[PM_MAX_DIMS]; /* per tiled dimension, outermost first; 0 = model       */
+    double overlap_threshold;/* < 0 = default                                             */
+    int group_limit;         /* 0 = default                                               */
+    int64_t cache_bytes;     /* scratch budget per tile; 0 = 512 KiB                      */
 } pm_codegen_options;
-
-/* Phases that can be dumped. */
-enum {
-    PM_DUMP_GRAPH = 1u << 0,
-    PM_DUMP_DOMAINS = 1u << 1,
-    PM_DUMP_SCHEDULE = 1u << 2,
-    PM_DUMP_AST = 1u << 3,
-    PM_DUMP_LLVM = 1u << 4,   /* optimized IR (runtime dumps after its passes)         */
-    PM_DUMP_ASM = 1u << 5
-};
-/* Parses "graph,ast,llvm" / "all" into PM_DUMP_* bits; unknown names are ignored. */
-unsigned pm_dump_parse(const char *spec);
 
 typedef struct pm_codegen_result {
     LLVMModuleRef module;    /* owned by the result until taken (set to NULL)             */
     char entry_name[64];
     int nslots;              /* number of pm_rt_buffer slots the entry uses                */
-    char *text_graph, *text_domains, *text_schedule, *text_ast; /* malloc'd, may be NULL */
+    char *text[PM_NPHASES];  /* malloc'd, NULL when not kept                               */
 } pm_codegen_result;
 
 /* Builds the module in llvm_ctx. estimates may be NULL. On failure returns a status and

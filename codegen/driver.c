@@ -1,21 +1,30 @@
 /* driver.c — the compiler on one screen: pm_codegen runs the phases in order.
  *
- *   graph      the validated pipeline's definitions        (frontend/print.c)
- *   poly       domains, case pieces, accesses, dependences  (codegen/poly.c)
- *   schedule   isl schedule tree: stages in sequence, one band per stage
- *                                                           (codegen/schedule.c)
- *   ast        isl AST with separated pieces, parallel marks (codegen/ast.c)
- *   llvm       LLVM IR: vectors, GOMP_parallel, buffers      (codegen/llvm/)
- * The next issue inserts grouping, overlapped tiling and storage reduction between
- * poly and schedule. Each phase's text is kept in the result when its PM_DUMP_* bit is
- * set, and printed to options.dump_to.
+ *   graph     the validated pipeline's definitions              (frontend/print.c)
+ *   poly      domains, case pieces, accesses, dependences        (codegen/poly.c)
+ *   inline    point-wise stages folded into their consumers      (codegen/inline.c)
+ *   group     which stages fuse: PolyMage's greedy algorithm     (codegen/group.c)
+ *   align     each member in its group's space, scales           (codegen/align.c)
+ *   tile      tile sizes (model), footprints per tile (isl)      (codegen/tile.c)
+ *   storage   full buffers, tile scratchpads, slots              (codegen/storage.c)
+ *   schedule  the isl schedule tree, every decision a mark       (codegen/schedule.c)
+ *   ast       the isl AST; tile origins as AST expressions       (codegen/ast.c)
+ *   llvm      LLVM IR that follows the marks: <W x T>, GOMP      (codegen/llvm/)
+ * The steps table below is the list; each step may leave a text (pm_phase), kept in
+ * the result when its PM_DUMP_BIT is set and printed to options.dump_to.
  */
 #include "codegen/codegen.h"
 
+#include "codegen/align.h"
 #include "codegen/ast.h"
+#include "codegen/group.h"
+#include "codegen/inline.h"
 #include "codegen/llvm/llvm.h"
+#include "codegen/plan.h"
 #include "codegen/poly.h"
 #include "codegen/schedule.h"
+#include "codegen/storage.h"
+#include "codegen/tile.h"
 #include "frontend/ir.h"
 
 #include <isl/ctx.h>
@@ -23,12 +32,17 @@
 #include <isl/printer.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+const char *const pm_phase_names[PM_NPHASES] = {
+    [PM_PHASE_GRAPH] = "graph",       [PM_PHASE_DOMAINS] = "domains",
+    [PM_PHASE_GROUPS] = "groups",     [PM_PHASE_DOT] = "dot",
+    [PM_PHASE_STORAGE] = "storage",   [PM_PHASE_SCHEDULE] = "schedule",
+    [PM_PHASE_AST] = "ast",           [PM_PHASE_LLVM] = "llvm",
+    [PM_PHASE_ASM] = "asm"};
 
 unsigned pm_dump_parse(const char *spec)
 {
-    static const struct { const char *name; unsigned bit; } names[] = {
-        {"graph", PM_DUMP_GRAPH}, {"domains", PM_DUMP_DOMAINS}, {"schedule", PM_DUMP_SCHEDULE},
-        {"ast", PM_DUMP_AST}, {"llvm", PM_DUMP_LLVM}, {"asm", PM_DUMP_ASM}};
     unsigned mask = 0;
     if (!spec)
         return 0;
@@ -36,11 +50,10 @@ unsigned pm_dump_parse(const char *spec)
     while (*p) {
         size_t len = strcspn(p, ", ");
         if (len == 3 && strncmp(p, "all", 3) == 0)
-            mask |= PM_DUMP_GRAPH | PM_DUMP_DOMAINS | PM_DUMP_SCHEDULE | PM_DUMP_AST |
-                    PM_DUMP_LLVM | PM_DUMP_ASM;
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-            if (strlen(names[i].name) == len && strncmp(p, names[i].name, len) == 0)
-                mask |= names[i].bit;
+            mask |= PM_DUMP_ALL;
+        for (int i = 0; i < PM_NPHASES; i++)
+            if (strlen(pm_phase_names[i]) == len && strncmp(p, pm_phase_names[i], len) == 0)
+                mask |= PM_DUMP_BIT(i);
         p += len;
         while (*p == ',' || *p == ' ')
             p++;
@@ -48,81 +61,189 @@ unsigned pm_dump_parse(const char *spec)
     return mask;
 }
 
-/* Keeps a phase's text (taking text) when its bit is set, printing it. */
-static void keep(const pm_codegen_options *o, unsigned bit, const char *title, char *text,
-                 char **slot)
+/* Everything one compile carries from phase to phase. */
+typedef struct compile {
+    pm_pipeline *p;
+    const pm_value *estimates;
+    const pm_codegen_options *o;
+    LLVMContextRef llvm_ctx;
+    pm_codegen_result *out;
+    pm_error *err;
+    isl_ctx *ctx;
+    pm_poly *poly;
+    pm_plan *plan;
+    isl_schedule *sched;
+    isl_ast_node *ast;
+} compile;
+
+static pm_status failed(compile *c, pm_status fallback)
 {
-    if (!(o->dump_mask & bit) || !text) {
-        free(text);
-        return;
-    }
-    if (o->dump_to)
-        fprintf(o->dump_to, "=== %s ===\n%s\n", title, text);
-    *slot = text;
+    return c->err && c->err->status != PM_OK ? c->err->status : fallback;
 }
 
-static char *schedule_text(__isl_keep isl_schedule *s)
+/* ---- the steps ------------------------------------------------------------------------ */
+
+static pm_status step_poly(compile *c)
 {
-    isl_printer *p = isl_printer_to_str(isl_schedule_get_ctx(s));
+    c->poly = pm_poly_new(c->ctx, c->p, c->err);
+    return c->poly ? PM_OK : failed(c, PM_ERR_INTERNAL);
+}
+
+static pm_status step_inline(compile *c)
+{
+    const pm_codegen_options *o = c->o;
+    pm_plan_options po = {
+        .fusion = o->fusion != 0,
+        .overlap_threshold = o->overlap_threshold,
+        .group_limit = o->group_limit,
+        .inline_limit = 0,
+        .cache_bytes = o->cache_bytes > 0 ? o->cache_bytes : 512 * 1024,
+        .threads = o->threads > 0 ? o->threads : 1,
+        .vector_width = o->vector_width,
+        .estimates = c->estimates,
+    };
+    for (int d = 0; d < PM_MAX_DIMS; d++)
+        po.tile_size[d] = o->tile_size[d];
+    c->plan = pm_plan_new(c->poly, &po);
+    if (!c->plan)
+        return pm_codegen_fail(c->err, PM_ERR_NOMEM, "%s: out of memory", c->p->name);
+    pm_inline_decide(c->plan);
+    return PM_OK;
+}
+
+static pm_status step_group(compile *c)
+{
+    if (!pm_group_decide(c->plan))
+        return pm_codegen_fail(c->err, PM_ERR_NOMEM, "%s: out of memory", c->p->name);
+    return PM_OK;
+}
+
+/* The final groups' alignment (the group phase aligned each candidate; recorded here
+ * for the groups it kept). */
+static pm_status step_align(compile *c)
+{
+    for (int g = 0; g < c->plan->ngroups; g++) {
+        pm_group *gr = &c->plan->groups[g];
+        if (gr->tiled && !pm_align_group(c->plan, gr->members, gr->nmembers, gr->align))
+            return pm_codegen_fail(c->err, PM_ERR_INTERNAL, "%s: group %d no longer aligns",
+                                   c->p->name, g);
+    }
+    return PM_OK;
+}
+
+/* Footprints with isl; a group whose footprint has no constant bound runs unfused. */
+static pm_status step_tile(compile *c)
+{
+    for (int g = 0; g < c->plan->ngroups; g++) {
+        pm_group *gr = &c->plan->groups[g];
+        if (gr->tiled && !pm_tile_footprints(c->plan, gr) && !pm_group_split(c->plan, g))
+            return pm_codegen_fail(c->err, PM_ERR_NOMEM, "%s: out of memory", c->p->name);
+    }
+    return PM_OK;
+}
+
+static pm_status step_storage(compile *c)
+{
+    pm_storage_decide(c->poly, c->plan);
+    return PM_OK;
+}
+
+static pm_status step_schedule(compile *c)
+{
+    c->sched = pm_schedule_new(c->poly, c->plan, c->err);
+    return c->sched ? PM_OK : failed(c, PM_ERR_INTERNAL);
+}
+
+static pm_status step_ast(compile *c)
+{
+    c->ast = pm_ast_new(c->poly, c->plan, c->sched, c->err);
+    return c->ast ? PM_OK : failed(c, PM_ERR_INTERNAL);
+}
+
+static pm_status step_llvm(compile *c)
+{
+    pm_status st = pm_llvm_build(c->poly, c->ast, c->o, c->llvm_ctx, c->out->entry_name,
+                                 &c->out->module, c->err);
+    c->out->nslots = c->poly->nslots;
+    return st;
+}
+
+/* ---- the texts ---------------------------------------------------------------------------- */
+
+static char *text_graph(compile *c) { return pm_pipeline_to_string(c->p); }
+static char *text_domains(compile *c) { return pm_poly_to_string(c->poly); }
+static char *text_groups(compile *c) { return pm_plan_groups_to_string(c->plan); }
+static char *text_dot(compile *c) { return pm_plan_to_dot(c->plan); }
+static char *text_storage(compile *c) { return pm_storage_to_string(c->poly, c->plan); }
+static char *text_ast(compile *c) { return pm_ast_to_string(c->ast); }
+
+static char *text_schedule(compile *c)
+{
+    isl_printer *p = isl_printer_to_str(c->ctx);
     p = isl_printer_set_yaml_style(p, ISL_YAML_STYLE_BLOCK);
-    p = isl_printer_print_schedule(p, s);
+    p = isl_printer_print_schedule(p, c->sched);
     char *text = isl_printer_get_str(p);
     isl_printer_free(p);
     return text;
 }
 
+typedef struct step {
+    const char *name;
+    pm_status (*run)(compile *c);          /* NULL: a text only                   */
+    int text_phase[2];                      /* texts it leaves (pm_phase), -1 none */
+    char *(*text[2])(compile *c);
+} step;
+
+static const step steps[] = {
+    {"graph", NULL, {PM_PHASE_GRAPH, -1}, {text_graph, NULL}},
+    {"poly", step_poly, {PM_PHASE_DOMAINS, -1}, {text_domains, NULL}},
+    {"inline", step_inline, {-1, -1}, {NULL, NULL}},
+    {"group", step_group, {-1, -1}, {NULL, NULL}},
+    {"align", step_align, {-1, -1}, {NULL, NULL}},
+    {"tile", step_tile, {PM_PHASE_GROUPS, PM_PHASE_DOT}, {text_groups, text_dot}},
+    {"storage", step_storage, {PM_PHASE_STORAGE, -1}, {text_storage, NULL}},
+    {"schedule", step_schedule, {PM_PHASE_SCHEDULE, -1}, {text_schedule, NULL}},
+    {"ast", step_ast, {PM_PHASE_AST, -1}, {text_ast, NULL}},
+    {"llvm", step_llvm, {-1, -1}, {NULL, NULL}},
+};
+
 pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen_options *o,
                      LLVMContextRef llvm_ctx, pm_codegen_result *out, pm_error *err)
 {
-    (void)estimates; /* used by grouping and tile sizes (next issue) */
     memset(out, 0, sizeof *out);
     if (!p || !o || !llvm_ctx)
         return pm_codegen_fail(err, PM_ERR_MISUSE, "pm_codegen: NULL argument");
     snprintf(out->entry_name, sizeof out->entry_name, "pm_entry");
-    if (o->dump_mask & PM_DUMP_GRAPH)
-        keep(o, PM_DUMP_GRAPH, "graph", pm_pipeline_to_string(p), &out->text_graph);
-
     /* isl objects live in a context of this compile: kernels share nothing. */
     isl_ctx *ctx = isl_ctx_alloc();
     if (!ctx)
         return pm_codegen_fail(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
     isl_options_set_on_error(ctx, getenv("PM_ISL_ABORT") ? ISL_ON_ERROR_ABORT : ISL_ON_ERROR_WARN);
+    compile c = {p, estimates, o, llvm_ctx, out, err, ctx, NULL, NULL, NULL, NULL};
     pm_status st = PM_OK;
-    isl_schedule *sched = NULL;
-    isl_ast_node *ast = NULL;
-
-    pm_poly *poly = pm_poly_new(ctx, p, err);                          /* 1. polyhedral form */
-    if (!poly) {
-        st = err ? err->status : PM_ERR_INTERNAL;
-        goto done;
+    bool timed = getenv("PM_TIME") != NULL;
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0] && st == PM_OK; i++) {
+        struct timespec t0, t1;
+        timespec_get(&t0, TIME_UTC);
+        if (steps[i].run)
+            st = steps[i].run(&c);
+        timespec_get(&t1, TIME_UTC);
+        if (timed)
+            fprintf(stderr, "PM_TIME %s: %-8s %8.1f ms\n", p->name, steps[i].name,
+                    (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+        for (int k = 0; k < 2 && st == PM_OK; k++) {
+            int ph = steps[i].text_phase[k];
+            if (ph < 0 || !(o->dump_mask & PM_DUMP_BIT(ph)))
+                continue;
+            out->text[ph] = steps[i].text[k](&c);
+            if (o->dump_to && out->text[ph])
+                fprintf(o->dump_to, "=== %s ===\n%s\n", pm_phase_names[ph], out->text[ph]);
+        }
     }
-    if (o->dump_mask & PM_DUMP_DOMAINS)
-        keep(o, PM_DUMP_DOMAINS, "domains", pm_poly_to_string(poly), &out->text_domains);
-
-    sched = pm_schedule_new(poly, err);                                 /* 2. schedule */
-    if (!sched) {
-        st = PM_ERR_INTERNAL;
-        goto done;
-    }
-    if (o->dump_mask & PM_DUMP_SCHEDULE)
-        keep(o, PM_DUMP_SCHEDULE, "schedule", schedule_text(sched), &out->text_schedule);
-
-    ast = pm_ast_new(poly, sched, err);                                 /* 3. AST */
-    if (!ast) {
-        st = PM_ERR_INTERNAL;
-        goto done;
-    }
-    if (o->dump_mask & PM_DUMP_AST)
-        keep(o, PM_DUMP_AST, "ast", pm_ast_to_string(ast), &out->text_ast);
-
-    st = pm_llvm_build(poly, ast, o, llvm_ctx, out->entry_name,        /* 4. LLVM IR */
-                       &out->module, err);
-    out->nslots = poly->nslots;
-
-done:
-    isl_ast_node_free(ast);
-    isl_schedule_free(sched);
-    pm_poly_free(poly);
+    isl_ast_node_free(c.ast);
+    isl_schedule_free(c.sched);
+    pm_plan_free(c.plan);
+    pm_poly_free(c.poly);
     isl_ctx_free(ctx);
     return st;
 }
@@ -133,9 +254,7 @@ void pm_codegen_result_free(pm_codegen_result *r)
         return;
     if (r->module)
         LLVMDisposeModule(r->module);
-    free(r->text_graph);
-    free(r->text_domains);
-    free(r->text_schedule);
-    free(r->text_ast);
+    for (int i = 0; i < PM_NPHASES; i++)
+        free(r->text[i]);
     memset(r, 0, sizeof *r);
 }

@@ -62,7 +62,16 @@ typedef struct pm_poly_stmt {
     bool vectorizable;       /* innermost dimension free of carried dependences        */
 } pm_poly_stmt;
 
-typedef enum pm_storage_kind { PM_STORAGE_INPUT, PM_STORAGE_OUTPUT, PM_STORAGE_SCRATCH } pm_storage_kind;
+/* Where a function's values live (poly.c gives inputs, outputs and full scratch; the
+ * storage phase, codegen/storage.c, may turn a stage into a tile scratchpad or none). */
+typedef enum pm_storage_kind {
+    PM_STORAGE_INPUT,   /* the caller's input buffer                                   */
+    PM_STORAGE_OUTPUT,  /* the caller's output buffer                                  */
+    PM_STORAGE_SCRATCH, /* a full buffer from pm_rt_buffer (slot `index`)                */
+    PM_STORAGE_TILE,    /* a scratchpad per thread (slot `index`, `tile_bytes` each),
+                           re-based at every tile of its group to the footprint origin  */
+    PM_STORAGE_INLINED  /* no buffer: reads evaluate the definition                     */
+} pm_storage_kind;
 
 /* A function's buffer: index_d = (coord_d - lb_d) / step_d, extent_d = (ub-lb)/step + 1. */
 typedef struct pm_poly_storage {
@@ -74,6 +83,11 @@ typedef struct pm_poly_storage {
     isl_pw_aff *lb[PM_MAX_DIMS], *ub[PM_MAX_DIMS]; /* over the parameters only          */
     int64_t step[PM_MAX_DIMS];
     isl_set *box;            /* callee space, lb <= coord <= ub (no strides)            */
+    /* PM_STORAGE_TILE (storage phase): per-thread scratchpad of index extents tile_ext
+     * (dense, innermost padded to the vector width), origin set per tile. */
+    int group;
+    int64_t tile_ext[PM_MAX_DIMS];
+    int64_t tile_bytes;      /* per thread, a multiple of 64                            */
 } pm_poly_storage;
 
 typedef struct pm_poly_stage {

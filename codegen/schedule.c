@@ -1,8 +1,12 @@
 /* schedule.c — the schedule tree of a pipeline (see schedule.h). */
 #include "codegen/schedule.h"
 
+#include "codegen/tile.h"
+
 #include <isl/aff.h> /* before isl_multi_union_pw_aff_* (see DESIGN.md) */
 #include <isl/id.h>
+#include <isl/local_space.h>
+#include <isl/map.h>
 #include <isl/schedule_node.h>
 #include <isl/space.h>
 #include <isl/union_map.h>
@@ -64,11 +68,89 @@ static __isl_give isl_schedule *seq(__isl_take isl_schedule *a, __isl_take isl_s
     return a ? isl_schedule_sequence(a, b) : b;
 }
 
-__isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, pm_error *err)
+/* The tile band: the live-out's statements to their tile (tile.h). */
+static __isl_give isl_multi_union_pw_aff *tile_band(const pm_poly *poly, const pm_plan *plan,
+                                                    const pm_group *gr)
+{
+    (void)poly;
+    return isl_multi_union_pw_aff_from_union_map(pm_tile_index_map(plan, gr));
+}
+
+/* An identity band over a stage's statements below node. One statement: every member
+ * `atomic`, one loop with min/max bounds (separating every tile-boundary case would
+ * multiply the code by the pieces of every footprint). Several (case pieces): the
+ * innermost member `separate`, so the pieces' conditions stay out of the vector loops,
+ * the outer ones `atomic` (a branch per row, not a copy of every row loop per piece). */
+static __isl_give isl_schedule_node *point_band(const pm_poly *poly, int stage,
+                                                __isl_take isl_schedule_node *node)
+{
+    const pm_poly_stage *st = &poly->stages[stage];
+    int n = poly->stmts[st->first_stmt].ndims;
+    node = isl_schedule_node_insert_partial_schedule(node, identity_band(poly, st->first_stmt,
+                                                                         st->nstmts));
+    for (int d = 0; d < n; d++) {
+        bool inner = d == n - 1 && st->nstmts > 1;
+        node = isl_schedule_node_band_member_set_ast_loop_type(
+            node, d, inner ? isl_ast_loop_separate : isl_ast_loop_atomic);
+    }
+    return node;
+}
+
+/* A tiled group (see schedule.h). */
+static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_plan *plan, int g)
+{
+    const pm_group *gr = &plan->groups[g];
+    isl_ctx *ctx = poly->ctx;
+    const pm_poly_stage *lst = &poly->stages[gr->liveout];
+    isl_schedule *sched = isl_schedule_from_domain(domains(poly, lst->first_stmt, lst->nstmts));
+    sched = isl_schedule_insert_partial_schedule(sched, tile_band(poly, plan, gr));
+    isl_schedule_node *node = isl_schedule_get_root(sched);
+    isl_schedule_free(sched);
+    node = isl_schedule_node_child(node, 0);
+    /* one loop per tile dimension: case pieces of the live-out must not split the tiles */
+    for (int t = 0; t < gr->ntiled; t++)
+        node = isl_schedule_node_band_member_set_ast_loop_type(node, t, isl_ast_loop_atomic);
+    node = isl_schedule_node_child(node, 0); /* below the tile band */
+    node = point_band(poly, gr->liveout, node);
+    /* producers, in topological order, before the live-out: each computes its footprint */
+    for (int m = 0; m < gr->nmembers - 1; m++) {
+        int p = gr->members[m];
+        const pm_poly_stage *ps = &poly->stages[p];
+        isl_union_map *ext = NULL;
+        for (int i = ps->first_stmt; i < ps->first_stmt + ps->nstmts; i++) {
+            const pm_poly_stmt *sm = &poly->stmts[i];
+            isl_map *e = isl_map_copy(gr->fp[m].box);
+            e = isl_map_set_tuple_id(e, isl_dim_out, isl_set_get_tuple_id(sm->domain));
+            e = isl_map_intersect_range(e, isl_set_copy(sm->domain));
+            isl_union_map *u = isl_union_map_from_map(e);
+            ext = ext ? isl_union_map_union(ext, u) : u;
+        }
+        isl_schedule_node *graft = isl_schedule_node_from_extension(ext);
+        graft = point_band(poly, p, isl_schedule_node_child(graft, 0));
+        graft = isl_schedule_node_root(graft);
+        node = isl_schedule_node_graft_before(node, graft);
+    }
+    /* the tile's body: scratchpads are re-based here */
+    node = isl_schedule_node_parent(isl_schedule_node_parent(node)); /* the sequence */
+    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, PM_MARK_TILE, (void *)gr));
+    /* the tiles run in parallel */
+    node = isl_schedule_node_child(isl_schedule_node_root(node), 0);
+    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, PM_MARK_TILES, (void *)gr));
+    sched = isl_schedule_node_get_schedule(node);
+    isl_schedule_node_free(node);
+    return sched;
+}
+
+__isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, const pm_plan *plan, pm_error *err)
 {
     isl_schedule *all = NULL;
-    for (int i = 0; i < poly->nstages; i++) {
-        const pm_poly_stage *st = &poly->stages[i];
+    for (int g = 0; g < plan->ngroups; g++) {
+        const pm_group *gr = &plan->groups[g];
+        if (gr->tiled) {
+            all = seq(all, group_schedule(poly, plan, g));
+            continue;
+        }
+        const pm_poly_stage *st = &poly->stages[gr->liveout];
         isl_schedule *s;
         if (poly->stmts[st->first_stmt].kind == PM_STMT_CASE) {
             s = band_schedule(poly, st->first_stmt, st->nstmts);

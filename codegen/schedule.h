@@ -1,28 +1,40 @@
-/* schedule.h — when each statement instance runs: an isl schedule tree.
+/* schedule.h — when each statement instance runs: an isl schedule tree with marks.
  *
- * Promise: pm_schedule_new builds the tree
- *     domain (all statements)
- *       sequence: one filter per stage, in the pipeline's topological order
- *         [reductions: sequence: init filter, update filter]
- *           band over the stage's dimensions (identity: dimension d of every case
- *           statement of the function is band member d), every member `separate` so the
- *           AST splits case pieces and boundaries into branch-free loops;
- *           when the statements' parallel_dim is k >= 0 the band is split at k and the
- *           part from k on sits under a mark "parallel" (isl never marks parallel loops
- *           itself; the LLVM phase outlines the loop below that mark).
- * The next issue adds tiling by prepending tile dimensions to these bands.
+ * Promise: pm_schedule_new builds the tree for the plan's groups, in order:
+ *     domain (every statement that is not inlined or introduced by a tile)
+ *       sequence: one filter per group
+ *  - a group of one stage (unfused): a band over the stage's dimensions (identity:
+ *    dimension d of every case statement of the function is band member d), every member
+ *    `separate` so the AST splits case pieces and boundaries into branch-free loops;
+ *    a reduction is a sequence of its init band and its update band; when the
+ *    statements' parallel_dim is k >= 0 the band is split at k and the part from k on
+ *    sits under a mark "parallel" (the LLVM phase outlines the loop below that mark,
+ *    after checking the loop is that dimension);
+ *  - a tiled group:
+ *        mark "tiles" (the group)        every tile is independent: run them in parallel
+ *          band [floor(x_dj / t_j)]      the live-out's tiled dimensions
+ *            extension { [T] -> P[x] : x in P's footprint box of tile T }  per producer
+ *              mark "tile" (the group)   re-base the group's scratchpads at this tile
+ *                sequence: producers in topological order, then the live-out, each
+ *                an identity band over its own dimensions, every member `separate`.
+ *    Producers are in the tree only through the extension: isl generates each instance
+ *    once per tile that needs it, which is how overlapped tiles recompute their halos.
  * Ownership: the caller frees the result (isl_schedule_free).
  */
 #ifndef PM_CODEGEN_SCHEDULE_H
 #define PM_CODEGEN_SCHEDULE_H
 
-#include "codegen/poly.h"
+#include "codegen/plan.h"
 
 #include <isl/schedule.h>
 
-/* The mark's name above a loop to run in parallel. */
+/* The marks' names: a loop to run in parallel (checked), the tile loops of a group (run
+ * the outermost in parallel), a tile's body (the id's user pointer is the pm_group). */
 #define PM_MARK_PARALLEL "parallel"
+#define PM_MARK_TILES "tiles"
+#define PM_MARK_TILE "tile"
 
-__isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, pm_error *err);
+__isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, const pm_plan *plan,
+                                         pm_error *err);
 
 #endif

@@ -2,7 +2,7 @@
  *
  * pm_jit_compile is the runtime's half of the compiler, in order:
  *   signature  the pipeline's run-time interface, detached (frontend/signature.c)
- *   codegen    graph -> domains -> schedule -> ast -> LLVM IR (codegen/driver.c)
+ *   codegen    the compiler's phases, poly to LLVM IR (codegen/driver.c)
  *   prepare    internal linkage, a unique entry name, verify (runtime/jit_engine.c)
  *   optimize   LLVM default<On> with the host target machine
  *   llvm, asm  texts kept for pm_kernel_dump (asm only when dumped: it is a second
@@ -29,13 +29,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-const char *const pm_phase_names[PM_NPHASES] = {"graph", "domains", "schedule", "ast",
-                                                "llvm", "asm"};
-
-static const unsigned phase_bits[PM_NPHASES] = {PM_DUMP_GRAPH, PM_DUMP_DOMAINS,
-                                                PM_DUMP_SCHEDULE, PM_DUMP_AST,
-                                                PM_DUMP_LLVM, PM_DUMP_ASM};
 
 pm_jit_options pm_jit_options_default(void)
 {
@@ -139,7 +132,37 @@ void pm_jit_kernel_gone(pm_jit *jit)
 typedef struct compile_plan {
     int vector_width, threads, opt_level;
     unsigned dump_mask;
+    pm_compile_options c;   /* the optimizer's settings, checked */
 } compile_plan;
+
+/* The scratch budget of one tile: half the per-core L2 (sysfs), 512 KiB if unknown. */
+static int64_t tile_cache_budget(void)
+{
+    for (int i = 0; i < 8; i++) {
+        char path[96], buf[32];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            break;
+        int level = 0;
+        if (fscanf(f, "%d", &level) != 1)
+            level = 0;
+        fclose(f);
+        if (level != 2)
+            continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        f = fopen(path, "r");
+        if (!f)
+            break;
+        long kib = 0;
+        if (fgets(buf, sizeof buf, f))
+            kib = strtol(buf, NULL, 10); /* "1024K" */
+        fclose(f);
+        if (kib > 0)
+            return (int64_t)kib * 1024 / 2;
+    }
+    return 512 * 1024;
+}
 
 static pm_status plan_compile(const pm_jit *jit, const char *name, const pm_compile_options *o,
                               compile_plan *plan, pm_error *err)
@@ -156,6 +179,19 @@ static pm_status plan_compile(const pm_jit *jit, const char *name, const pm_comp
     if (c.opt_level < -1 || c.opt_level > 3)
         return pm_rt_errorf(err, PM_ERR_ARGUMENT,
                             "%s: opt_level = %d (-1 = the jit's, or 0..3)", name, c.opt_level);
+    if (c.fusion != 0 && c.fusion != 1)
+        return pm_rt_errorf(err, PM_ERR_ARGUMENT, "%s: fusion = %d (0 or 1)", name, c.fusion);
+    for (int d = 0; d < PM_MAX_DIMS; d++)
+        if (c.tile_size[d] < 0 || c.tile_size[d] > (1 << 20))
+            return pm_rt_errorf(err, PM_ERR_ARGUMENT,
+                                "%s: tile_size[%d] = %d (0 = from the model, or 1..%d)", name, d,
+                                c.tile_size[d], 1 << 20);
+    if (c.group_limit < 0)
+        return pm_rt_errorf(err, PM_ERR_ARGUMENT, "%s: group_limit = %d (0 = default, or a count)",
+                            name, c.group_limit);
+    if (!(c.overlap_threshold == c.overlap_threshold)) /* NaN */
+        return pm_rt_errorf(err, PM_ERR_ARGUMENT, "%s: overlap_threshold is not a number", name);
+    plan->c = c;
     plan->vector_width = w ? w : pm_engine_vector_width(jit->engine);
     plan->threads = c.threads ? c.threads : jit->threads;
     plan->opt_level = c.opt_level >= 0 ? c.opt_level : jit->opt_level;
@@ -166,7 +202,7 @@ static pm_status plan_compile(const pm_jit *jit, const char *name, const pm_comp
 
 static void dump_phase(const pm_kernel *k, int phase, unsigned mask)
 {
-    if ((mask & phase_bits[phase]) && k->text[phase])
+    if ((mask & PM_DUMP_BIT(phase)) && k->text[phase])
         fprintf(stderr, "=== %s: %s ===\n%s\n", k->sig->name, pm_phase_names[phase],
                 k->text[phase]);
 }
@@ -194,20 +230,25 @@ static pm_status compile_locked(pm_jit *jit, pm_pipeline *p, const pm_value *est
     pm_codegen_options co = {
         .vector_width = plan->vector_width,
         .threads = plan->threads,
-        .dump_mask = PM_DUMP_GRAPH | PM_DUMP_DOMAINS | PM_DUMP_SCHEDULE | PM_DUMP_AST,
+        .dump_mask = PM_DUMP_ALL & ~(PM_DUMP_BIT(PM_PHASE_LLVM) | PM_DUMP_BIT(PM_PHASE_ASM)),
         .dump_to = NULL,
         .tm = tm,
+        .fusion = plan->c.fusion,
+        .overlap_threshold = plan->c.overlap_threshold,
+        .group_limit = plan->c.group_limit,
+        .cache_bytes = tile_cache_budget(),
     };
+    for (int d = 0; d < PM_MAX_DIMS; d++)
+        co.tile_size[d] = plan->c.tile_size[d];
     pm_codegen_result r;
     pm_status s = pm_codegen(p, estimates, &co, LLVMOrcThreadSafeContextGetContext(tsctx), &r,
                              err);
-    k->text[PM_PHASE_GRAPH] = r.text_graph;
-    k->text[PM_PHASE_DOMAINS] = r.text_domains;
-    k->text[PM_PHASE_SCHEDULE] = r.text_schedule;
-    k->text[PM_PHASE_AST] = r.text_ast;
-    r.text_graph = r.text_domains = r.text_schedule = r.text_ast = NULL;
-    for (int ph = PM_PHASE_GRAPH; ph <= PM_PHASE_AST; ph++)
-        dump_phase(k, ph, plan->dump_mask);
+    for (int ph = 0; ph < PM_NPHASES; ph++) {
+        k->text[ph] = r.text[ph];
+        r.text[ph] = NULL;
+        if (ph < PM_PHASE_LLVM)
+            dump_phase(k, ph, plan->dump_mask);
+    }
     if (s == PM_OK && !r.module)
         s = pm_rt_errorf(err, PM_ERR_INTERNAL, "%s: codegen returned no module", name);
 
@@ -220,7 +261,7 @@ static pm_status compile_locked(pm_jit *jit, pm_pipeline *p, const pm_value *est
     if (s == PM_OK) {
         k->text[PM_PHASE_LLVM] = take_llvm_string(LLVMPrintModuleToString(r.module));
         dump_phase(k, PM_PHASE_LLVM, plan->dump_mask);
-        if (plan->dump_mask & PM_DUMP_ASM) {
+        if (plan->dump_mask & PM_DUMP_BIT(PM_PHASE_ASM)) {
             pm_error asm_err = {0};
             k->text[PM_PHASE_ASM] = pm_engine_emit_asm(r.module, tm, &asm_err);
             if (!k->text[PM_PHASE_ASM]) /* a dump is a courtesy: say why, go on */

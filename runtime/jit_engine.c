@@ -346,6 +346,9 @@ pm_status pm_engine_optimize(LLVMModuleRef module, LLVMTargetMachineRef tm, int 
     char passes[32];
     snprintf(passes, sizeof passes, "default<O%d>", clamp_level(opt_level));
     LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+    /* The IR is explicitly vectorized already; LLVM's unroller only multiplies the tile
+     * bodies (a channel loop of 3 around a row's vector loop) and costs compile time. */
+    LLVMPassBuilderOptionsSetLoopUnrolling(opts, 0);
     LLVMErrorRef e2 = LLVMRunPasses(module, passes, tm, opts);
     LLVMDisposePassBuilderOptions(opts);
     if (e2)

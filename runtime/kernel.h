@@ -11,6 +11,7 @@
 
 #include "polymage.h"
 
+#include "codegen/codegen.h"
 #include "frontend/signature.h"
 #include "runtime/jit_engine.h"
 #include "runtime/rt.h"
@@ -34,10 +35,6 @@ struct pm_jit {
 typedef int32_t (*pm_kernel_entry)(const pm_value *params, const pm_buffer *inputs,
                                    pm_buffer *outputs, pm_run_ctx *rt);
 
-/* Phases whose text a kernel keeps, in dump order; names as in pm_kernel_dump. */
-enum { PM_PHASE_GRAPH, PM_PHASE_DOMAINS, PM_PHASE_SCHEDULE, PM_PHASE_AST, PM_PHASE_LLVM,
-       PM_PHASE_ASM, PM_NPHASES };
-extern const char *const pm_phase_names[PM_NPHASES];
 
 struct pm_kernel {
     pm_jit *jit;
@@ -46,7 +43,7 @@ struct pm_kernel {
     pm_kernel_entry entry;  /* inside code                                             */
     int threads;            /* passed to the entry through pm_rt_threads               */
     pm_scratch_pool *pool;  /* owned; sets of codegen's nslots slots                    */
-    char *text[PM_NPHASES]; /* owned, malloc'd, NULL when not kept                      */
+    char *text[PM_NPHASES]; /* owned, malloc'd, NULL when not kept (pm_phase order)     */
     double compile_ms;
 };
 

@@ -28,12 +28,14 @@ typedef struct options {
     engine engine;
     int threads;       /* 0 = all cores */
     bool check, print;
+    bool unfused;      /* compile with fusion off                     */
+    int tile[2];       /* tile sizes, 0 = the model's                  */
 } options;
 
 static void usage(FILE *to)
 {
     fprintf(to, "usage: run_sample [app] [--rows N --cols N] [--out DIR] [--threads N] [--interp] "
-                "[--check] [--print]\n"
+                "[--check] [--print] [--unfused] [--tile A,B]\n"
                 "apps:");
     int n;
     const pm_sample_app *apps = pm_sample_apps(&n);
@@ -67,6 +69,14 @@ static int parse_options(int argc, char **argv, options *o)
                 return 2;
             }
             o->threads = (int)v;
+        } else if (strcmp(a, "--unfused") == 0) {
+            o->unfused = true;
+        } else if (strcmp(a, "--tile") == 0 && has_value) {
+            if (sscanf(argv[++i], "%d,%d", &o->tile[0], &o->tile[1]) < 1 || o->tile[0] < 0 ||
+                o->tile[1] < 0) {
+                fprintf(stderr, "run_sample: --tile needs sizes A,B, got %s\n", argv[i]);
+                return 2;
+            }
         } else if (strcmp(a, "--interp") == 0) {
             o->engine = ENGINE_INTERP;
         } else if (strcmp(a, "--check") == 0) {
@@ -319,7 +329,11 @@ static pm_status run_engine(const options *o, pm_pipeline *p, const pm_value *pa
             snprintf(msg, msg_size, "%s", err.message);
             return err.status;
         }
-        pm_kernel *k = pm_jit_compile(jit, p, params, NULL, &err);
+        pm_compile_options co = pm_compile_options_default();
+        co.fusion = !o->unfused;
+        co.tile_size[0] = o->tile[0];
+        co.tile_size[1] = o->tile[1];
+        pm_kernel *k = pm_jit_compile(jit, p, params, &co, &err);
         pm_status st = k ? PM_OK : err.status;
         if (k) {
             t->compile_ms = pm_kernel_compile_ms(k);

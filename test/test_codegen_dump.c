@@ -32,7 +32,7 @@ static pm_codegen_options options(int width)
     pm_codegen_options o = {0};
     o.vector_width = width;
     o.threads = 2;
-    o.dump_mask = PM_DUMP_GRAPH | PM_DUMP_DOMAINS | PM_DUMP_SCHEDULE | PM_DUMP_AST;
+    o.dump_mask = PM_DUMP_BIT(PM_PHASE_GRAPH) | PM_DUMP_BIT(PM_PHASE_DOMAINS) | PM_DUMP_BIT(PM_PHASE_SCHEDULE) | PM_DUMP_BIT(PM_PHASE_AST);
     o.dump_to = getenv("PM_TEST_VERBOSE") ? stderr : NULL;
     return o;
 }
@@ -80,14 +80,14 @@ static void test_unsharp(void)
     pm_error err = {0};
     CHECK_STATUS(pm_codegen(p, NULL, &o, C, &r, &err), PM_OK);
     CHECK(r.module != NULL);
-    CHECK_CONTAINS(r.text_graph, "blurx");
-    CHECK_CONTAINS(r.text_domains, "blurx");
-    CHECK_CONTAINS(r.text_domains, "(in bounds)");
-    CHECK_CONTAINS(r.text_schedule, "sequence");
-    CHECK_CONTAINS(r.text_schedule, "parallel");
-    CHECK_CONTAINS(r.text_ast, "for (int c");
-    CHECK_CONTAINS(r.text_ast, "blurx(");
-    CHECK_CONTAINS(r.text_ast, "mask(");
+    CHECK_CONTAINS(r.text[PM_PHASE_GRAPH], "blurx");
+    CHECK_CONTAINS(r.text[PM_PHASE_DOMAINS], "blurx");
+    CHECK_CONTAINS(r.text[PM_PHASE_DOMAINS], "(in bounds)");
+    CHECK_CONTAINS(r.text[PM_PHASE_SCHEDULE], "sequence");
+    CHECK_CONTAINS(r.text[PM_PHASE_SCHEDULE], "parallel");
+    CHECK_CONTAINS(r.text[PM_PHASE_AST], "for (int c");
+    CHECK_CONTAINS(r.text[PM_PHASE_AST], "blurx(");
+    CHECK_CONTAINS(r.text[PM_PHASE_AST], "mask(");
     CHECK(r.nslots == 3); /* blurx, blury, sharpen are intermediate */
     pm_codegen_result_free(&r);
     LLVMContextDispose(C);
@@ -136,11 +136,11 @@ static void test_all_samples(void)
 
 static void test_dump_parse(void)
 {
-    CHECK(pm_dump_parse("graph,ast") == (PM_DUMP_GRAPH | PM_DUMP_AST));
-    CHECK(pm_dump_parse("all") == 0x3f);
+    CHECK(pm_dump_parse("graph,ast") == (PM_DUMP_BIT(PM_PHASE_GRAPH) | PM_DUMP_BIT(PM_PHASE_AST)));
+    CHECK(pm_dump_parse("all") == PM_DUMP_ALL);
     CHECK(pm_dump_parse("nonsense") == 0);
     CHECK(pm_dump_parse(NULL) == 0);
-    CHECK(pm_dump_parse("llvm, asm") == (PM_DUMP_LLVM | PM_DUMP_ASM));
+    CHECK(pm_dump_parse("llvm, asm") == (PM_DUMP_BIT(PM_PHASE_LLVM) | PM_DUMP_BIT(PM_PHASE_ASM)));
 }
 
 /* f(t, x) reads f(t-1, ..): t stays a sequential loop, the parallel mark is below it. */
@@ -168,9 +168,9 @@ static void test_time_iterated_ast(void)
         pm_codegen_options o = options(16);
         pm_error err = {0};
         CHECK_STATUS(pm_codegen(p, NULL, &o, C, &r, &err), PM_OK);
-        CHECK_CONTAINS(r.text_domains, "parallel dim 1, vectorizable");
-        CHECK_CONTAINS(r.text_ast, "for (int c0 = 1; c0 <= T; c0 += 1) {\n      // parallel");
-        CHECK_CONTAINS(r.text_ast, "heat_c1(c0, c1);");
+        CHECK_CONTAINS(r.text[PM_PHASE_DOMAINS], "parallel dim 1, vectorizable");
+        CHECK_CONTAINS(r.text[PM_PHASE_AST], "for (int c0 = 1; c0 <= T; c0 += 1) {\n      // parallel");
+        CHECK_CONTAINS(r.text[PM_PHASE_AST], "heat_c1(c0, c1);");
         pm_codegen_result_free(&r);
         LLVMContextDispose(C);
     }

@@ -54,9 +54,9 @@ static bool kernel_compile(kernel *k, pm_pipeline *p, int width, int threads)
     if (!CHECK(tm != NULL))
         return false;
     LLVMOrcThreadSafeContextRef ts = LLVMOrcCreateNewThreadSafeContext();
-    pm_codegen_options o = {width, threads, 0, NULL, tm};
+    pm_codegen_options o = {.vector_width = width, .threads = threads, .tm = tm};
     if (getenv("PM_TEST_VERBOSE")) {
-        o.dump_mask = PM_DUMP_DOMAINS | PM_DUMP_AST;
+        o.dump_mask = PM_DUMP_BIT(PM_PHASE_DOMAINS) | PM_DUMP_BIT(PM_PHASE_AST);
         o.dump_to = stderr;
     }
     pm_codegen_result r;

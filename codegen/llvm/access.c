@@ -249,6 +249,39 @@ static LLVMValueRef upsample_load(pm_llvm *g, const pm_point *pt, int s, LLVMVal
     return LLVMBuildSelect(g->B, odd, odd_v, even_v, "up");
 }
 
+/* A read of an inlined function: its definition evaluated at the read's point. The
+ * inline phase guarantees one unconditional case and arguments that are shifts of pt's
+ * variables (so each moves by 0 or 1 per lane, as a pm_point describes). */
+static LLVMValueRef inline_call(pm_llvm *g, const pm_point *pt, const pm_expr *call)
+{
+    const pm_poly *poly = g->poly;
+    const pm_func *f = call->callee;
+    const pm_poly_stmt *s = NULL;
+    for (int i = 0; i < poly->nstages && !s; i++)
+        if (poly->stages[i].func == f)
+            s = &poly->stmts[poly->stages[i].first_stmt];
+    if (!s || f->kind != PM_FUNC_FUNCTION || f->ncases != 1 || call->nargs != s->ndims) {
+        pm_llvm_fail(g, PM_ERR_INTERNAL, "%s: %s cannot be inlined", poly->pipeline->name, f->name);
+        return pm_llvm_const(g, pt, call->type, 0, 0);
+    }
+    pm_point q = {.stmt = s, .W = pt->W};
+    pm_point first = *pt;
+    first.W = 1;
+    for (int d = 0; d < call->nargs; d++) {
+        const pm_expr *a = call->args[d];
+        int coef = lane_coef(pt, a);
+        if (pt->W > 1 && coef != 0 && coef != 1) {
+            pm_llvm_fail(g, PM_ERR_INTERNAL, "%s: inlined read of %s is not a shift",
+                         poly->pipeline->name, f->name);
+            return pm_llvm_const(g, pt, call->type, 0, 0);
+        }
+        q.var[d] = pm_llvm_convert(g, pm_llvm_expr(g, &first, a), a->type, PM_I32);
+        q.lane_step[d] = pt->W > 1 ? coef : 0;
+    }
+    const pm_expr *value = f->cases[0]->value;
+    return pm_llvm_convert(g, pm_llvm_expr(g, &q, value), value->type, f->type);
+}
+
 LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
 {
     int s = pm_llvm_storage_index(g, call->callee);
@@ -257,6 +290,8 @@ LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
                      call->callee->name);
         return pm_llvm_const(g, pt, call->type, 0, 0);
     }
+    if (g->poly->storage[s].kind == PM_STORAGE_INLINED)
+        return inline_call(g, pt, call);
     const pm_poly_access *acc = pm_poly_access_of(pt->stmt, call);
     bool proven = acc && acc->in_bounds;
     if (pt->W <= 1)

@@ -20,6 +20,7 @@
 #define PM_CODEGEN_LLVM_LLVM_H
 
 #include "codegen/codegen.h"
+#include "codegen/ast.h"
 #include "codegen/poly.h"
 
 #include <isl/ast.h>
@@ -134,7 +135,11 @@ int pm_llvm_storage_index(const pm_llvm *g, const pm_func *f);
 
 /* parallel.c */
 /* Emits the for node `node` as a parallel loop (outlined, GOMP_parallel); returns false
- * when it cannot (then the caller emits it sequentially). */
-bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node);
+ * when it cannot (then the caller emits it sequentially). independent: the schedule
+ * says its iterations are independent (tiles); else the loop must be the statements'
+ * marked parallel dimension. */
+bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool independent);
+/* Emits the subtree as a call of a function of its own (false: nothing emitted). */
+bool pm_llvm_outline(pm_llvm *g, __isl_keep isl_ast_node *node);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include <isl/id.h>
 #include <isl/val.h>
+#include <stdlib.h>
 #include <string.h>
 
 static LLVMValueRef c64(pm_llvm *g, int64_t v)
@@ -290,16 +291,70 @@ static void user_node(pm_llvm *g, __isl_keep isl_ast_node *node)
     isl_ast_expr_free(call);
 }
 
+/* Below a "tile" mark: every scratchpad of the group gets this thread's memory and
+ * this tile's origin (the annotation's AST expressions of the tile iterators). */
+static void tile_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl_ast_node *child)
+{
+    isl_id *ann = isl_ast_node_get_annotation(node);
+    const pm_tile_origins *o = ann ? isl_id_get_user(ann) : NULL;
+    isl_id_free(ann);
+    if (!o) {
+        pm_llvm_fail(g, PM_ERR_INTERNAL, "%s: a tile without origins", g->poly->pipeline->name);
+        return;
+    }
+    pm_llvm_buf *saved = malloc((size_t)(o->n + 1) * sizeof *saved);
+    if (!saved) {
+        pm_llvm_fail(g, PM_ERR_NOMEM, "%s: out of memory", g->poly->pipeline->name);
+        return;
+    }
+    LLVMTypeRef ity = LLVMFunctionType(g->t_i32, NULL, 0, 0);
+    LLVMValueRef tid = LLVMBuildSExt(
+        g->B, LLVMBuildCall2(g->B, ity, pm_llvm_declare(g, "omp_get_thread_num", ity), NULL, 0, "tid"),
+        g->t_i64, "");
+    for (int i = 0; i < o->n; i++) {
+        int s = o->storage[i];
+        const pm_poly_storage *st = &g->poly->storage[s];
+        pm_llvm_buf *b = &g->env.bufs[s];
+        saved[i] = *b;
+        LLVMValueRef off = LLVMBuildMul(g->B, tid, c64(g, st->tile_bytes), "");
+        b->base = LLVMBuildGEP2(g->B, g->t_i8, b->base, &off, 1, st->func->name);
+        for (int d = 0; d < st->ndims; d++)
+            b->lb[d] = pm_llvm_ast_expr(g, o->lb[i][d]);
+    }
+    /* each stage of the tile in a function of its own (llvm/parallel.c) */
+    if (isl_ast_node_get_type(child) == isl_ast_node_block) {
+        isl_ast_node_list *list = isl_ast_node_block_get_children(child);
+        int n = isl_ast_node_list_n_ast_node(list);
+        for (int i = 0; i < n; i++) {
+            isl_ast_node *c = isl_ast_node_list_get_ast_node(list, i);
+            if (!pm_llvm_outline(g, c))
+                pm_llvm_node(g, c);
+            isl_ast_node_free(c);
+        }
+        isl_ast_node_list_free(list);
+    } else if (!pm_llvm_outline(g, child)) {
+        pm_llvm_node(g, child);
+    }
+    for (int i = 0; i < o->n; i++)
+        g->env.bufs[o->storage[i]] = saved[i];
+    free(saved);
+}
+
 static void mark_node(pm_llvm *g, __isl_keep isl_ast_node *node)
 {
     isl_id *id = isl_ast_node_mark_get_id(node);
-    bool parallel = strcmp(isl_id_get_name(id), PM_MARK_PARALLEL) == 0 && !g->in_parallel;
+    const char *name = isl_id_get_name(id);
+    bool tiles = strcmp(name, PM_MARK_TILES) == 0;
+    bool parallel = (strcmp(name, PM_MARK_PARALLEL) == 0 || tiles) && !g->in_parallel;
+    bool tile = strcmp(name, PM_MARK_TILE) == 0;
     isl_id_free(id);
     isl_ast_node *child = isl_ast_node_mark_get_node(node);
-    if (!parallel) {
+    if (tile) {
+        tile_body(g, node, child);
+    } else if (!parallel) {
         pm_llvm_node(g, child);
     } else if (isl_ast_node_get_type(child) == isl_ast_node_for) {
-        if (!pm_llvm_parallel_for(g, child))
+        if (!pm_llvm_parallel_for(g, child, tiles))
             pm_llvm_node(g, child);
     } else if (isl_ast_node_get_type(child) == isl_ast_node_block) {
         /* separation may split the parallel loop into several: each runs in parallel */
@@ -307,7 +362,7 @@ static void mark_node(pm_llvm *g, __isl_keep isl_ast_node *node)
         int n = isl_ast_node_list_n_ast_node(list);
         for (int i = 0; i < n; i++) {
             isl_ast_node *c = isl_ast_node_list_get_ast_node(list, i);
-            if (isl_ast_node_get_type(c) != isl_ast_node_for || !pm_llvm_parallel_for(g, c))
+            if (isl_ast_node_get_type(c) != isl_ast_node_for || !pm_llvm_parallel_for(g, c, tiles))
                 pm_llvm_node(g, c);
             isl_ast_node_free(c);
         }

@@ -145,7 +145,33 @@ static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
         const pm_poly_storage *st = &poly->storage[s];
         pm_llvm_buf *b = &g->env.bufs[s];
         int n = st->ndims;
-        if (st->kind != PM_STORAGE_SCRATCH) {
+        if (st->kind == PM_STORAGE_INLINED) { /* never addressed */
+            b->base = LLVMConstNull(g->t_ptr);
+            for (int d = 0; d < n; d++)
+                b->lb[d] = b->ext[d] = b->stride[d] = c64(g, 0);
+            continue;
+        }
+        if (st->kind == PM_STORAGE_TILE) {
+            /* one scratchpad per thread in one slot; the "tile" mark re-bases it (loops.c) */
+            for (int d = 0; d < n; d++) {
+                b->lb[d] = c64(g, 0);
+                b->ext[d] = c64(g, st->tile_ext[d]);
+            }
+            int64_t count = 1;
+            for (int d = n - 1; d >= 0; d--) {
+                b->stride[d] = c64(g, count);
+                count *= st->tile_ext[d];
+            }
+            int threads = g->o->threads > 0 ? g->o->threads : 1;
+            LLVMValueRef args[3] = {g->rt_arg, LLVMConstInt(g->t_i32, (unsigned)st->index, 0),
+                                    c64(g, st->tile_bytes * threads)};
+            b->base = LLVMBuildCall2(g->B, bufptr_fnty, rt_buffer, args, 3, st->func->name);
+            LLVMBasicBlockRef ok = pm_llvm_block(g, "scratchpad_ok");
+            LLVMBuildCondBr(g->B, LLVMBuildIsNull(g->B, b->base, ""), fail, ok);
+            LLVMPositionBuilderAtEnd(g->B, ok);
+            continue;
+        }
+        if (st->kind == PM_STORAGE_INPUT || st->kind == PM_STORAGE_OUTPUT) {
             LLVMValueRef arr = st->kind == PM_STORAGE_INPUT ? inputs : outputs;
             b->base = buffer_field(g, arr, st->index, offsetof(pm_buffer, data), g->t_ptr,
                                    st->func->name);

@@ -95,6 +95,23 @@ typedef struct uses {
     bool *storage;
 } uses;
 
+/* The storages a statement reads, and through inlined callees theirs. */
+static void mark_reads(uses *u, const pm_poly_stmt *s, int depth)
+{
+    const pm_poly *poly = u->g->poly;
+    for (int a = 0; a < s->naccesses; a++) {
+        int k = pm_llvm_storage_index(u->g, s->accesses[a].callee);
+        if (k < 0 || u->storage[k])
+            continue;
+        u->storage[k] = true;
+        if (poly->storage[k].kind != PM_STORAGE_INLINED || depth > 32)
+            continue;
+        for (int i = 0; i < poly->nstages; i++)
+            if (poly->stages[i].func == s->accesses[a].callee)
+                mark_reads(u, &poly->stmts[poly->stages[i].first_stmt], depth + 1);
+    }
+}
+
 static isl_bool mark_uses(__isl_keep isl_ast_node *node, void *user)
 {
     uses *u = user;
@@ -108,11 +125,7 @@ static isl_bool mark_uses(__isl_keep isl_ast_node *node, void *user)
     int own = pm_llvm_storage_index(u->g, u->g->poly->stages[s->stage].func);
     if (own >= 0)
         u->storage[own] = true;
-    for (int a = 0; a < s->naccesses; a++) {
-        int k = pm_llvm_storage_index(u->g, s->accesses[a].callee);
-        if (k >= 0)
-            u->storage[k] = true;
-    }
+    mark_reads(u, s, 0);
     return isl_bool_true;
 }
 
@@ -217,7 +230,7 @@ static void run_body(pm_llvm *g, LLVMValueRef j, void *user)
     pm_llvm_pop_iter(g);
 }
 
-bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node)
+bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool independent)
 {
     if (g->in_parallel || isl_ast_node_for_is_degenerate(node) == isl_bool_true)
         return false;
@@ -244,7 +257,7 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node)
         ok = l == id;
         isl_id_free(l);
     }
-    ok = ok && loop_is_marked_dim(g, node, id);
+    ok = ok && (independent || loop_is_marked_dim(g, node, id));
     packed pk = {0};
     ok = ok && collect(g, node, &pk);
     LLVMTypeRef *types = ok ? malloc((size_t)pk.n * sizeof *types) : NULL;
@@ -340,5 +353,60 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node)
     isl_ast_expr_free(rhs);
     isl_ast_expr_free(cond);
     isl_id_free(id);
+    return true;
+}
+
+/* ---- a subtree as a function of its own ---------------------------------------------- */
+
+/* The subtree `node` becomes an internal function <entry>_part<k>(data) called here:
+ * the env values it uses are packed into data, as for a parallel loop. LLVM's passes
+ * cost more than linearly in a function's size, so a tile's body is cut into one
+ * function per stage. Returns false (emitting nothing) when packing fails. */
+bool pm_llvm_outline(pm_llvm *g, __isl_keep isl_ast_node *node)
+{
+    packed pk = {0};
+    if (!collect(g, node, &pk))
+        return false;
+    LLVMTypeRef *types = malloc((size_t)(pk.n + 1) * sizeof *types);
+    LLVMValueRef *saved = malloc((size_t)(pk.n + 1) * sizeof *saved);
+    if (!types || !saved) {
+        free(pk.slot);
+        free(types);
+        free(saved);
+        return false;
+    }
+    LLVMBuilderRef B = g->B;
+    LLVMValueRef data = entry_alloca(g, pk.n + 1);
+    for (int i = 0; i < pk.n; i++) {
+        types[i] = LLVMTypeOf(*pk.slot[i]);
+        LLVMBuildStore(B, to_i64(g, *pk.slot[i]), slot_ptr(g, data, i));
+    }
+    char name[96];
+    snprintf(name, sizeof name, "%s_part%d", g->entry_name, g->noutlined++);
+    LLVMTypeRef fnty = LLVMFunctionType(g->t_void, &g->t_ptr, 1, 0);
+    LLVMValueRef fn = LLVMAddFunction(g->M, name, fnty);
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    pm_llvm_set_fn_attrs(g, fn);
+    unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->C, noinline, 0));
+    LLVMValueRef saved_fn = g->fn;
+    LLVMBasicBlockRef saved_bb = LLVMGetInsertBlock(B);
+    for (int i = 0; i < pk.n; i++)
+        saved[i] = *pk.slot[i];
+    g->fn = fn;
+    LLVMPositionBuilderAtEnd(B, pm_llvm_block(g, "entry"));
+    LLVMValueRef in = LLVMGetParam(fn, 0);
+    for (int i = 0; i < pk.n; i++)
+        *pk.slot[i] = from_i64(g, LLVMBuildLoad2(B, g->t_i64, slot_ptr(g, in, i), ""), types[i]);
+    pm_llvm_node(g, node);
+    LLVMBuildRetVoid(B);
+    for (int i = 0; i < pk.n; i++)
+        *pk.slot[i] = saved[i];
+    g->fn = saved_fn;
+    LLVMPositionBuilderAtEnd(B, saved_bb);
+    LLVMBuildCall2(B, fnty, fn, &data, 1, "");
+    free(pk.slot);
+    free(types);
+    free(saved);
     return true;
 }

@@ -1,0 +1,45 @@
+/* align.h — the align phase: each stage of a candidate group placed in the group's space.
+ *
+ * Promise: pm_align_group computes, for the members of a candidate group (stage indices
+ * in topological order, the last one the live-out), how each member's coordinates follow
+ * the live-out's: member coordinate d ~ scale[d] * live-out coordinate dim_of[d]
+ * (pm_align), derived from the arguments of every read inside the group, looking
+ * through inlined stages. It succeeds only when every dependence inside the group is a
+ * constant vector in the group's space:
+ *  - every argument is a single variable with a positive rational factor plus a
+ *    constant (x + 1, 2*x - 1, x/2, (x + 1)/2), or a constant;
+ *  - all reads of a member agree on which group dimension each of its coordinates
+ *    follows and at which scale (x/2 and 2x sampling are scales 1/2 and 2);
+ *  - distinct coordinates follow distinct group dimensions in the same order (so a
+ *    transpose, or reading f(y, x), is never grouped with its producer).
+ * It also gives the read pattern of every producer as intervals (pm_align_reads), which
+ * the tile model propagates through the group.
+ */
+#ifndef PM_CODEGEN_ALIGN_H
+#define PM_CODEGEN_ALIGN_H
+
+#include "codegen/plan.h"
+
+/* One argument of a read, as consumer coordinate `var` (or -1: a constant) times coef,
+ * plus an offset in [lo, hi] (the slack of floor divisions). */
+typedef struct pm_lin {
+    int var;
+    double coef, lo, hi;
+} pm_lin;
+
+/* A read of producer `producer` by stage `consumer`, looking through inlined stages. */
+typedef struct pm_read {
+    int consumer, producer;
+    int nargs;
+    pm_lin arg[PM_MAX_DIMS];
+} pm_read;
+
+/* Every read of a non-inlined stage by stage c (through inlined stages), appended to
+ * *out (realloc'd; *n updated). False when some read's arguments are not of the form
+ * above (data-dependent, two variables, parameters). */
+bool pm_align_reads(const pm_plan *plan, int c, pm_read **out, int *n);
+
+/* align[m] for each member m; false when the group cannot be aligned. */
+bool pm_align_group(const pm_plan *plan, const int *members, int nmembers, pm_align *align);
+
+#endif

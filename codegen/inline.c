@@ -1,0 +1,141 @@
+/* inline.c — point-wise stages folded into their consumers (see inline.h). */
+#include "codegen/inline.h"
+
+#include <stdlib.h>
+
+/* Default work factor a consumer may grow by (inline.h). */
+#define PM_INLINE_LIMIT 2.0
+
+static bool is_own_var(const pm_func *f, const pm_expr *e)
+{
+    if (e->kind != PM_EXPR_VAR)
+        return false;
+    for (int d = 0; d < f->ndims; d++)
+        if (f->vars[d]->id == e->id)
+            return true;
+    return false;
+}
+
+/* A variable of f, a constant, or a variable of f plus or minus a constant. */
+static bool is_shift(const pm_func *f, const pm_expr *e)
+{
+    if (e->kind == PM_EXPR_INT || is_own_var(f, e))
+        return true;
+    if (e->kind == PM_EXPR_CAST && pm_type_is_int(e->type) && pm_type_bits(e->type) >= 32)
+        return is_shift(f, e->a);
+    return e->kind == PM_EXPR_BINARY && (e->op == PM_OP_ADD || e->op == PM_OP_SUB) &&
+           is_own_var(f, e->a) && e->b->kind == PM_EXPR_INT;
+}
+
+typedef struct call_check {
+    const pm_func *owner;   /* whose variables the arguments may use                  */
+    const pm_func *callee;  /* NULL: every call; else only calls of this one          */
+    bool pointwise;         /* arguments must be the owner's variables or constants   */
+    bool ok;
+    int ncalls;             /* calls of callee                                          */
+} call_check;
+
+static bool check_call(const pm_expr *e, void *user)
+{
+    call_check *c = user;
+    if (e->kind != PM_EXPR_CALL || (c->callee && e->callee != c->callee))
+        return true;
+    c->ncalls++;
+    for (int i = 0; i < e->nargs; i++) {
+        const pm_expr *a = e->args[i];
+        bool good = c->pointwise ? (a->kind == PM_EXPR_INT || is_own_var(c->owner, a))
+                                 : is_shift(c->owner, a);
+        if (!good) {
+            c->ok = false;
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool walk_func(const pm_func *f, call_check *c)
+{
+    const pm_expr *roots[64];
+    int n = pm_func_exprs(f, roots, 64);
+    for (int i = 0; i < n && c->ok; i++)
+        if (roots[i])
+            pm_expr_walk(roots[i], check_call, c);
+    return c->ok;
+}
+
+static bool is_output(const pm_pipeline *p, const pm_func *f)
+{
+    for (int i = 0; i < p->noutputs; i++)
+        if (p->outputs[i] == f)
+            return true;
+    return false;
+}
+
+/* Every access of stage c's statements to f is proven in bounds. */
+static bool reads_proven(const pm_poly *poly, int c, const pm_func *f)
+{
+    const pm_poly_stage *st = &poly->stages[c];
+    for (int k = 0; k < st->nstmts; k++) {
+        const pm_poly_stmt *s = &poly->stmts[st->first_stmt + k];
+        for (int a = 0; a < s->naccesses; a++)
+            if (s->accesses[a].callee == f && !s->accesses[a].in_bounds)
+                return false;
+    }
+    return true;
+}
+
+static bool self_reads(const pm_func *f)
+{
+    call_check c = {f, f, false, true, 0};
+    walk_func(f, &c);
+    return c.ncalls > 0;
+}
+
+void pm_inline_decide(pm_plan *plan)
+{
+    const pm_poly *poly = plan->poly;
+    int n = poly->nstages;
+    if (!plan->o.fusion || n == 0)
+        return;
+    double limit = plan->o.inline_limit > 0 ? plan->o.inline_limit : PM_INLINE_LIMIT;
+    /* work per point of each stage with the stages inlined so far expanded */
+    double *work = calloc((size_t)n, sizeof *work);
+    double *base = calloc((size_t)n, sizeof *base);
+    if (!work || !base) {
+        free(work);
+        free(base);
+        return;
+    }
+    for (int s = 0; s < n; s++)
+        base[s] = work[s] = pm_plan_stage_cost(plan, s);
+    for (int s = 0; s < n; s++) { /* producers first */
+        const pm_func *f = poly->stages[s].func;
+        if (f->kind != PM_FUNC_FUNCTION || f->ncases != 1 || f->cases[0]->cond ||
+            is_output(poly->pipeline, f) || self_reads(f))
+            continue;
+        call_check own = {f, NULL, true, true, 0};
+        if (!walk_func(f, &own))
+            continue;
+        bool ok = true, any = false;
+        for (int c = s + 1; c < n && ok; c++) {
+            const pm_func *g = poly->stages[c].func;
+            call_check cc = {g, f, false, true, 0};
+            walk_func(g, &cc);
+            if (cc.ncalls == 0)
+                continue;
+            any = true;
+            ok = cc.ok && g->kind == PM_FUNC_FUNCTION && reads_proven(poly, c, f) &&
+                 work[c] + cc.ncalls * (work[s] - 1) <= limit * base[c];
+        }
+        if (!ok || !any)
+            continue;
+        plan->inlined[s] = true;
+        for (int c = s + 1; c < n; c++) {
+            call_check cc = {poly->stages[c].func, f, false, true, 0};
+            walk_func(poly->stages[c].func, &cc);
+            work[c] += cc.ncalls * (work[s] - 1);
+        }
+    }
+    free(work);
+    free(base);
+}

@@ -1,0 +1,25 @@
+/* inline.h — the inline phase: point-wise stages folded into their consumers.
+ *
+ * Promise: pm_inline_decide sets plan->inlined[s] for every stage s it folds. A stage is
+ * inlined only when all of these hold:
+ *  - it is a plain function of one case that holds everywhere (no pieces, no reduction,
+ *    no self-reference), and not a pipeline output (a live-out is always stored);
+ *  - it is point-wise: every call in its definition reads at its own variables or at
+ *    constants (img(0, x, y), never img(x + 1, y)), so inlining moves no stencil;
+ *  - every consumer is a function (not a reduction) that reads it at shifts of its own
+ *    variables (x + k, or a constant), each read proven inside the stage's domain, so
+ *    the emitter can evaluate the definition at the read point, in vectors too;
+ *  - the work limit: in each consumer, the work after inlining (expression nodes, loads
+ *    counted) is at most plan->o.inline_limit (default 2) times the work before — so a
+ *    9-tap stencil never recomputes an expensive producer nine times.
+ * Stages are considered producers-last, so chains of point-wise stages fold together.
+ * With plan->o.fusion false nothing is inlined.
+ */
+#ifndef PM_CODEGEN_INLINE_H
+#define PM_CODEGEN_INLINE_H
+
+#include "codegen/plan.h"
+
+void pm_inline_decide(pm_plan *plan);
+
+#endif

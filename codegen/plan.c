@@ -1,0 +1,299 @@
+/* plan.c — the optimizer's shared record (see plan.h): allocation, the facts every
+ * optimizing phase asks (costs, reads, volumes at the estimates), and the dumps. */
+#include "codegen/plan.h"
+
+#include <isl/id.h>
+#include <isl/map.h>
+#include <isl/point.h>
+#include <isl/space.h>
+#include <isl/val.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Parameter value assumed where the caller gave no estimates: a mid-sized image. */
+#define PM_DEFAULT_ESTIMATE 1024
+
+/* A parameter-only isl function at the estimates (NAN when isl cannot tell). */
+static double eval_at_estimates(const pm_plan *plan, __isl_keep isl_pw_aff *pa)
+{
+    const pm_poly *poly = plan->poly;
+    isl_space *sp = isl_pw_aff_get_domain_space(pa);
+    isl_point *pt = isl_point_zero(isl_space_copy(sp));
+    int np = (int)isl_space_dim(sp, isl_dim_param);
+    for (int i = 0; i < np; i++) {
+        isl_id *id = isl_space_get_dim_id(sp, isl_dim_param, i);
+        const pm_expr *param = id ? isl_id_get_user(id) : NULL;
+        isl_id_free(id);
+        int64_t v = PM_DEFAULT_ESTIMATE;
+        if (param && plan->o.estimates && param->id >= 0) {
+            int slot = poly->pipeline->param_slot[param->id];
+            if (slot >= 0)
+                v = plan->o.estimates[slot].i;
+        }
+        pt = isl_point_set_coordinate_val(pt, isl_dim_param, i,
+                                          isl_val_int_from_si(poly->ctx, (long)v));
+    }
+    isl_space_free(sp);
+    isl_val *v = isl_pw_aff_eval(isl_pw_aff_copy(pa), pt);
+    double r = NAN;
+    if (v && isl_val_is_rat(v) == isl_bool_true)
+        r = isl_val_get_d(v);
+    isl_val_free(v);
+    return r;
+}
+
+pm_plan *pm_plan_new(const pm_poly *poly, const pm_plan_options *o)
+{
+    pm_plan *plan = calloc(1, sizeof *plan);
+    if (!plan)
+        return NULL;
+    plan->poly = poly;
+    plan->o = *o;
+    int n = poly->nstages;
+    plan->inlined = calloc((size_t)n + 1, sizeof *plan->inlined);
+    plan->group_of = calloc((size_t)n + 1, sizeof *plan->group_of);
+    plan->est_lb = calloc((size_t)(n + 1) * PM_MAX_DIMS, sizeof *plan->est_lb);
+    plan->est_ub = calloc((size_t)(n + 1) * PM_MAX_DIMS, sizeof *plan->est_ub);
+    if (!plan->inlined || !plan->group_of || !plan->est_lb || !plan->est_ub) {
+        pm_plan_free(plan);
+        return NULL;
+    }
+    for (int s = 0; s < n; s++) {
+        const pm_poly_storage *st = &poly->storage[poly->stages[s].storage];
+        for (int d = 0; d < st->ndims; d++) {
+            double lb = eval_at_estimates(plan, st->lb[d]);
+            double ub = eval_at_estimates(plan, st->ub[d]);
+            plan->est_lb[s * PM_MAX_DIMS + d] = isnan(lb) ? 0 : lb;
+            plan->est_ub[s * PM_MAX_DIMS + d] = isnan(ub) ? PM_DEFAULT_ESTIMATE - 1 : ub;
+        }
+    }
+    return plan;
+}
+
+void pm_plan_free(pm_plan *plan)
+{
+    if (!plan)
+        return;
+    for (int g = 0; g < plan->ngroups; g++) {
+        pm_group *gr = &plan->groups[g];
+        for (int m = 0; gr->fp && m < gr->nmembers; m++) {
+            for (int d = 0; d < PM_MAX_DIMS; d++)
+                isl_pw_aff_free(gr->fp[m].lb[d]);
+            isl_map_free(gr->fp[m].box);
+        }
+        free(gr->fp);
+        free(gr->align);
+        free(gr->members);
+    }
+    free(plan->groups);
+    free(plan->inlined);
+    free(plan->group_of);
+    free(plan->est_lb);
+    free(plan->est_ub);
+    free(plan);
+}
+
+int pm_plan_stage_of(const pm_plan *plan, const pm_func *f)
+{
+    for (int s = 0; s < plan->poly->nstages; s++)
+        if (plan->poly->stages[s].func == f)
+            return s;
+    return -1;
+}
+
+static bool count_node(const pm_expr *e, void *user)
+{
+    double *n = user;
+    *n += e->kind == PM_EXPR_MATH ? 8 : 1; /* exp, pow, ...: a few operations each */
+    return true;
+}
+
+double pm_plan_stage_cost(const pm_plan *plan, int stage)
+{
+    const pm_func *f = plan->poly->stages[stage].func;
+    const pm_expr *roots[64];
+    int n = pm_func_exprs(f, roots, 64);
+    double cost = 0;
+    for (int i = 0; i < n; i++)
+        if (roots[i])
+            pm_expr_walk(roots[i], count_node, &cost);
+    /* a case function computes one of its cases per point */
+    if (f->kind == PM_FUNC_FUNCTION && f->ncases > 1)
+        cost /= f->ncases;
+    return cost > 1 ? cost : 1;
+}
+
+typedef struct reads_walk {
+    const pm_plan *plan;
+    int target;
+    bool found;
+    int depth;
+} reads_walk;
+
+static bool reads_visit(const pm_expr *e, void *user);
+
+static bool stage_reads(const pm_plan *plan, int s, int p, int depth)
+{
+    if (depth > 64)
+        return true; /* inlined chains are acyclic; be safe */
+    const pm_func *f = plan->poly->stages[s].func;
+    const pm_expr *roots[64];
+    int n = pm_func_exprs(f, roots, 64);
+    reads_walk w = {plan, p, false, depth};
+    for (int i = 0; i < n && !w.found; i++)
+        if (roots[i])
+            pm_expr_walk(roots[i], reads_visit, &w);
+    return w.found;
+}
+
+static bool reads_visit(const pm_expr *e, void *user)
+{
+    reads_walk *w = user;
+    if (e->kind != PM_EXPR_CALL)
+        return true;
+    int c = pm_plan_stage_of(w->plan, e->callee);
+    if (c < 0)
+        return true;
+    if (c == w->target) {
+        w->found = true;
+        return false;
+    }
+    if (w->plan->inlined[c] && stage_reads(w->plan, c, w->target, w->depth + 1)) {
+        w->found = true;
+        return false;
+    }
+    return true;
+}
+
+bool pm_plan_reads(const pm_plan *plan, int s, int p)
+{
+    return s != p && stage_reads(plan, s, p, 0);
+}
+
+double pm_plan_stage_volume(const pm_plan *plan, int stage)
+{
+    const pm_poly_storage *st = &plan->poly->storage[plan->poly->stages[stage].storage];
+    double v = 1;
+    for (int d = 0; d < st->ndims; d++) {
+        double e = (plan->est_ub[stage * PM_MAX_DIMS + d] - plan->est_lb[stage * PM_MAX_DIMS + d]) /
+                       (double)st->step[d] + 1;
+        v *= e > 0 ? e : 0;
+    }
+    return v;
+}
+
+/* ---- dumps ------------------------------------------------------------------------ */
+
+char *pm_plan_groups_to_string(const pm_plan *plan)
+{
+    const pm_poly *poly = plan->poly;
+    pm_str s = {0};
+    pm_str_append(&s, "inlined:");
+    int ninl = 0;
+    for (int i = 0; i < poly->nstages; i++)
+        if (plan->inlined[i]) {
+            pm_str_append(&s, " %s", poly->stages[i].func->name);
+            ninl++;
+        }
+    pm_str_append(&s, "%s\n", ninl ? "" : " none");
+    for (int g = 0; g < plan->ngroups; g++) {
+        const pm_group *gr = &plan->groups[g];
+        pm_str_append(&s, "group %d: live-out %s, %d stage%s, %s", g,
+                      poly->stages[gr->liveout].func->name, gr->nmembers,
+                      gr->nmembers == 1 ? "" : "s", gr->tiled ? "overlapped tiles" : "untiled");
+        if (gr->tiled) {
+            pm_str_append(&s, " [");
+            const pm_func *lo = poly->stages[gr->liveout].func;
+            for (int t = 0; t < gr->ntiled; t++)
+                pm_str_append(&s, "%s%s:%lld", t ? " x " : "", lo->vars[gr->tiled_dim[t]]->name,
+                              (long long)gr->tile[t]);
+            pm_str_append(&s, "], redundant computation %.1f%%, scratch %lld bytes per tile",
+                          100 * gr->redundancy, (long long)gr->scratch_bytes);
+        }
+        pm_str_append(&s, "\n");
+        for (int m = 0; m < gr->nmembers; m++) {
+            int st = gr->members[m];
+            const pm_func *f = poly->stages[st].func;
+            pm_str_append(&s, "  %s(", f->name);
+            for (int d = 0; d < f->ndims; d++) {
+                const pm_align *a = &gr->align[m];
+                const pm_func *lo = poly->stages[gr->liveout].func;
+                if (!gr->tiled || a->dim_of[d] < 0)
+                    pm_str_append(&s, "%s%s", d ? ", " : "", f->vars[d]->name);
+                else if (a->scale[d] == 1)
+                    pm_str_append(&s, "%s%s", d ? ", " : "", lo->vars[a->dim_of[d]]->name);
+                else
+                    pm_str_append(&s, "%s%g*%s", d ? ", " : "", a->scale[d],
+                                  lo->vars[a->dim_of[d]]->name);
+            }
+            pm_str_append(&s, ")");
+            if (gr->tiled && st != gr->liveout) {
+                pm_str_append(&s, " footprint per tile");
+                for (int d = 0; d < f->ndims; d++)
+                    pm_str_append(&s, "%s%lld", d ? " x " : " ", (long long)gr->fp[m].ext[d]);
+                pm_str_append(&s, " (interior");
+                for (int d = 0; d < f->ndims; d++)
+                    pm_str_append(&s, "%s%.0f", d ? " x " : " ", gr->fp[m].model_ext[d]);
+                pm_str_append(&s, ")");
+            } else if (gr->tiled) {
+                pm_str_append(&s, " live-out");
+            }
+            pm_str_append(&s, "\n");
+        }
+    }
+    return s.data ? s.data : calloc(1, 1);
+}
+
+char *pm_plan_to_dot(const pm_plan *plan)
+{
+    const pm_poly *poly = plan->poly;
+    const pm_pipeline *p = poly->pipeline;
+    pm_str s = {0};
+    pm_str_append(&s, "digraph \"%s\" {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n",
+                  p->name);
+    for (int i = 0; i < p->ninputs; i++)
+        pm_str_append(&s, "  \"%s\" [shape=ellipse];\n", p->inputs[i]->name);
+    for (int g = 0; g < plan->ngroups; g++) {
+        const pm_group *gr = &plan->groups[g];
+        pm_str_append(&s, "  subgraph cluster_%d {\n    label=\"group %d%s\";\n    style=%s;\n", g, g,
+                      gr->tiled ? " (tiled)" : "", gr->tiled ? "filled; color=lightgrey" : "dashed");
+        for (int m = 0; m < gr->nmembers; m++)
+            pm_str_append(&s, "    \"%s\"%s;\n", poly->stages[gr->members[m]].func->name,
+                          gr->members[m] == gr->liveout ? " [style=\"bold,filled\", fillcolor=white]" : "");
+        pm_str_append(&s, "  }\n");
+    }
+    for (int i = 0; i < poly->nstages; i++)
+        if (plan->inlined[i])
+            pm_str_append(&s, "  \"%s\" [style=dotted, label=\"%s (inlined)\"];\n",
+                          poly->stages[i].func->name, poly->stages[i].func->name);
+    /* edges: every direct call */
+    for (int c = 0; c < poly->nstages; c++) {
+        for (int i = 0; i < p->ninputs; i++) {
+            bool reads = false;
+            const pm_poly_stage *st = &poly->stages[c];
+            for (int k = 0; k < st->nstmts && !reads; k++) {
+                const pm_poly_stmt *sm = &poly->stmts[st->first_stmt + k];
+                for (int a = 0; a < sm->naccesses && !reads; a++)
+                    reads = sm->accesses[a].callee == p->inputs[i];
+            }
+            if (reads)
+                pm_str_append(&s, "  \"%s\" -> \"%s\";\n", p->inputs[i]->name,
+                              poly->stages[c].func->name);
+        }
+        for (int q = 0; q < poly->nstages; q++) {
+            bool reads = false;
+            const pm_poly_stage *st = &poly->stages[c];
+            for (int k = 0; k < st->nstmts && !reads; k++) {
+                const pm_poly_stmt *sm = &poly->stmts[st->first_stmt + k];
+                for (int a = 0; a < sm->naccesses && !reads; a++)
+                    reads = sm->accesses[a].callee == poly->stages[q].func && q != c;
+            }
+            if (reads)
+                pm_str_append(&s, "  \"%s\" -> \"%s\";\n", poly->stages[q].func->name,
+                              poly->stages[c].func->name);
+        }
+    }
+    pm_str_append(&s, "}\n");
+    return s.data ? s.data : calloc(1, 1);
+}

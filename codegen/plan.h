@@ -1,0 +1,96 @@
+/* plan.h — the optimizer's decisions, filled phase by phase between poly and schedule.
+ *
+ * Promise: a pm_plan records, for one pipeline's pm_poly, what the optimizing phases
+ * decided, in the order they run (codegen/driver.c):
+ *   inline   which stages are folded into their consumers (inlined[s]);
+ *   group    which stages run together (groups, in execution order; group_of[s]);
+ *   align    how each member of a group maps into the group's space (pm_align);
+ *   tile     the tile sizes of each fused group, and per member its footprint per
+ *            tile: isl bounds over the tile space and constant scratch extents;
+ *   storage  where each stage's values live (pm_poly_storage.kind and slots).
+ * The schedule phase reads the plan to build the isl schedule tree, and puts each
+ * decision in the tree as a mark; the LLVM emitter reads only the marks, the storage
+ * records and the inlined flags.
+ * Ownership: the plan owns its arrays and isl objects; pm_plan_free frees them.
+ */
+#ifndef PM_CODEGEN_PLAN_H
+#define PM_CODEGEN_PLAN_H
+
+#include "codegen/poly.h"
+
+#include <isl/aff.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* How one stage of a group sits in the group's space (the live-out's dimensions):
+ * stage coordinate d ~ scale[d] * group coordinate dim_of[d] (+ a constant offset that
+ * differs per access: the dependence vector), or dim_of[d] = -1 when the stage's
+ * coordinate d does not follow any group dimension (read at constant positions). */
+typedef struct pm_align {
+    int dim_of[PM_MAX_DIMS];
+    double scale[PM_MAX_DIMS];
+} pm_align;
+
+/* A member's footprint inside one tile (tile phase). */
+typedef struct pm_footprint {
+    isl_pw_aff *lb[PM_MAX_DIMS];  /* over the tile space [T0..Tk-1] and the parameters    */
+    int64_t ext[PM_MAX_DIMS];     /* buffer index extent bound, constant over all tiles   */
+    double model_ext[PM_MAX_DIMS];/* the model's extent of an interior tile (dump only)   */
+    isl_map *box;                 /* { [T] -> f[x] }: what the member computes per tile   */
+} pm_footprint;
+
+typedef struct pm_group {
+    int nmembers;
+    int *members;                 /* stage indices, topological order; last = live-out   */
+    int liveout;                  /* stage index                                          */
+    bool tiled;                   /* overlapped tiles (else: every stage on its own)     */
+    pm_align *align;              /* per member                                           */
+    int ntiled;                   /* tiled dimensions of the live-out                     */
+    int tiled_dim[PM_MAX_DIMS];   /* which live-out dimensions, outermost first           */
+    int64_t tile[PM_MAX_DIMS];    /* tile size per tiled dimension                        */
+    pm_footprint *fp;             /* per member (the live-out's is unused)                */
+    double redundancy;            /* model: extra work of the overlapped tiles (0.1 = 10%) */
+    int64_t scratch_bytes;        /* model: scratchpad bytes per tile                     */
+} pm_group;
+
+typedef struct pm_plan_options {
+    bool fusion;                  /* false: no inlining, every stage its own group        */
+    int64_t tile_size[PM_MAX_DIMS]; /* 0 = model                                          */
+    double overlap_threshold;     /* max redundancy of a fused group                       */
+    int group_limit;              /* max members of a group                                */
+    double inline_limit;          /* max work factor inlining may give a consumer          */
+    int64_t cache_bytes;          /* scratch budget per tile (a fraction of L2)            */
+    int threads;
+    int vector_width;
+    const pm_value *estimates;    /* one per pipeline parameter, or NULL                   */
+} pm_plan_options;
+
+typedef struct pm_plan {
+    const pm_poly *poly;          /* borrowed                                              */
+    pm_plan_options o;
+    bool *inlined;                /* per stage                                            */
+    int *group_of;                /* per stage: group index, -1 when inlined              */
+    int ngroups;
+    pm_group *groups;             /* in execution order                                   */
+    double *est_lb, *est_ub;      /* per stage and dimension (stage*PM_MAX_DIMS + d): the
+                                     domain's bounds at the estimates                     */
+} pm_plan;
+
+pm_plan *pm_plan_new(const pm_poly *poly, const pm_plan_options *o);
+void pm_plan_free(pm_plan *plan);
+
+/* The stage index of a function, or -1 (an input image). */
+int pm_plan_stage_of(const pm_plan *plan, const pm_func *f);
+/* Work of evaluating one point of a stage (expression nodes, loads counted). */
+double pm_plan_stage_cost(const pm_plan *plan, int stage);
+/* Does stage s read stage p (directly, or through inlined stages)? */
+bool pm_plan_reads(const pm_plan *plan, int s, int p);
+/* The points of a stage's domain at the estimates. */
+double pm_plan_stage_volume(const pm_plan *plan, int stage);
+
+/* "groups" dump: malloc'd text. "dot" dump: Graphviz, malloc'd. */
+char *pm_plan_groups_to_string(const pm_plan *plan);
+char *pm_plan_to_dot(const pm_plan *plan);
+
+#endif

@@ -1,0 +1,24 @@
+/* storage.h — the storage phase: where every stage's values live.
+ *
+ * Promise: pm_storage_decide sets each stage's pm_poly_storage.kind and slot from the
+ * plan, and numbers the run-time scratch slots (poly->nslots):
+ *  - inlined stages get no buffer (PM_STORAGE_INLINED);
+ *  - the non-live-out members of a tiled group get a scratchpad per thread
+ *    (PM_STORAGE_TILE): one slot holding `threads` scratchpads of tile_bytes each, sized
+ *    from the tile sizes alone (the footprint's constant extents, rows padded to the
+ *    vector width), allocated once per run and re-based at every tile;
+ *  - pipeline outputs stay in the caller's buffers; every other stage (a group's
+ *    live-out read by a later group, or an unfused stage) gets a full buffer
+ *    (PM_STORAGE_SCRATCH) of its own slot.
+ * pm_storage_to_string is the "storage" dump: per stage its kind and bytes, and the peak
+ * of scratch bytes with the fusion's scratchpads against full buffers for every stage.
+ */
+#ifndef PM_CODEGEN_STORAGE_H
+#define PM_CODEGEN_STORAGE_H
+
+#include "codegen/plan.h"
+
+void pm_storage_decide(pm_poly *poly, const pm_plan *plan);
+char *pm_storage_to_string(const pm_poly *poly, const pm_plan *plan);
+
+#endif

@@ -1,0 +1,598 @@
+/* tile.c — tile sizes from a model, footprints from isl (see tile.h). */
+#include "codegen/tile.h"
+
+#include "codegen/align.h"
+
+#include <isl/aff.h>
+#include <isl/constraint.h>
+#include <isl/id.h>
+#include <isl/local_space.h>
+#include <isl/map.h>
+#include <isl/options.h>
+#include <isl/point.h>
+#include <isl/set.h>
+#include <isl/space.h>
+#include <isl/val.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Defaults of the model (plan options may override). */
+#define PM_OVERLAP_THRESHOLD 0.5
+
+/* ---- the model: interval propagation at the estimates ---------------------------------- */
+
+typedef struct model_in {
+    const pm_plan *plan;
+    const pm_group *gr;
+    pm_read *reads;  /* reads of every member by every member                        */
+    int nreads;
+} model_in;
+
+typedef struct model_out {
+    double lo[64][PM_MAX_DIMS], hi[64][PM_MAX_DIMS];
+    double redundancy;
+    double scratch;
+    double ntiles;
+} model_out;
+
+static int member_of(const pm_group *gr, int stage)
+{
+    for (int m = 0; m < gr->nmembers; m++)
+        if (gr->members[m] == stage)
+            return m;
+    return -1;
+}
+
+static double est_lb(const pm_plan *plan, int s, int d) { return plan->est_lb[s * PM_MAX_DIMS + d]; }
+static double est_ub(const pm_plan *plan, int s, int d) { return plan->est_ub[s * PM_MAX_DIMS + d]; }
+
+static int64_t round_up(int64_t v, int64_t k)
+{
+    return k > 1 ? (v + k - 1) / k * k : v;
+}
+
+static int elem_lanes(const pm_plan *plan)
+{
+    return plan->o.vector_width > 1 ? plan->o.vector_width : 1;
+}
+
+/* Footprint of every member for tile sizes tile[] (per tiled dimension). */
+static void model_eval(const model_in *in, const int64_t *tile, bool clip, model_out *out)
+{
+    const pm_plan *plan = in->plan;
+    const pm_group *gr = in->gr;
+    const pm_poly *poly = plan->poly;
+    int L = gr->liveout, nm = gr->nmembers;
+    const pm_func *lf = poly->stages[L].func;
+    for (int m = 0; m < nm; m++)
+        for (int d = 0; d < PM_MAX_DIMS; d++) {
+            out->lo[m][d] = INFINITY;
+            out->hi[m][d] = -INFINITY;
+        }
+    out->ntiles = 1;
+    for (int d = 0; d < lf->ndims; d++) {
+        double lb = est_lb(plan, L, d), ub = est_ub(plan, L, d);
+        out->lo[nm - 1][d] = lb;
+        out->hi[nm - 1][d] = ub;
+        for (int t = 0; t < gr->ntiled; t++)
+            if (gr->tiled_dim[t] == d) {
+                /* the tile in the middle of the domain: an interior one */
+                double mid = floor((lb + ub) / 2 / (double)tile[t]) * (double)tile[t];
+                out->lo[nm - 1][d] = clip ? fmax(lb, mid) : mid;
+                out->hi[nm - 1][d] = clip ? fmin(ub, mid + (double)tile[t] - 1)
+                                          : mid + (double)tile[t] - 1;
+                out->ntiles *= ceil((ub - lb + 1) / (double)tile[t]);
+            }
+    }
+    for (int m = nm - 1; m >= 0; m--) {
+        int c = gr->members[m];
+        for (int r = 0; r < in->nreads; r++) {
+            const pm_read *rd = &in->reads[r];
+            int pm = member_of(gr, rd->producer);
+            if (rd->consumer != c || pm < 0)
+                continue;
+            for (int k = 0; k < rd->nargs; k++) {
+                const pm_lin *a = &rd->arg[k];
+                double lo, hi;
+                if (a->var < 0) {
+                    lo = a->lo;
+                    hi = a->hi;
+                } else {
+                    lo = a->coef * out->lo[m][a->var] + a->lo;
+                    hi = a->coef * out->hi[m][a->var] + a->hi;
+                }
+                lo = ceil(lo - 1e-9);
+                hi = floor(hi + 1e-9);
+                out->lo[pm][k] = fmin(out->lo[pm][k], lo);
+                out->hi[pm][k] = fmax(out->hi[pm][k], hi);
+            }
+        }
+        if (clip && m < nm - 1) { /* clip to the member's own domain */
+            const pm_func *f = poly->stages[c].func;
+            for (int d = 0; d < f->ndims; d++) {
+                out->lo[m][d] = fmax(out->lo[m][d], est_lb(plan, c, d));
+                out->hi[m][d] = fmin(out->hi[m][d], est_ub(plan, c, d));
+            }
+        }
+    }
+    double tiled = 0, full = 0, scratch = 0;
+    for (int m = 0; m < nm; m++) {
+        int s = gr->members[m];
+        const pm_poly_storage *st = &poly->storage[poly->stages[s].storage];
+        double vol = 1, bytes = (double)pm_type_size(st->type);
+        for (int d = 0; d < st->ndims; d++) {
+            double e = floor((out->hi[m][d] - out->lo[m][d]) / (double)st->step[d]) + 1;
+            if (e < 0)
+                e = 0;
+            vol *= e;
+            bytes *= d == st->ndims - 1 ? (double)round_up((int64_t)e, elem_lanes(plan)) : e;
+        }
+        double cost = pm_plan_stage_cost(plan, s);
+        tiled += cost * vol * out->ntiles;
+        full += cost * pm_plan_stage_volume(plan, s);
+        if (m < nm - 1)
+            scratch += bytes;
+    }
+    out->redundancy = full > 0 ? fmax(0, tiled / full - 1) : 0;
+    out->scratch = scratch;
+}
+
+static const int64_t kOuter[] = {8, 16, 32, 64, 128};
+static const int64_t kInner[] = {64, 128, 256, 512, 1024};
+
+bool pm_tile_model(const pm_plan *plan, pm_group *gr)
+{
+    const pm_poly *poly = plan->poly;
+    int L = gr->liveout;
+    const pm_func *lf = poly->stages[L].func;
+    if (gr->nmembers > 64)
+        return false;
+    /* tiled dimensions: the two innermost with a large extent */
+    gr->ntiled = 0;
+    int dims[PM_MAX_DIMS], nd = 0;
+    for (int d = 0; d < lf->ndims; d++)
+        if (est_ub(plan, L, d) - est_lb(plan, L, d) + 1 > 4)
+            dims[nd++] = d;
+    if (nd == 0)
+        return false;
+    int first = nd > 2 ? nd - 2 : 0;
+    for (int i = first; i < nd; i++)
+        gr->tiled_dim[gr->ntiled++] = dims[i];
+    /* untiled dimensions must have constant bounds (computed whole in every tile) */
+    const pm_poly_storage *lst = &poly->storage[poly->stages[L].storage];
+    for (int d = 0; d < lf->ndims; d++) {
+        bool tiled = false;
+        for (int t = 0; t < gr->ntiled; t++)
+            tiled = tiled || gr->tiled_dim[t] == d;
+        if (!tiled && (isl_pw_aff_is_cst(lst->lb[d]) != isl_bool_true ||
+                       isl_pw_aff_is_cst(lst->ub[d]) != isl_bool_true))
+            return false;
+    }
+    model_in in = {plan, gr, NULL, 0};
+    for (int m = 0; m < gr->nmembers; m++)
+        if (!pm_align_reads(plan, gr->members[m], &in.reads, &in.nreads)) {
+            free(in.reads);
+            return false;
+        }
+    double threshold = plan->o.overlap_threshold >= 0 ? plan->o.overlap_threshold
+                                                      : PM_OVERLAP_THRESHOLD;
+    int threads = plan->o.threads > 0 ? plan->o.threads : 1;
+    model_out *out = malloc(sizeof *out), *best_out = malloc(sizeof *best_out);
+    bool found = false, best_par = false;
+    double best = INFINITY;
+    int64_t best_tile[2] = {0, 0};
+    int no = gr->ntiled == 2 ? (int)(sizeof kOuter / sizeof kOuter[0]) : 1;
+    int ni = (int)(sizeof kInner / sizeof kInner[0]);
+    for (int i = 0; out && best_out && i < no; i++)
+        for (int j = 0; j < ni; j++) {
+            int64_t tile[2];
+            if (gr->ntiled == 2) {
+                tile[0] = plan->o.tile_size[0] > 0 ? plan->o.tile_size[0] : kOuter[i];
+                tile[1] = plan->o.tile_size[1] > 0 ? plan->o.tile_size[1] : kInner[j];
+            } else {
+                tile[0] = plan->o.tile_size[0] > 0 ? plan->o.tile_size[0] : kInner[j];
+            }
+            /* redundancy at the estimates; scratch as allocated: for any image size */
+            model_eval(&in, tile, false, out);
+            double scratch = out->scratch;
+            model_eval(&in, tile, true, out);
+            out->scratch = scratch;
+            bool fits = scratch <= (double)plan->o.cache_bytes;
+            bool par = out->ntiles >= 2.0 * threads;
+            bool user = plan->o.tile_size[0] > 0; /* the options decide: keep it */
+            if (out->redundancy > threshold || (!user && !fits))
+                continue;
+            /* parallel first, then least redundancy, then least scratch */
+            bool better = !found || (par && !best_par) ||
+                          (par == best_par && (out->redundancy < best - 1e-3 ||
+                                               (out->redundancy <= best + 1e-3 &&
+                                                scratch < best_out->scratch)));
+            if (better) {
+                found = true;
+                best = out->redundancy;
+                best_par = par;
+                best_tile[0] = tile[0];
+                best_tile[1] = tile[1];
+                *best_out = *out;
+            }
+        }
+    if (found) {
+        for (int t = 0; t < gr->ntiled; t++)
+            gr->tile[t] = best_tile[t];
+        gr->redundancy = best_out->redundancy;
+        gr->scratch_bytes = (int64_t)best_out->scratch;
+        for (int m = 0; m < gr->nmembers; m++) {
+            const pm_func *f = poly->stages[gr->members[m]].func;
+            for (int d = 0; d < f->ndims; d++)
+                gr->fp[m].model_ext[d] = best_out->hi[m][d] - best_out->lo[m][d] + 1;
+        }
+    }
+    free(out);
+    free(best_out);
+    free(in.reads);
+    return found;
+}
+
+/* ---- isl footprints ---------------------------------------------------------------------- */
+
+/* A stage's function space (tuple named after the function). */
+static __isl_give isl_space *func_space(const pm_plan *plan, int s)
+{
+    const pm_poly *poly = plan->poly;
+    return isl_set_get_space(poly->storage[poly->stages[s].storage].box);
+}
+
+/* An access relation as a function on the whole space: the constraints of its statement's
+ * domain dropped (they only clip; clipping here would put the domain's parity and
+ * boundary pieces into every footprint bound). */
+static __isl_give isl_map *relaxed(__isl_keep isl_map *rel)
+{
+    isl_map *r = isl_map_copy(rel);
+    int nout = (int)isl_map_dim(r, isl_dim_out);
+    return isl_map_drop_constraints_not_involving_dims(r, isl_dim_out, 0, (unsigned)nout);
+}
+
+/* Adds to *acc the relation from rel's domain to stage p's function space through the
+ * reads of callee (rel's range), looking through inlined stages. False when a read on
+ * the way is not affine. */
+typedef struct map_list {
+    int n, cap;
+    isl_map **m;
+} map_list;
+
+static bool map_list_add(map_list *l, __isl_take isl_map *m)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 8;
+        isl_map **grown = realloc(l->m, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            isl_map_free(m);
+            return false;
+        }
+        l->m = grown;
+        l->cap = cap;
+    }
+    l->m[l->n++] = m;
+    return m != NULL;
+}
+
+static void map_list_clear(map_list *l)
+{
+    for (int i = 0; i < l->n; i++)
+        isl_map_free(l->m[i]);
+    l->n = 0;
+}
+
+static bool reads_to(const pm_plan *plan, __isl_take isl_map *rel, const pm_func *callee, int p,
+                     map_list *acc, int depth)
+{
+    int c = pm_plan_stage_of(plan, callee);
+    if (c == p)
+        return map_list_add(acc, rel);
+    if (c < 0 || !plan->inlined[c] || depth > 32) {
+        isl_map_free(rel);
+        return true; /* not a path to p */
+    }
+    const pm_poly_stage *st = &plan->poly->stages[c];
+    bool ok = true;
+    for (int k = 0; k < st->nstmts && ok; k++) {
+        const pm_poly_stmt *sm = &plan->poly->stmts[st->first_stmt + k];
+        /* the inlined stage's statement is named like its function (one case) */
+        for (int a = 0; a < sm->naccesses && ok; a++) {
+            if (!sm->accesses[a].rel) {
+                ok = !pm_plan_reads(plan, pm_plan_stage_of(plan, sm->accesses[a].callee), p) &&
+                     pm_plan_stage_of(plan, sm->accesses[a].callee) != p;
+                continue;
+            }
+            isl_map *r = relaxed(sm->accesses[a].rel);
+            isl_map *in = isl_map_copy(rel);
+            in = isl_map_set_tuple_id(in, isl_dim_out, isl_map_get_tuple_id(r, isl_dim_in));
+            ok = reads_to(plan, isl_map_apply_range(in, r), sm->accesses[a].callee, p, acc,
+                          depth + 1);
+        }
+    }
+    isl_map_free(rel);
+    return ok;
+}
+
+/* { [T] -> s_stmt[x] }: m (in function space) moved to the statement's space. */
+static __isl_give isl_map *on_stmt(__isl_keep isl_map *m, const pm_poly_stmt *sm)
+{
+    isl_map *r = isl_map_copy(m);
+    return isl_map_set_tuple_id(r, isl_dim_out, isl_set_get_tuple_id(sm->domain));
+}
+
+/* The max (or min) over all tiles and parameter values of pa (taken); false when
+ * unbounded or not a single constant. */
+static bool extreme(__isl_take isl_pw_aff *pa, bool want_max, int64_t *out)
+{
+    isl_set *w = isl_map_wrap(isl_map_from_pw_aff(pa));
+    int np = (int)isl_set_dim(w, isl_dim_param);
+    w = isl_set_move_dims(w, isl_dim_set, 0, isl_dim_param, 0, (unsigned)np);
+    int pos = (int)isl_set_dim(w, isl_dim_set) - 1;
+    bool ok = false;
+    if (w && isl_set_is_empty(w) == isl_bool_false) {
+        /* an unbounded optimum is an isl error here: keep it off stderr */
+        isl_ctx *ctx = isl_set_get_ctx(w);
+        int on_error = isl_options_get_on_error(ctx);
+        isl_options_set_on_error(ctx, ISL_ON_ERROR_CONTINUE);
+        isl_pw_aff *mx = want_max ? isl_set_dim_max(isl_set_copy(w), pos)
+                                  : isl_set_dim_min(isl_set_copy(w), pos);
+        isl_options_set_on_error(ctx, on_error);
+        isl_ctx_reset_error(ctx);
+        if (mx && isl_pw_aff_is_cst(mx) == isl_bool_true && isl_pw_aff_n_piece(mx) == 1) {
+            isl_set *dom = isl_pw_aff_domain(isl_pw_aff_copy(mx));
+            isl_point *pt = isl_set_sample_point(dom);
+            isl_val *v = isl_pw_aff_eval(isl_pw_aff_copy(mx), pt);
+            if (v && isl_val_is_int(v) == isl_bool_true) {
+                *out = isl_val_get_num_si(v);
+                ok = true;
+            }
+            isl_val_free(v);
+        }
+        isl_pw_aff_free(mx);
+    }
+    isl_set_free(w);
+    return ok;
+}
+
+/* Max over all tiles and parameter values of the index extent ub - lb (in steps) + 1;
+ * -1 when unbounded. */
+static int64_t max_extent(__isl_keep isl_pw_aff *lb, __isl_keep isl_pw_aff *ub, int64_t step)
+{
+    int64_t span;
+    isl_pw_aff *d = isl_pw_aff_sub(isl_pw_aff_copy(ub), isl_pw_aff_copy(lb));
+    if (isl_pw_aff_is_empty(d) == isl_bool_true) {
+        isl_pw_aff_free(d);
+        return 1;
+    }
+    return extreme(d, true, &span) ? span / step + 1 : -1;
+}
+
+/* floor(scale * (tile * T_t + off)) over the tile space: where a member's coordinate
+ * that follows tiled dimension t starts (off 0) or ends (off tile - 1) in tile T. */
+static __isl_give isl_pw_aff *tile_edge(__isl_keep isl_space *tsp, int t, int64_t tile,
+                                        double scale, int64_t off)
+{
+    int64_t den = 1;
+    while (den < (1 << 20) && fabs(scale * (double)den - floor(scale * (double)den + 0.5)) > 1e-9)
+        den *= 2;
+    int64_t num = (int64_t)floor(scale * (double)den + 0.5);
+    isl_ctx *ctx = isl_space_get_ctx(tsp);
+    isl_aff *a = isl_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(tsp)),
+                                       isl_dim_set, (unsigned)t);
+    a = isl_aff_scale_val(a, isl_val_int_from_si(ctx, (long)(tile * num)));
+    a = isl_aff_add_constant_val(a, isl_val_int_from_si(ctx, (long)(off * num)));
+    a = isl_aff_floor(isl_aff_scale_down_ui(a, (unsigned)den));
+    return isl_pw_aff_from_aff(a);
+}
+
+/* An exact footprint bound replaced by the tile's edge at the member's scale plus a
+ * constant halo (its extreme over all tiles): an outer bound of one affine piece, so
+ * the footprints of a deep group do not pile up the pieces and divisions of every
+ * stage before them. The exact bound comes back when no constant halo bounds it. */
+static __isl_give isl_pw_aff *simple_bound(const pm_group *gr, int m, int d,
+                                           __isl_keep isl_space *tsp,
+                                           __isl_take isl_pw_aff *exact, bool upper)
+{
+    int j = gr->align[m].dim_of[d];
+    int t = -1;
+    for (int k = 0; k < gr->ntiled; k++)
+        if (gr->tiled_dim[k] == j)
+            t = k;
+    if (j < 0 || t < 0 || gr->align[m].scale[d] <= 0)
+        return exact;
+    isl_pw_aff *edge = tile_edge(tsp, t, gr->tile[t], gr->align[m].scale[d],
+                                 upper ? gr->tile[t] - 1 : 0);
+    edge = isl_pw_aff_align_params(edge, isl_pw_aff_get_space(exact));
+    int64_t halo;
+    isl_pw_aff *diff = isl_pw_aff_sub(isl_pw_aff_copy(exact), isl_pw_aff_copy(edge));
+    if (!extreme(diff, upper, &halo)) {
+        isl_pw_aff_free(edge);
+        return exact;
+    }
+    isl_pw_aff_free(exact);
+    isl_ctx *ctx = isl_pw_aff_get_ctx(edge);
+    return isl_pw_aff_add_constant_val(edge, isl_val_int_from_si(ctx, (long)halo));
+}
+
+bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
+{
+    const pm_poly *poly = plan->poly;
+    isl_ctx *ctx = poly->ctx;
+    int nm = gr->nmembers, L = gr->liveout;
+    isl_space *tsp = isl_space_set_from_params(isl_space_copy(poly->params));
+    tsp = isl_space_add_dims(tsp, isl_dim_set, (unsigned)gr->ntiled);
+    isl_map **M = calloc((size_t)nm, sizeof *M);
+    if (!M) {
+        isl_space_free(tsp);
+        return false;
+    }
+    /* the live-out's tile */
+    isl_space *msp = isl_space_map_from_domain_and_range(isl_space_copy(tsp), func_space(plan, L));
+    isl_map *ml = isl_map_universe(isl_space_copy(msp));
+    isl_local_space *ls = isl_local_space_from_space(msp);
+    for (int t = 0; t < gr->ntiled; t++) {
+        int d = gr->tiled_dim[t];
+        isl_constraint *lo = isl_constraint_alloc_inequality(isl_local_space_copy(ls));
+        lo = isl_constraint_set_coefficient_si(lo, isl_dim_out, d, 1);
+        lo = isl_constraint_set_coefficient_si(lo, isl_dim_in, t, -(int)gr->tile[t]);
+        isl_constraint *hi = isl_constraint_alloc_inequality(isl_local_space_copy(ls));
+        hi = isl_constraint_set_coefficient_si(hi, isl_dim_out, d, -1);
+        hi = isl_constraint_set_coefficient_si(hi, isl_dim_in, t, (int)gr->tile[t]);
+        hi = isl_constraint_set_constant_si(hi, (int)gr->tile[t] - 1);
+        ml = isl_map_add_constraint(ml, lo);
+        ml = isl_map_add_constraint(ml, hi);
+    }
+    isl_local_space_free(ls);
+    /* footprints propagate clipped only to each function's box (convex: affine bounds
+     * with min/max); each member computes its box inside its own domain (the schedule's
+     * extension intersects) */
+    M[nm - 1] = isl_map_intersect_range(ml, isl_set_copy(poly->storage[poly->stages[L].storage].box));
+    bool ok = M[nm - 1] != NULL;
+    map_list reads = {0, 0, NULL};
+    for (int m = nm - 2; m >= 0 && ok; m--) {
+        int p = gr->members[m];
+        const pm_func *f = poly->stages[p].func;
+        const pm_poly_storage *st = &poly->storage[poly->stages[p].storage];
+        /* per dimension, the bounds of every read's image of its consumer's box: one
+         * convex image at a time (a union of images makes isl's optimum exponential) */
+        isl_pw_aff *lbs[PM_MAX_DIMS] = {0}, *ubs[PM_MAX_DIMS] = {0};
+        isl_set *needed = NULL;
+        for (int cm = m + 1; cm < nm && ok; cm++) {
+            int c = gr->members[cm];
+            const pm_poly_stage *cs = &poly->stages[c];
+            for (int k = 0; k < cs->nstmts && ok; k++) {
+                const pm_poly_stmt *sm = &poly->stmts[cs->first_stmt + k];
+                map_list_clear(&reads);
+                for (int a = 0; a < sm->naccesses && ok; a++) {
+                    int callee = pm_plan_stage_of(plan, sm->accesses[a].callee);
+                    if (callee < 0 || (callee != p && !pm_plan_reads(plan, callee, p)))
+                        continue;
+                    if (!sm->accesses[a].rel) {
+                        ok = false;
+                        break;
+                    }
+                    ok = reads_to(plan, relaxed(sm->accesses[a].rel), sm->accesses[a].callee,
+                                  p, &reads, 0);
+                }
+                for (int r = 0; r < reads.n && ok; r++) {
+                    isl_map *img = isl_map_apply_range(on_stmt(M[cm], sm), isl_map_copy(reads.m[r]));
+                    img = isl_map_set_tuple_id(img, isl_dim_out, isl_set_get_tuple_id(st->box));
+                    isl_set *nd = isl_map_domain(
+                        isl_map_intersect_range(isl_map_copy(img), isl_set_copy(st->box)));
+                    needed = needed ? isl_set_union(needed, nd) : nd;
+                    for (int d = 0; d < f->ndims; d++) {
+                        isl_pw_aff *lo = isl_map_dim_min(isl_map_copy(img), d);
+                        isl_pw_aff *hi = isl_map_dim_max(isl_map_copy(img), d);
+                        lbs[d] = lbs[d] ? isl_pw_aff_union_min(lbs[d], lo) : lo;
+                        ubs[d] = ubs[d] ? isl_pw_aff_union_max(ubs[d], hi) : hi;
+                    }
+                    isl_map_free(img);
+                }
+            }
+        }
+        map_list_clear(&reads);
+        if (!ok || !needed) {
+            for (int d = 0; d < PM_MAX_DIMS; d++) {
+                isl_pw_aff_free(lbs[d]);
+                isl_pw_aff_free(ubs[d]);
+            }
+            isl_set_free(needed);
+            ok = false;
+            break;
+        }
+        needed = isl_set_coalesce(needed);
+        isl_space *bsp = isl_space_map_from_domain_and_range(isl_space_copy(tsp),
+                                                             isl_set_get_space(st->box));
+        isl_pw_aff_list *lbl = isl_pw_aff_list_alloc(ctx, f->ndims);
+        isl_pw_aff_list *ubl = isl_pw_aff_list_alloc(ctx, f->ndims);
+        for (int d = 0; d < f->ndims && ok; d++) {
+            isl_pw_aff *lb = isl_pw_aff_coalesce(lbs[d]);
+            isl_pw_aff *ub = isl_pw_aff_coalesce(ubs[d]);
+            lbs[d] = ubs[d] = NULL;
+            lb = isl_pw_aff_gist(lb, isl_set_copy(needed));
+            ub = isl_pw_aff_gist(ub, isl_set_copy(needed));
+            lb = simple_bound(gr, m, d, tsp, lb, false);
+            ub = simple_bound(gr, m, d, tsp, ub, true);
+            int64_t e = lb && ub ? max_extent(lb, ub, st->step[d]) : -1;
+            if (e < 1)
+                ok = false;
+            gr->fp[m].ext[d] = e;
+            gr->fp[m].lb[d] = isl_pw_aff_copy(lb);
+            lbl = isl_pw_aff_list_add(lbl, lb);
+            ubl = isl_pw_aff_list_add(ubl, ub);
+        }
+        for (int d = 0; d < PM_MAX_DIMS; d++) {
+            isl_pw_aff_free(lbs[d]);
+            isl_pw_aff_free(ubs[d]);
+        }
+        if (ok) {
+            /* what the member computes per tile: its box inside its domain */
+            isl_map *box = isl_map_universe(isl_space_copy(bsp));
+            box = isl_map_lower_bound_multi_pw_aff(
+                box, isl_multi_pw_aff_from_pw_aff_list(isl_space_copy(bsp), lbl));
+            box = isl_map_upper_bound_multi_pw_aff(
+                box, isl_multi_pw_aff_from_pw_aff_list(isl_space_copy(bsp), ubl));
+            box = isl_map_intersect_range(box, isl_set_copy(st->box));
+            M[m] = isl_map_coalesce(box);
+            ok = M[m] != NULL;
+            gr->fp[m].box = isl_map_copy(M[m]);
+        } else {
+            isl_pw_aff_list_free(lbl);
+            isl_pw_aff_list_free(ubl);
+        }
+        isl_set_free(needed);
+        isl_space_free(bsp);
+    }
+    map_list_clear(&reads);
+    free(reads.m);
+    for (int m = 0; m < nm; m++)
+        isl_map_free(M[m]);
+    free(M);
+    isl_space_free(tsp);
+    return ok;
+}
+
+int64_t pm_tile_scratch_bytes(const pm_plan *plan, const pm_group *gr, int m)
+{
+    const pm_poly *poly = plan->poly;
+    const pm_poly_storage *st = &poly->storage[poly->stages[gr->members[m]].storage];
+    int64_t n = (int64_t)pm_type_size(st->type);
+    for (int d = 0; d < st->ndims; d++) {
+        int64_t e = gr->fp[m].ext[d];
+        if (d == st->ndims - 1)
+            e = round_up(e, elem_lanes(plan));
+        if (e > 0 && n > INT64_MAX / e)
+            return -1;
+        n *= e;
+    }
+    return round_up(n, 64);
+}
+
+__isl_give isl_union_map *pm_tile_index_map(const pm_plan *plan, const pm_group *gr)
+{
+    const pm_poly *poly = plan->poly;
+    const pm_poly_stage *st = &poly->stages[gr->liveout];
+    isl_union_map *um = NULL;
+    for (int i = st->first_stmt; i < st->first_stmt + st->nstmts; i++) {
+        isl_space *sp = isl_set_get_space(poly->stmts[i].domain);
+        isl_space *out = isl_space_set_from_params(isl_space_params(isl_space_copy(sp)));
+        out = isl_space_add_dims(out, isl_dim_set, (unsigned)gr->ntiled);
+        isl_multi_aff *ma =
+            isl_multi_aff_zero(isl_space_map_from_domain_and_range(isl_space_copy(sp), out));
+        for (int t = 0; t < gr->ntiled; t++) {
+            isl_aff *a = isl_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(sp)),
+                                               isl_dim_set, (unsigned)gr->tiled_dim[t]);
+            a = isl_aff_floor(isl_aff_scale_down_ui(a, (unsigned)gr->tile[t]));
+            ma = isl_multi_aff_set_aff(ma, t, a);
+        }
+        isl_space_free(sp);
+        isl_map *m = isl_map_intersect_domain(isl_map_from_multi_aff(ma),
+                                              isl_set_copy(poly->stmts[i].domain));
+        isl_union_map *u = isl_union_map_from_map(m);
+        um = um ? isl_union_map_union(um, u) : u;
+    }
+    return um;
+}

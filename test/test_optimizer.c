@@ -1,0 +1,186 @@
+/* test_optimizer.c — every schedule the optimizer can produce equals the interpreter.
+ *
+ * Each sample app is compiled with a covering set of optimizer settings (every value of
+ * each setting at least once per app, not the cross product): tile sizes 1, 3, 16, 64,
+ * 256 and larger than the image, overlap thresholds, group limits, fusion off, vector
+ * widths 1/4/16, 1..3 threads; each kernel runs at edge sizes (1x1, 1xN, odd, smaller
+ * than a tile or a vector, larger than a tile) against pm_interpret. Then structural
+ * checks on the "groups" dump: unsharp mask is one group with sharpen inlined, Harris is
+ * one group, a transpose is never grouped with its producer, fusion off gives no tiles.
+ *
+ *   test_optimizer                 the covering set
+ *   test_optimizer APP [T0 T1 THREADS WIDTH THRESHOLD]   one setting, for debugging
+ *   PM_TEST_VERBOSE=1              print each case
+ */
+#include "check.h"
+#include "samples.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pm_jit *jit;
+static bool verbose;
+
+typedef struct setting {
+    int tile0, tile1;       /* 0 = model */
+    int threads;
+    int width;              /* 0 = host */
+    double threshold;       /* < 0 = default */
+    int group_limit;
+    int fusion;
+} setting;
+
+static pm_compile_options options_of(const setting *s)
+{
+    pm_compile_options o = pm_compile_options_default();
+    o.tile_size[0] = s->tile0;
+    o.tile_size[1] = s->tile1;
+    o.threads = s->threads;
+    o.vector_width = s->width;
+    o.overlap_threshold = s->threshold;
+    o.group_limit = s->group_limit;
+    o.fusion = s->fusion;
+    return o;
+}
+
+static void fill_sentinel(pm_buffer *b)
+{
+    memset(b->data, 0x5a, (size_t)check_buffer_count(b) * pm_type_size(b->type));
+}
+
+/* Runs k and the interpreter at params; returns the largest output difference (INFINITY
+ * when something failed). */
+static double differential(pm_pipeline *p, pm_kernel *k, const pm_sample_app *app,
+                           const pm_value *params)
+{
+    int ni = pm_pipeline_ninputs(p), no = pm_pipeline_noutputs(p);
+    pm_buffer in[8] = {{0}}, ref[8] = {{0}}, got[8] = {{0}};
+    double worst = INFINITY;
+    bool ok = true;
+    for (int i = 0; i < ni && ok; i++) {
+        int nd;
+        int64_t ext[PM_MAX_DIMS];
+        ok = pm_pipeline_buffer_shape(p, 0, i, params, &nd, ext) == PM_OK;
+        if (ok) {
+            in[i] = check_buffer_new(pm_func_type(pm_pipeline_input(p, i)), nd, ext);
+            app->fill_input(i, &in[i], params);
+        }
+    }
+    for (int i = 0; i < no && ok; i++) {
+        int nd;
+        int64_t ext[PM_MAX_DIMS];
+        ok = pm_pipeline_buffer_shape(p, 1, i, params, &nd, ext) == PM_OK;
+        if (ok) {
+            pm_type t = pm_func_type(pm_pipeline_output(p, i));
+            ref[i] = check_buffer_new(t, nd, ext);
+            got[i] = check_buffer_new(t, nd, ext);
+            fill_sentinel(&ref[i]);
+            fill_sentinel(&got[i]);
+        }
+    }
+    pm_error err;
+    if (ok && pm_interpret(p, params, in, ref) == PM_OK) {
+        if (pm_kernel_run(k, params, in, got, &err) == PM_OK) {
+            worst = 0;
+            for (int i = 0; i < no; i++)
+                worst = fmax(worst, check_buffer_maxdiff(&ref[i], &got[i]));
+        } else {
+            fprintf(stderr, "  kernel: %s\n", err.message);
+        }
+    }
+    for (int i = 0; i < ni; i++)
+        check_buffer_free(&in[i]);
+    for (int i = 0; i < no; i++) {
+        check_buffer_free(&ref[i]);
+        check_buffer_free(&got[i]);
+    }
+    return worst;
+}
+
+/* Tolerance per app: integer apps exact, float apps a few ulps of their range (the
+ * compiled code may contract a*b+c into an fma), local Laplacian 1 LSB (its LUT index
+ * makes float rounding visible). */
+static double tolerance(const pm_sample_app *app)
+{
+    if (strcmp(app->name, "camera_pipe") == 0)
+        return 0;
+    if (strcmp(app->name, "local_laplacian") == 0)
+        return 1;
+    return 1e-4;
+}
+
+static void check_app(const pm_sample_app *app, const setting *s, const int64_t (*sizes)[2],
+                      int nsizes)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = app->build(ctx);
+    if (!CHECK(p != NULL)) {
+        pm_ctx_free(ctx);
+        return;
+    }
+    pm_value est[16];
+    app->params(app->quick_rows, app->quick_cols, est);
+    pm_compile_options o = options_of(s);
+    pm_error err;
+    pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+    if (!CHECK(k != NULL)) {
+        fprintf(stderr, "  %s: compile: %s\n", app->name, err.message);
+        pm_ctx_free(ctx);
+        return;
+    }
+    for (int i = 0; i < nsizes; i++) {
+        pm_value params[16];
+        app->params(sizes[i][0], sizes[i][1], params);
+        double d = differential(p, k, app, params);
+        if (verbose || !(d <= tolerance(app)))
+            fprintf(stderr, "  %s %lldx%lld tile %dx%d threads %d width %d threshold %g limit %d "
+                            "fusion %d: max|diff| %g\n",
+                    app->name, (long long)sizes[i][0], (long long)sizes[i][1], s->tile0, s->tile1,
+                    s->threads, s->width, s->threshold, s->group_limit, s->fusion, d);
+        CHECK(d <= tolerance(app));
+    }
+    pm_kernel_free(k);
+    pm_ctx_free(ctx);
+}
+
+static const setting kCovering[] = {
+    /* tile0 tile1 threads width threshold limit fusion */
+    {0, 0, 2, 0, -1, 0, 1},       /* the model's choice */
+    {1, 1, 1, 16, 100, 0, 1},     /* 1x1 tiles, everything fused */
+    {3, 3, 3, 4, 100, 0, 1},      /* odd tiles, odd thread count, narrow vectors */
+    {16, 16, 2, 1, 100, 0, 1},    /* scalar code */
+    {64, 64, 1, 16, 100, 3, 1},   /* small groups */
+    {256, 256, 2, 16, 0.05, 0, 1},/* tight threshold */
+    {4096, 4096, 2, 16, 100, 0, 1}, /* tiles larger than the image */
+    {0, 0, 2, 16, -1, 0, 0},      /* fusion off */
+};
+
+static const int64_t kSizes[][2] = {{1, 1}, {1, 37}, {5, 3}, {17, 33}, {70, 93}};
+
+int main(int argc, char **argv)
+{
+    verbose = getenv("PM_TEST_VERBOSE") != NULL;
+    pm_error err;
+    jit = pm_jit_new(NULL, &err);
+    if (!CHECK(jit != NULL))
+        return check_finish("optimizer");
+    if (argc >= 2) { /* one app, one setting */
+        const pm_sample_app *app = pm_sample_find(argv[1]);
+        setting s = {argc > 2 ? atoi(argv[2]) : 0, argc > 3 ? atoi(argv[3]) : 0,
+                     argc > 4 ? atoi(argv[4]) : 2, argc > 5 ? atoi(argv[5]) : 0,
+                     argc > 6 ? atof(argv[6]) : -1, 0, 1};
+        verbose = true;
+        if (CHECK(app != NULL))
+            check_app(app, &s, kSizes, (int)(sizeof kSizes / sizeof kSizes[0]));
+        pm_jit_free(jit);
+        return check_finish("optimizer");
+    }
+    int napps;
+    const pm_sample_app *apps = pm_sample_apps(&napps);
+    for (int a = 0; a < napps; a++)
+        for (size_t s = 0; s < sizeof kCovering / sizeof kCovering[0]; s++)
+            check_app(&apps[a], &kCovering[s], kSizes, (int)(sizeof kSizes / sizeof kSizes[0]));
+    pm_jit_free(jit);
+    return check_finish("optimizer");
+}
