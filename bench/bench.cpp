@@ -458,6 +458,10 @@ void halide_child(ChildChannel &ch, const AppData &d, const Variant &v, int thre
     halide_set_estimates(inst, d.args);
     Halide::Target target = bench_halide_target();
     int vec = target.natural_vector_size<float>();
+    /* PM_BENCH_HALIDE_PROFILE=1 (with --verbose): Halide's per-Func profile of the runs,
+     * printed when the child shuts the JIT runtime down. */
+    bool profile = getenv("PM_BENCH_HALIDE_PROFILE") != nullptr;
+    if (profile) target = target.with_feature(Halide::Target::Profile);
     Halide::Pipeline p(inst.outputs);
 
     ch.phase(v.autosched ? "autoschedule" : "schedule");
@@ -472,6 +476,13 @@ void halide_child(ChildChannel &ch, const AppData &d, const Variant &v, int thre
         p.auto_schedule(v.autosched, target, mp);
     }
     ch.value("sched_ms", bench_now_ms() - t0);
+    /* PM_BENCH_HALIDE_STMT=dir writes each Halide variant's lowered statement there
+     * (<app>-<variant>.stmt): where every Func is computed and stored, what vectorized. */
+    if (const char *dir = getenv("PM_BENCH_HALIDE_STMT")) {
+        std::vector<Halide::Argument> args(inst.inputs.begin(), inst.inputs.end());
+        p.compile_to_lowered_stmt(std::string(dir) + "/" + d.name + "-" + v.name + ".stmt", args,
+                                  Halide::Text, target);
+    }
     ch.phase("compile");
     p.compile_jit(target);
     ch.value("compile_ms", bench_now_ms() - t0);
@@ -490,6 +501,7 @@ void halide_child(ChildChannel &ch, const AppData &d, const Variant &v, int thre
         p.realize(real, target);
         return true;
     });
+    if (profile) Halide::Internal::JITSharedRuntime::release_all();
 }
 
 /* ---------------------------------------------------------------------------------- */
