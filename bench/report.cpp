@@ -12,12 +12,23 @@ static std::string fmt(const char *f, double v) {
     return buf;
 }
 
+static double geomean(const std::vector<double> &v) {
+    double s = 0;
+    for (double x : v) s += std::log(x);
+    return v.empty() ? 0 : std::exp(s / (double)v.size());
+}
+
 void report_print_table(const BenchReport &r) {
-    printf("\nPolyMage-JIT vs Halide 14%s   (target %s)\n", r.quick ? "  --quick" : "",
-           r.target.c_str());
+    printf("\nPolyMage-JIT vs Halide 14%s\n", r.quick ? "  --quick" : "");
+    if (!r.host_cpu.empty()) printf("  cpu: %s\n", r.host_cpu.c_str());
+    printf("  Halide target: %s\n", r.target.c_str());
+    for (auto &b : r.bandwidth)
+        printf("  memory bandwidth (triad, 3 x 256 MiB arrays), %d thread%s: %.1f GB/s\n", b.first,
+               b.first > 1 ? "s" : "", b.second * 1e-9);
     for (auto &s : r.sizes) printf("  %s: %s\n", s.first.c_str(), s.second.c_str());
-    printf("%-16s %-21s %3s %10s %10s %10s %10s %10s %6s %8s  %s\n", "app", "variant", "thr",
-           "sched ms", "compile ms", "median ms", "min ms", "max|diff|", "check", "PM x", "status");
+    printf("%-16s %-21s %3s %9s %10s %10s %8s %9s %8s %9s %6s %7s  %s\n", "app", "variant", "thr",
+           "sched ms", "compile ms", "median ms", "IQR ms", "min ms", "x floor", "max|diff|",
+           "check", "PM x", "status");
     std::string last_app;
     for (const BenchRow &w : r.rows) {
         if (w.app != last_app && !last_app.empty()) printf("\n");
@@ -25,16 +36,49 @@ void report_print_table(const BenchReport &r) {
         std::string sched = w.sched_ms > 0 ? fmt("%.1f", w.sched_ms) : "-";
         std::string comp = w.compile_ms > 0 ? fmt("%.1f", w.compile_ms) : "-";
         std::string med = w.ran ? fmt("%.3f", w.median_ms) : "-";
+        std::string iqr = w.ran ? fmt("%.3f", w.q3_ms - w.q1_ms) : "-";
         std::string mn = w.ran ? fmt("%.3f", w.min_ms) : "-";
+        std::string xf = w.ran && w.floor_ms > 0 ? fmt("%.1f", w.median_ms / w.floor_ms) : "-";
         std::string diff = w.max_abs_diff >= 0 ? fmt("%.2g", w.max_abs_diff) : "-";
         std::string su = w.speedup > 0 ? fmt("%.2fx", w.speedup) : "-";
-        printf("%-16s %-21s %3d %10s %10s %10s %10s %10s %6s %8s  %s\n", w.app.c_str(),
-               w.variant.c_str(), w.threads, sched.c_str(), comp.c_str(), med.c_str(), mn.c_str(),
-               diff.c_str(), w.check.c_str(), su.c_str(), w.status.c_str());
+        printf("%-16s %-21s %3d %9s %10s %10s %8s %9s %8s %9s %6s %7s  %s\n", w.app.c_str(),
+               w.variant.c_str(), w.threads, sched.c_str(), comp.c_str(), med.c_str(), iqr.c_str(),
+               mn.c_str(), xf.c_str(), diff.c_str(), w.check.c_str(), su.c_str(),
+               w.status.c_str());
     }
     printf("\nPM x = Halide median / PolyMage-JIT median at the same thread count "
-           "(> 1: PolyMage-JIT is faster).\n");
+           "(> 1: PolyMage-JIT is faster); x floor = median / the app's memory floor.\n");
+
+    if (!r.summary.empty()) {
+        printf("\nSummary: halide-best = the fastest Halide variant that passed its check; "
+               "floor = (inputs read once + outputs written once) / triad bandwidth.\n");
+        printf("%-16s %3s %9s %10s %8s %-21s %10s %8s %7s %10s %10s\n", "app", "thr", "floor ms",
+               "PM ms", "x floor", "halide-best", "best ms", "x floor", "PM x", "hand ms",
+               "hand/auto");
+        std::map<int, std::vector<double>> ratios;
+        for (const BenchSummary &s : r.summary) {
+            std::string fl = s.floor_ms > 0 ? fmt("%.3f", s.floor_ms) : "-";
+            std::string pm = s.pm_ms > 0 ? fmt("%.3f", s.pm_ms) : "-";
+            std::string pmf = s.pm_ms > 0 && s.floor_ms > 0 ? fmt("%.1f", s.pm_ms / s.floor_ms) : "-";
+            std::string best = s.best_ms > 0 ? fmt("%.3f", s.best_ms) : "-";
+            std::string bf = s.best_ms > 0 && s.floor_ms > 0 ? fmt("%.1f", s.best_ms / s.floor_ms) : "-";
+            std::string px = s.best_ms > 0 && s.pm_ms > 0 ? fmt("%.2fx", s.best_ms / s.pm_ms) : "-";
+            std::string hand = s.hand_ms > 0 ? fmt("%.3f", s.hand_ms) : "-";
+            std::string ha = s.hand_ms > 0 && s.best_auto_ms > 0
+                                 ? fmt("%.2fx", s.hand_ms / s.best_auto_ms) : "-";
+            if (s.best_ms > 0 && s.pm_ms > 0) ratios[s.threads].push_back(s.best_ms / s.pm_ms);
+            printf("%-16s %3d %9s %10s %8s %-21s %10s %8s %7s %10s %10s\n", s.app.c_str(), s.threads,
+                   fl.c_str(), pm.c_str(), pmf.c_str(),
+                   s.best_variant.empty() ? "-" : s.best_variant.c_str(), best.c_str(), bf.c_str(),
+                   px.c_str(), hand.c_str(), ha.c_str());
+        }
+        for (auto &kv : ratios)
+            printf("geomean PM x vs halide-best, %d thread%s: %.2fx over %zu apps\n", kv.first,
+                   kv.first > 1 ? "s" : "", geomean(kv.second), kv.second.size());
+        printf("hand/auto = halide-hand median / the fastest autoscheduler variant that passed.\n");
+    }
     for (const std::string &n : r.notes) printf("note: %s\n", n.c_str());
+    for (const std::string &f : r.failures) printf("BENCH FAILURE: %s\n", f.c_str());
 }
 
 static std::string json_str(const std::string &s) {
@@ -66,8 +110,28 @@ bool report_write_json(const BenchReport &r, const std::string &path) {
         perror(path.c_str());
         return false;
     }
-    fprintf(f, "{\n  \"target\": %s,\n  \"quick\": %s,\n  \"sizes\": {", json_str(r.target).c_str(),
-            r.quick ? "true" : "false");
+    fprintf(f, "{\n  \"target\": %s,\n  \"cpu\": %s,\n  \"quick\": %s,\n  \"bandwidth_gbs\": {",
+            json_str(r.target).c_str(), json_str(r.host_cpu).c_str(), r.quick ? "true" : "false");
+    for (size_t i = 0; i < r.bandwidth.size(); i++)
+        fprintf(f, "%s\"%d\": %s", i ? ", " : "", r.bandwidth[i].first,
+                json_num(r.bandwidth[i].second * 1e-9).c_str());
+    fprintf(f, "},\n  \"failures\": [");
+    for (size_t i = 0; i < r.failures.size(); i++)
+        fprintf(f, "%s%s", i ? ", " : "", json_str(r.failures[i]).c_str());
+    fprintf(f, "],\n  \"summary\": [");
+    for (size_t i = 0; i < r.summary.size(); i++) {
+        const BenchSummary &s = r.summary[i];
+        auto opt = [](double v) { return v > 0 ? json_num(v) : std::string("null"); };
+        fprintf(f,
+                "%s\n    {\"app\": %s, \"threads\": %d, \"floor_ms\": %s, \"polymage_ms\": %s, "
+                "\"halide_best\": %s, \"halide_best_ms\": %s, \"halide_hand_ms\": %s, "
+                "\"best_auto\": %s, \"best_auto_ms\": %s}",
+                i ? "," : "", json_str(s.app).c_str(), s.threads, opt(s.floor_ms).c_str(),
+                opt(s.pm_ms).c_str(), json_str(s.best_variant).c_str(), opt(s.best_ms).c_str(),
+                opt(s.hand_ms).c_str(), json_str(s.best_auto_variant).c_str(),
+                opt(s.best_auto_ms).c_str());
+    }
+    fprintf(f, "\n  ],\n  \"sizes\": {");
     for (size_t i = 0; i < r.sizes.size(); i++)
         fprintf(f, "%s%s: %s", i ? ", " : "", json_str(r.sizes[i].first).c_str(),
                 json_str(r.sizes[i].second).c_str());
@@ -80,12 +144,15 @@ bool report_write_json(const BenchReport &r, const std::string &path) {
         fprintf(f,
                 "%s\n    {\"app\": %s, \"variant\": %s, \"threads\": %d, \"status\": %s, "
                 "\"ran\": %s, \"sched_ms\": %s, \"compile_ms\": %s, \"median_ms\": %s, "
-                "\"min_ms\": %s, \"runs\": %d, \"check\": %s, \"max_abs_diff\": %s, "
-                "\"pm_speedup\": %s}",
+                "\"min_ms\": %s, \"q1_ms\": %s, \"q3_ms\": %s, \"floor_ms\": %s, \"runs\": %d, "
+                "\"check\": %s, \"max_abs_diff\": %s, \"pm_speedup\": %s}",
                 i ? "," : "", json_str(w.app).c_str(), json_str(w.variant).c_str(), w.threads,
                 json_str(w.status).c_str(), w.ran ? "true" : "false", json_num(w.sched_ms).c_str(),
                 json_num(w.compile_ms).c_str(), w.ran ? json_num(w.median_ms).c_str() : "null",
-                w.ran ? json_num(w.min_ms).c_str() : "null", w.runs, json_str(w.check).c_str(),
+                w.ran ? json_num(w.min_ms).c_str() : "null",
+                w.ran ? json_num(w.q1_ms).c_str() : "null", w.ran ? json_num(w.q3_ms).c_str() : "null",
+                w.floor_ms > 0 ? json_num(w.floor_ms).c_str() : "null", w.runs,
+                json_str(w.check).c_str(),
                 w.max_abs_diff >= 0 ? json_num(w.max_abs_diff).c_str() : "null",
                 w.speedup > 0 ? json_num(w.speedup).c_str() : "null");
     }
@@ -101,7 +168,7 @@ bool report_write_svg(const BenchReport &r, const std::string &path) {
     std::vector<std::pair<std::string, int>> groups;
     std::map<std::pair<std::pair<std::string, int>, std::string>, const BenchRow *> cell;
     for (const BenchRow &w : r.rows) {
-        if (w.variant == "polymage-jit") continue;
+        if (!w.halide) continue;
         if (std::find(variants.begin(), variants.end(), w.variant) == variants.end())
             variants.push_back(w.variant);
         auto g = std::make_pair(w.app, w.threads);

@@ -117,21 +117,42 @@ static bool build_camera(const HalideAppArgs &args, HalideAppInstance *out, std:
     out->inputs = {I, m3200, m7000};
     out->outputs = {process};
     out->out_regions = {{}};
-    /* Hand schedule: the curve at root (parallel, vectorized). The output in strips of
-     * 32 rows, in parallel; per strip, the denoised raw rows and every half-resolution
-     * stage go to scratch (vectorized along columns at the int16 width); the interleave,
-     * colour matrix and lookup are inlined into the output, channels unrolled. */
-    out->schedule_hand = [=](const Target &, int vec) mutable {
+    /* Hand schedule, after Halide's own apps/camera_pipe CPU schedule (v14.0.0):
+     *  - the colour matrix and the tone curve at root (the curve parallel and vectorized);
+     *  - the output in parallel strips of 32 rows, walked one pair of rows (one
+     *    half-resolution row) at a time; per pair: the new rows of the denoised raw image,
+     *    of the four Bayer quadrants and of the two interpolated greens g_r and g_b
+     *    (together, compute_with) are computed and kept for the strip (sliding window),
+     *    vectorized at twice the int16 width;
+     *  - per tile of 2 rows x 2*W columns, the colour correction (channels unrolled) with
+     *    the remaining demosaic stages and the interleave inlined into it, then the curve
+     *    lookup into the output.
+     * Differences from Halide's app: PolyMage's pipeline has no sharpening stage, keeps
+     * the 65536-entry curve of its definition (Halide's app clamps to 1024 entries), and
+     * its output is channel-planar u8 [3][R][C]. */
+    out->schedule_hand = [=](const Target &t, int vec) mutable {
         int64_t OR = R - 48, OC = C - 64;
-        int v16 = (int)std::min<int64_t>(2 * vec, OC / 2), vo = (int)std::min<int64_t>(vec, OC);
-        Var vo_("vo"), vi_("vi"), xo("xo"), xi("xi");
+        int w = (int)std::min<int64_t>(t.natural_vector_size(UInt(16)), OC);
+        Var vo_("vo"), vi_("vi"), xo("xo"), xr("xr"), xp("xp"), xpi("xpi"), yo("yo"), yi("yi");
         matrix.compute_root();
-        curve.compute_root().split(v, vo_, vi_, 1024).parallel(vo_).vectorize(vi_, vec);
-        process.reorder(c, y, x).bound(c, 0, 3).unroll(c);
-        process.split(x, xo, xi, (int)std::min<int64_t>(32, OR)).parallel(xo).vectorize(y, vo);
-        denoised.compute_at(process, xo).vectorize(y, v16);
-        for (Func f : {g_r, g_b, r_gr, b_gr, r_gb, b_gb, r_b, b_r})
-            f.compute_at(process, xo).vectorize(y, v16);
+        curve.compute_root().split(v, vo_, vi_, 4096).parallel(vo_).vectorize(vi_, vec);
+        int strip = (int)std::min<int64_t>(32, OR);
+        process.bound(c, 0, 3)
+            .split(x, xo, xr, strip)
+            .split(xr, xp, xpi, 2)
+            .split(y, yo, yi, w)
+            .reorder(c, yi, xpi, yo, xp, xo)
+            .unroll(c)
+            .vectorize(yi)
+            .unroll(xpi)
+            .parallel(xo);
+        denoised.compute_at(process, xp).vectorize(y, w);
+        for (Func f : {g_gr, r_r, b_b, g_gb})
+            f.compute_at(process, xp).vectorize(y, w);
+        g_r.store_at(process, xo).compute_at(process, xp).vectorize(y, w);
+        g_b.store_at(process, xo).compute_at(process, xp).vectorize(y, w);
+        // g_b.compute_with(g_r, y);
+        corrected.compute_at(process, yo).reorder(c, y, x).vectorize(y, w).unroll(c).unroll(x);
     };
     return true;
 }

@@ -52,18 +52,19 @@ static bool build_harris(const HalideAppArgs &args, HalideAppInstance *out, std:
     out->inputs = {I};
     out->outputs = {harris};
     out->out_regions = {{{2, C - 2}, {2, R - 2}}};
-    /* Hand schedule: PolyMage's own fusion. Tiles of 32 rows x 256 columns in parallel;
-     * Ix and Iy live in a per-tile scratch (34 x 258 floats each, in L1/L2) and everything
-     * after them is inlined into harris, so each pixel's products are recomputed 9 times
-     * (cheap multiplies) instead of storing three more planes. */
+    /* Hand schedule, after Halide's own apps/harris CPU schedule (v14.0.0): the output in
+     * parallel strips of 32 rows, vectorized along the columns; Ix and Iy computed one row
+     * at a time and kept for the strip (a sliding window of 3 rows each, in L1/L2), both
+     * in one loop nest (compute_with); the products, box sums, det and trace inlined
+     * into the output. Halide's app first converts RGB to gray (computed the same way);
+     * PolyMage's harris reads a gray image, so that stage is absent here. */
     out->schedule_hand = [=](const Target &, int vec) mutable {
-        Var xo("xo"), yo("yo"), xi("xi"), yi("yi"), t("t");
-        /* Halide needs the output at least one tile large: clip tiles to small images. */
-        int ty = (int)std::min<int64_t>(256, C - 2), tx = (int)std::min<int64_t>(32, R - 2);
-        harris.tile(y, x, yo, xo, yi, xi, ty, tx).fuse(yo, xo, t).parallel(t);
-        harris.vectorize(yi, std::min(vec, ty));
-        Ix.compute_at(harris, t).vectorize(y, vec);
-        Iy.compute_at(harris, t).vectorize(y, vec);
+        Var xo("xo"), xi("xi");
+        int strip = (int)std::min<int64_t>(32, R - 2), v = (int)std::min<int64_t>(vec, C - 2);
+        harris.split(x, xo, xi, strip).parallel(xo).vectorize(y, v);
+        Ix.store_at(harris, xo).compute_at(harris, xi).vectorize(y, v);
+        Iy.store_at(harris, xo).compute_at(harris, xi).vectorize(y, v);
+        Ix.compute_with(Iy, y);
     };
     return true;
 }

@@ -31,33 +31,36 @@ static bool build_laplacian(const HalideAppArgs &args, HalideAppInstance *out, s
         return x >= (int)rlo && x <= (int)rhi && y >= (int)clo && y <= (int)chi;
     };
 
-    /* Grey, on [0,R+3]x[0,C+3]; the clamp keeps discarded select branches in the buffer.
+    /* Grey, on [0,R+3]x[0,C+3] (the whole input; every read of it goes through an edge
+     * clamp below, so no clamp here: a clamp of the vectorized coordinate would turn
+     * every load of the input into a gather).
      * strict_float: the LUT index (int)(grey * 1792) is a step function of grey, so a
      * one-ulp change from a fused multiply-add in some vectorized schedules flipped
      * indices and moved outputs by ~50 LSB against the interpreter. */
     Func gray("img");
-    {
-        Expr cx = clamp(x, 0, (int)R + 3), cy = clamp(y, 0, (int)C + 3);
-        gray(y, x) = strict_float((0.299f * cast<float>(ic(cy, cx, 2)) +
-                                   0.587f * cast<float>(ic(cy, cx, 1)) +
-                                   0.114f * cast<float>(ic(cy, cx, 0))) / 65535.0f);
-    }
-    std::vector<Func> sched_dx, sched_d, sched_ux, sched_u; /* for the hand schedule */
+    gray(y, x) = strict_float((0.299f * cast<float>(ic(y, x, 2)) + 0.587f * cast<float>(ic(y, x, 1)) +
+                               0.114f * cast<float>(ic(y, x, 0))) / 65535.0f);
     /* pyrDown / pyrUp with implicit trailing arguments (_) so they serve 2-D and k-indexed
-     * 3-D pyramids alike. l is the level produced. */
+     * 3-D pyramids alike. l is the level produced.
+     * pyrDown reads rows and columns 2x-3..2x of the finer level; at the discarded borders
+     * of its box that falls outside the finer level's domain [0,R_l+3]x[0,C_l+3]. Those
+     * reads go through an edge clamp (Halide's repeat_edge, free in loop interiors):
+     * unclamped, Halide would widen every finer level by them, doubling level by level.
+     * No kept value changes. */
     auto pyr_down = [&](Func f, int l, const std::string &n) {
-        int64_t Rl = R >> l, Cl = C >> l, Cp = C >> (l - 1);
+        int64_t Rl = R >> l, Cl = C >> l, Cp = C >> (l - 1), Rp = R >> (l - 1);
+        Region dom = {Range(0, (int)Cp + 4), Range(0, (int)Rp + 4)};
+        while ((int)dom.size() < f.dimensions()) dom.push_back(Range(Expr(), Expr()));
+        Func e = BoundaryConditions::repeat_edge(f, dom);
         Func dx("Dx_" + n), d("D_" + n);
         dx(y, x, _) = select(box(2, Rl + 1, 2, Cp + 1),
-                             (f(y, 2 * x - 3, _) + 3.0f * f(y, 2 * x - 2, _) +
-                              3.0f * f(y, 2 * x - 1, _) + f(y, 2 * x, _)) * 0.125f,
+                             (e(y, 2 * x - 3, _) + 3.0f * e(y, 2 * x - 2, _) +
+                              3.0f * e(y, 2 * x - 1, _) + e(y, 2 * x, _)) * 0.125f,
                              0.0f);
         d(y, x, _) = select(box(2, Rl + 1, 2, Cl + 1),
                             (dx(2 * y - 3, x, _) + 3.0f * dx(2 * y - 2, x, _) +
                              3.0f * dx(2 * y - 1, x, _) + dx(2 * y, x, _)) * 0.125f,
                             0.0f);
-        sched_dx.push_back(dx);
-        sched_d.push_back(d);
         return d;
     };
     auto pyr_up = [&](Func f, int l, const std::string &n) {
@@ -72,8 +75,6 @@ static bool build_laplacian(const HalideAppArgs &args, HalideAppInstance *out, s
                             select(y % 2 == 0, 0.25f * ux(hy, x, _) + 0.75f * ux(hy + 1, x, _),
                                    0.25f * ux(hy + 2, x, _) + 0.75f * ux(hy + 1, x, _)),
                             0.0f);
-        sched_ux.push_back(ux);
-        sched_u.push_back(u);
         return u;
     };
 
@@ -122,45 +123,49 @@ static bool build_laplacian(const HalideAppArgs &args, HalideAppInstance *out, s
     out->inputs = {ic};
     out->outputs = {res};
     out->out_regions = {{}};
-    /* Hand schedule: the LUT and every pyramid level at root (parallel over rows, the k
-     * levels fused in for more tasks, vectorized along y), each x-pass (Dx, Ux) per row of
-     * its y-pass; gP_0, the Laplacians and outL inlined where read; level 0 of the output
-     * pyramid inlined into the final image. */
+    /* Hand schedule, after Halide's own apps/local_laplacian CPU schedule (v14.0.0),
+     * which has the same pyramids (8 levels, 8 intensity levels here):
+     *  - the remap LUT and the grey image at root;
+     *  - levels 1..4 of the input and processed Gaussian pyramids at root, parallel over
+     *    strips of rows, the processed one stored with the intensity level k between the
+     *    columns and the rows (k loops inside each row), vectorized along the columns;
+     *    every x-pass (Dx) and gP_0 inlined;
+     *  - levels 5..7 (a few thousand pixels) at root, the processed pyramid parallel
+     *    over k;
+     *  - the output in parallel strips of 64 rows; the output pyramid levels 1..4
+     *    computed per output row and kept for the strip (sliding window), level 0 per
+     *    output row; the Laplacians, outL and the upsampling passes inlined.
+     * Differences from Halide's app: PolyMage's definition pads every level by two
+     * pixels with zero-valued Case borders (the selects), uses a 4-tap (1 3 3 1)/8
+     * pyrDown and a 2-tap (1/4, 3/4) pyrUp, and its output keeps the colour ratio
+     * against the grey image; the Halide app's 2 threads-per-core and AVX2 choices
+     * are machine-specific and not copied (this schedule uses the target's vectors). */
     out->schedule_hand = [=](const Target &, int vec) mutable {
-        Var t("t");
+        Var xo("xo"), xi("xi");
+        auto lanes = [&](int l) { return (int)std::min<int64_t>(vec, (C >> l) + 4); };
         remap.compute_root().bound(r, -2048, 4096).vectorize(r, vec);
-        auto vw = [&](Func f) {
-            /* Columns of this Func at its level: the narrowest pyramids are a few wide. */
-            return vec;
-        };
-        auto root = [&](Func f) {
-            if (f.dimensions() == 3)
-                f.compute_root().fuse(x, f.args()[2], t).parallel(t).vectorize(y, vw(f));
-            else
-                f.compute_root().parallel(x).vectorize(y, vw(f));
-        };
-        auto inner = [&](Func f, Func at) {
-            if (at.dimensions() == 3)
-                f.compute_at(at, t).vectorize(y, vec);
-            else
-                f.compute_at(at, x).vectorize(y, vec);
-        };
-        for (size_t i = 0; i < sched_d.size(); i++) {
-            root(sched_d[i]);
-            inner(sched_dx[i], sched_d[i]);
-        }
-        for (size_t i = 0; i < sched_u.size(); i++) {
-            if (sched_u[i].name() == "U_outG0") {
-                /* Inlined into the output; its x-pass per output row. */
-                continue;
+        gray.compute_root().split(x, xo, xi, 32).parallel(xo).vectorize(y, vec);
+        for (int j = 1; j < L; j++) {
+            if (j <= 4) {
+                inG[j].compute_root().split(x, xo, xi, 32).parallel(xo).vectorize(y, lanes(j));
+                /* Built with implicit arguments: the k dimension is named _0. */
+                Var kk = gP[j].args()[2];
+                gP[j].compute_root().reorder_storage(y, kk, x).reorder(y, kk, x).split(x, xo, xi, 8)
+                    .parallel(xo).vectorize(y, lanes(j));
+            } else {
+                inG[j].compute_root().vectorize(y, lanes(j));
+                gP[j].compute_root().parallel(gP[j].args()[2]).vectorize(y, lanes(j));
             }
-            root(sched_u[i]);
-            inner(sched_ux[i], sched_u[i]);
         }
-        for (int l = 1; l < L - 1; l++) root(outG[l]);
-        res.reorder(c, y, x).bound(c, 0, 3).unroll(c).parallel(x).vectorize(y, std::min<int>(vec, (int)C));
-        for (size_t i = 0; i < sched_u.size(); i++)
-            if (sched_u[i].name() == "U_outG0") sched_ux[i].compute_at(res, x).vectorize(y, vec);
+        for (int j = 1; j < L; j++) {
+            if (j <= 4)
+                outG[j].store_at(res, xo).compute_at(res, xi).vectorize(y, lanes(j));
+            else if (j < L - 1)
+                outG[j].compute_root().vectorize(y, lanes(j));
+        }
+        res.bound(c, 0, 3).reorder(c, y, x).split(x, xo, xi, 64).parallel(xo).unroll(c)
+            .vectorize(y, std::min<int>(vec, (int)C));
+        outG[0].compute_at(res, xi).vectorize(y, lanes(0));
     };
     return true;
 }

@@ -91,30 +91,35 @@ static bool build_pyramid(const HalideAppArgs &args, HalideAppInstance *out, std
     out->inputs = {img1, img2, mask};
     out->outputs = {blend};
     out->out_regions = {{}};
-    /* Hand schedule: every Gaussian level (Dy) and every collapse level at root, parallel
-     * over rows (and channels), vectorized along y; each Dx is computed per row of its
-     * Dy; the x-pass of each upsampling at root too (it is small: half the columns);
-     * Laplacians and blends are inlined into the collapse. */
+    /* Hand schedule. Halide ships no pyramid-blending app; this one uses the techniques
+     * of its local_laplacian and interpolate schedules, which have the same pyramid
+     * structure:
+     *  - every Gaussian level (both images and the mask) at root, parallel over strips
+     *    of 8 rows with the channels inside each row, vectorized along the columns; its
+     *    x-pass Dx computed one row at a time and kept for the strip (sliding window);
+     *  - the output in parallel strips of 32 rows, channels inside each row; the
+     *    collapse levels 1 and 2 computed per output row and kept for the strip (sliding
+     *    window), their upsampling, Laplacians and blends inlined; at level 0 the x-pass
+     *    of each upsampling computed per output row, everything else inlined into the
+     *    output. */
     out->schedule_hand = [=](const Target &, int vec) mutable {
-        Var t("t");
-        /* The third dimension of a Func built with _ is named _0, not c: take it from args. */
-        auto root = [&](Func f) {
-            if (f.dimensions() == 3)
-                f.compute_root().fuse(x, f.args()[2], t).parallel(t).vectorize(y, vec);
-            else
-                f.compute_root().parallel(x).vectorize(y, vec);
-        };
+        Var xo("xo"), xi("xi");
+        int v = std::min<int>(vec, (int)(C - 60));
         for (size_t i = 0; i + 1 < downs.size(); i += 2) {
-            root(downs[i + 1]);
-            if (downs[i + 1].dimensions() == 3)
-                downs[i].compute_at(downs[i + 1], t).vectorize(y, vec);
-            else
-                downs[i].compute_at(downs[i + 1], x).vectorize(y, vec);
+            Func dx = downs[i], dy = downs[i + 1];
+            dy.compute_root();
+            if (dy.dimensions() == 3) dy.reorder(y, dy.args()[2], x);
+            dy.split(x, xo, xi, 8).parallel(xo).vectorize(y, vec);
+            dx.store_at(dy, xo).compute_at(dy, xi).vectorize(y, vec);
         }
-        for (size_t i = 0; i + 1 < ups.size(); i += 2) root(ups[i]);
-        for (int l = L - 2; l >= 1; l--) root(col[l]);
+        blend.bound(c, 0, 3).reorder(y, c, x).split(x, xo, xi, 32).parallel(xo).vectorize(y, v);
+        for (int l = 1; l <= 2; l++) col[l].store_at(blend, xo).compute_at(blend, xi).vectorize(y, vec);
+        for (Func f : ups) {
+            const std::string &n = f.name();
+            bool level0 = n.size() > 2 && n.compare(n.size() - 2, 2, "_0") == 0;
+            if (level0 && n.compare(0, 3, "Ux_") == 0) f.compute_at(blend, xi).vectorize(y, vec);
+        }
         (void)others;
-        blend.fuse(x, c, t).parallel(t).vectorize(y, std::min<int>(vec, (int)(C - 60)));
     };
     return true;
 }

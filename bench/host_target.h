@@ -1,0 +1,76 @@
+/* host_target.h — which x86 features a code generator may use on this CPU, decided from the
+ * feature flags the CPU reports (the "flags" line of /proc/cpuinfo), never from its model
+ * name.
+ *
+ * Why: a CPU model name stands for a list of instruction sets, and CPUs that share a
+ * vendor's name for one feature do not share the list. Halide 14 turns its feature
+ * avx512_sapphirerapids into LLVM's CPU model "sapphirerapids", which lets LLVM emit
+ * AVX512-FP16 (vmovw) and VEX AVX-VNNI; an AMD Zen 5 has AVX-512 BF16 and VNNI but not FP16,
+ * and died with "Illegal instruction". So a Halide feature is granted only when every
+ * instruction set it lets the code generator use is in the host's flags.
+ *
+ * What "lets the code generator use" means, per Halide 14 feature (src/CodeGen_X86.cpp at
+ * v14.0.0): the LLVM CPU model Halide selects for it (mcpu(): penryn, corei7-avx, haswell,
+ * knl, skylake-avx512, cannonlake, sapphirerapids) with every feature LLVM 14 gives that
+ * model, plus the attributes Halide adds (mattrs(): +fma, +f16c, +avx512f, ...). Of those,
+ * the rule requires the "isa" features of the table in host_target.c — everything
+ * instruction selection may pick for ordinary arithmetic, memory and vector code — and
+ * ignores the "explicit" ones (PKU, SGX, shadow stacks, WAITPKG, SERIALIZE, MOVDIRI, ...),
+ * which LLVM emits only for their own intrinsics, and which hypervisors commonly hide.
+ *
+ * The same table maps LLVM's feature names to /proc/cpuinfo's, so a test can check that
+ * PolyMage-JIT's own target machine enables nothing the host lacks.
+ *
+ * Plain C11, no Halide and no LLVM: the unit test (test/test_host_target.c) runs in
+ * `make test` on stored flag lines of other CPUs.
+ */
+#ifndef PM_BENCH_HOST_TARGET_H
+#define PM_BENCH_HOST_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Reads the first "flags" line of /proc/cpuinfo (the part after the colon) into buf.
+ * False when there is none (not Linux, not x86) or it does not fit. */
+bool pm_host_read_flags(char *buf, size_t size);
+
+/* True when `flag` is one of the space-separated words of `flags` (whole words only:
+ * "avx512f" is not found in "avx512fp16"). */
+bool pm_host_has_flag(const char *flags, const char *flag);
+
+/* The Halide 14 x86 features this rule knows, in the order Halide implies them:
+ * sse41 avx avx2 fma fma4 f16c avx512 avx512_knl avx512_skylake avx512_cannonlake
+ * avx512_sapphirerapids. */
+int pm_host_halide_feature_count(void);
+const char *pm_host_halide_feature_name(int i);
+
+/* Whether the Halide feature `name` may be used on a CPU with these flags: every isa
+ * feature it implies is present, and so is every Halide feature it implies (avx2 for
+ * avx512_skylake, ...). Returns NULL when granted; otherwise a static description of the
+ * first reason, e.g. "needs avx512_fp16" or "needs Halide feature avx2". Unknown names
+ * return "not an x86 feature this rule knows". */
+const char *pm_host_halide_feature_refusal(const char *flags, const char *name, char *buf,
+                                           size_t size);
+
+/* Writes the Halide target string for a 64-bit Linux x86 host with these flags, e.g.
+ * "x86-64-linux-sse41-avx-avx2-fma-f16c-avx512-avx512_skylake-avx512_cannonlake".
+ * Returns the number of features granted. */
+int pm_host_halide_target(const char *flags, char *buf, size_t size);
+
+/* LLVM's x86 feature names ("avx512fp16", "sse4.1", "shstk") against /proc/cpuinfo.
+ *   found:     false when the table does not know the name;
+ *   *flag:     the cpuinfo flag that reports it ("avx512_fp16", "sse4_1", "user_shstk");
+ *   *explicit_only: true for features LLVM emits only for their own intrinsics (see above).
+ * Pseudo-features with no instructions of their own map to the flag that carries them
+ * ("evex512" to avx512f, "64bit" to lm, "crc32" to sse4_2). */
+bool pm_host_llvm_feature(const char *llvm_name, const char **flag, bool *explicit_only);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
