@@ -71,10 +71,30 @@ static char *schedule_text(__isl_keep isl_schedule *s)
     return text;
 }
 
+/* A phase returned nothing: its own status and message when it set one (the real
+ * status is kept, never replaced by PM_ERR_INTERNAL), with isl's last error added when
+ * isl failed; else PM_ERR_INTERNAL naming the phase. */
+static pm_status phase_failed(isl_ctx *ctx, pm_pipeline *p, const char *phase, pm_error *err)
+{
+    const char *isl_msg = isl_ctx_last_error(ctx) != isl_error_none
+                              ? isl_ctx_last_error_msg(ctx) : NULL;
+    if (err->status == PM_OK)
+        pm_codegen_fail(err, PM_ERR_INTERNAL, "%s: the %s phase failed%s%s", p->name, phase,
+                        isl_msg ? ": isl: " : "", isl_msg ? isl_msg : "");
+    else if (isl_msg) {
+        size_t n = strlen(err->message);
+        snprintf(err->message + n, sizeof err->message - n, " (isl: %s)", isl_msg);
+    }
+    return err->status;
+}
+
 pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen_options *o,
                      LLVMContextRef llvm_ctx, pm_codegen_result *out, pm_error *err)
 {
     (void)estimates; /* used by grouping and tile sizes (next issue) */
+    pm_error local = {0}; /* phases report through err: keep their status without one */
+    if (!err)
+        err = &local;
     memset(out, 0, sizeof *out);
     if (!p || !o || !llvm_ctx)
         return pm_codegen_fail(err, PM_ERR_MISUSE, "pm_codegen: NULL argument");
@@ -86,14 +106,16 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen
     isl_ctx *ctx = isl_ctx_alloc();
     if (!ctx)
         return pm_codegen_fail(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
-    isl_options_set_on_error(ctx, getenv("PM_ISL_ABORT") ? ISL_ON_ERROR_ABORT : ISL_ON_ERROR_WARN);
+    /* isl errors become this call's pm_error (phase_failed), never text on stderr. */
+    isl_options_set_on_error(ctx, getenv("PM_ISL_ABORT") ? ISL_ON_ERROR_ABORT
+                                                         : ISL_ON_ERROR_CONTINUE);
     pm_status st = PM_OK;
     isl_schedule *sched = NULL;
     isl_ast_node *ast = NULL;
 
     pm_poly *poly = pm_poly_new(ctx, p, err);                          /* 1. polyhedral form */
     if (!poly) {
-        st = err ? err->status : PM_ERR_INTERNAL;
+        st = phase_failed(ctx, p, "polyhedral form", err);
         goto done;
     }
     if (o->dump_mask & PM_DUMP_DOMAINS)
@@ -101,7 +123,7 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen
 
     sched = pm_schedule_new(poly, err);                                 /* 2. schedule */
     if (!sched) {
-        st = PM_ERR_INTERNAL;
+        st = phase_failed(ctx, p, "schedule", err);
         goto done;
     }
     if (o->dump_mask & PM_DUMP_SCHEDULE)
@@ -109,7 +131,7 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen
 
     ast = pm_ast_new(poly, sched, err);                                 /* 3. AST */
     if (!ast) {
-        st = PM_ERR_INTERNAL;
+        st = phase_failed(ctx, p, "AST", err);
         goto done;
     }
     if (o->dump_mask & PM_DUMP_AST)
@@ -117,6 +139,8 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen
 
     st = pm_llvm_build(poly, ast, o, llvm_ctx, out->entry_name,        /* 4. LLVM IR */
                        &out->module, err);
+    if (st != PM_OK)
+        st = phase_failed(ctx, p, "LLVM IR", err);
     out->nslots = poly->nslots;
 
 done:

@@ -150,7 +150,7 @@ typedef struct bound_symbol {
 #define BIND(f) {#f, (void (*)(void))(f)}
 
 static const bound_symbol bound_symbols[] = {
-    BIND(pm_rt_buffer), BIND(pm_rt_threads),
+    BIND(pm_rt_buffer), BIND(pm_rt_threads), BIND(pm_rt_fail),
     BIND(GOMP_parallel), BIND(GOMP_barrier), BIND(GOMP_critical_start),
     BIND(GOMP_critical_end), BIND(GOMP_loop_static_start), BIND(GOMP_loop_static_next),
     BIND(GOMP_loop_dynamic_start), BIND(GOMP_loop_dynamic_next),

@@ -28,6 +28,11 @@ static pm_status run_failed(const pm_kernel *k, const pm_run_ctx *rt, int32_t co
                             pm_error *err)
 {
     const char *name = k->sig->name;
+    if (rt->failed && rt->failed_why) {
+        pm_status st = rt->failed_status > PM_OK && rt->failed_status <= PM_ERR_INTERNAL
+                           ? (pm_status)rt->failed_status : PM_ERR_INTERNAL;
+        return pm_rt_errorf(err, st, "%s: %s", name, rt->failed_why);
+    }
     if (rt->failed) {
         if (rt->failed_slot < 0 || rt->failed_slot >= pm_scratch_pool_nslots(k->pool) ||
             rt->failed_bytes < 0)
