@@ -36,8 +36,12 @@ static __isl_give isl_union_set *domains(const pm_poly *poly, int first, int n)
 static __isl_give isl_schedule *band_schedule(const pm_poly *poly, int first, int n)
 {
     const pm_poly_stmt *s = &poly->stmts[first];
-    isl_schedule *sched = isl_schedule_from_domain(domains(poly, first, n));
-    if (s->ndims == 0)
+    isl_union_set *dom = domains(poly, first, n);
+    /* An empty domain has no space to build a band from (isl fails, and the failure
+     * used to drop every earlier stage from the sequence: fuzz seed 18). */
+    isl_bool empty = isl_union_set_is_empty(dom);
+    isl_schedule *sched = isl_schedule_from_domain(dom);
+    if (s->ndims == 0 || empty != isl_bool_false)
         return sched;
     sched = isl_schedule_insert_partial_schedule(sched, identity_band(poly, first, n));
     isl_schedule_node *node = isl_schedule_get_root(sched);
@@ -59,14 +63,20 @@ static __isl_give isl_schedule *band_schedule(const pm_poly *poly, int first, in
     return sched;
 }
 
+/* a then b; NULL when either is (a failure never silently drops a part). */
 static __isl_give isl_schedule *seq(__isl_take isl_schedule *a, __isl_take isl_schedule *b)
 {
-    return a ? isl_schedule_sequence(a, b) : b;
+    if (!a || !b) {
+        isl_schedule_free(a);
+        isl_schedule_free(b);
+        return NULL;
+    }
+    return isl_schedule_sequence(a, b);
 }
 
 __isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, pm_error *err)
 {
-    isl_schedule *all = NULL;
+    isl_schedule *all = isl_schedule_empty(isl_space_copy(poly->params));
     for (int i = 0; i < poly->nstages; i++) {
         const pm_poly_stage *st = &poly->stages[i];
         isl_schedule *s;
@@ -79,8 +89,6 @@ __isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, pm_error *err)
         }
         all = seq(all, s);
     }
-    if (!all)
-        all = isl_schedule_empty(isl_space_copy(poly->params));
     if (!all)
         pm_codegen_fail(err, PM_ERR_INTERNAL, "%s: isl could not build the schedule",
                         poly->pipeline->name);
