@@ -20,7 +20,7 @@ __isl_give isl_ast_node *pm_ast_new(const pm_poly *poly, __isl_keep isl_schedule
     isl_ast_node *ast = isl_ast_build_node_from_schedule(build, isl_schedule_copy(sched));
     isl_ast_build_free(build);
     if (!ast)
-        pm_codegen_fail(err, PM_ERR_INTERNAL, "%s: isl could not build the AST",
+        pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not build the AST",
                         poly->pipeline->name);
     return ast;
 }

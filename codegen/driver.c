@@ -79,7 +79,7 @@ static pm_status phase_failed(isl_ctx *ctx, pm_pipeline *p, const char *phase, p
     const char *isl_msg = isl_ctx_last_error(ctx) != isl_error_none
                               ? isl_ctx_last_error_msg(ctx) : NULL;
     if (err->status == PM_OK)
-        pm_codegen_fail(err, PM_ERR_INTERNAL, "%s: the %s phase failed%s%s", p->name, phase,
+        pm_error_set(err, PM_ERR_INTERNAL, "%s: the %s phase failed%s%s", p->name, phase,
                         isl_msg ? ": isl: " : "", isl_msg ? isl_msg : "");
     else if (isl_msg) {
         size_t n = strlen(err->message);
@@ -95,9 +95,10 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen
     pm_error local = {0}; /* phases report through err: keep their status without one */
     if (!err)
         err = &local;
+    pm_error_clear(err);
     memset(out, 0, sizeof *out);
     if (!p || !o || !llvm_ctx)
-        return pm_codegen_fail(err, PM_ERR_MISUSE, "pm_codegen: NULL argument");
+        return pm_error_set(err, PM_ERR_MISUSE, "pm_codegen: NULL argument");
     snprintf(out->entry_name, sizeof out->entry_name, "pm_entry");
     if (o->dump_mask & PM_DUMP_GRAPH)
         keep(o, PM_DUMP_GRAPH, "graph", pm_pipeline_to_string(p), &out->text_graph);
@@ -105,7 +106,7 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen
     /* isl objects live in a context of this compile: kernels share nothing. */
     isl_ctx *ctx = isl_ctx_alloc();
     if (!ctx)
-        return pm_codegen_fail(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
+        return pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
     /* isl errors become this call's pm_error (phase_failed), never text on stderr. */
     isl_options_set_on_error(ctx, getenv("PM_ISL_ABORT") ? ISL_ON_ERROR_ABORT
                                                          : ISL_ON_ERROR_CONTINUE);

@@ -90,7 +90,7 @@ __isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, pm_error *err)
         all = seq(all, s);
     }
     if (!all)
-        pm_codegen_fail(err, PM_ERR_INTERNAL, "%s: isl could not build the schedule",
+        pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not build the schedule",
                         poly->pipeline->name);
     return all;
 }

@@ -253,7 +253,7 @@ LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
 {
     int s = pm_llvm_storage_index(g, call->callee);
     if (s < 0) {
-        pm_llvm_fail(g, PM_ERR_INTERNAL, "%s: no storage for %s", g->poly->pipeline->name,
+        pm_error_set(g->err, PM_ERR_INTERNAL, "%s: no storage for %s", g->poly->pipeline->name,
                      call->callee->name);
         return pm_llvm_const(g, pt, call->type, 0, 0);
     }

@@ -22,7 +22,7 @@ static LLVMValueRef c64(pm_llvm *g, int64_t v)
 void pm_llvm_push_iter(pm_llvm *g, __isl_keep isl_id *id, LLVMValueRef v)
 {
     if (g->env.niters == PM_LLVM_MAX_ITERS) {
-        pm_llvm_fail(g, PM_ERR_UNSUPPORTED, "%s: loop nest deeper than %d",
+        pm_error_set(g->err, PM_ERR_UNSUPPORTED, "%s: loop nest deeper than %d",
                      g->poly->pipeline->name, PM_LLVM_MAX_ITERS);
         return;
     }
@@ -78,7 +78,7 @@ static LLVMValueRef id_value(pm_llvm *g, __isl_keep isl_id *id)
     const pm_expr *param = isl_id_get_user(id);
     if (param && param->kind == PM_EXPR_PARAM)
         return pm_llvm_param(g, param);
-    pm_llvm_fail(g, PM_ERR_INTERNAL, "AST refers to unknown identifier %s", isl_id_get_name(id));
+    pm_error_set(g->err, PM_ERR_INTERNAL, "AST refers to unknown identifier %s", isl_id_get_name(id));
     return c64(g, 0);
 }
 
@@ -100,7 +100,7 @@ LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e)
     case isl_ast_expr_op:
         break;
     default:
-        pm_llvm_fail(g, PM_ERR_INTERNAL, "bad isl AST expression");
+        pm_error_set(g->err, PM_ERR_INTERNAL, "bad isl AST expression");
         return c64(g, 0);
     }
     LLVMBuilderRef B = g->B;
@@ -163,7 +163,7 @@ LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e)
         return LLVMBuildICmp(B, pred[op], as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
     }
     default:
-        pm_llvm_fail(g, PM_ERR_UNSUPPORTED, "%s: isl AST operation %d is not supported",
+        pm_error_set(g->err, PM_ERR_UNSUPPORTED, "%s: isl AST operation %d is not supported",
                      g->poly->pipeline->name, (int)op);
         return c64(g, 0);
     }
@@ -320,7 +320,7 @@ static void mark_node(pm_llvm *g, __isl_keep isl_ast_node *node)
 
 void pm_llvm_node(pm_llvm *g, __isl_keep isl_ast_node *node)
 {
-    if (g->status != PM_OK)
+    if (g->err->status != PM_OK)
         return;
     switch (isl_ast_node_get_type(node)) {
     case isl_ast_node_for:
@@ -347,6 +347,6 @@ void pm_llvm_node(pm_llvm *g, __isl_keep isl_ast_node *node)
         mark_node(g, node);
         break;
     default:
-        pm_llvm_fail(g, PM_ERR_INTERNAL, "unknown isl AST node");
+        pm_error_set(g->err, PM_ERR_INTERNAL, "unknown isl AST node");
     }
 }

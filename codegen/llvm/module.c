@@ -12,20 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void pm_llvm_fail(pm_llvm *g, pm_status status, const char *fmt, ...)
-{
-    if (g->status != PM_OK)
-        return;
-    g->status = status;
-    if (g->err) {
-        va_list ap;
-        va_start(ap, fmt);
-        g->err->status = status;
-        vsnprintf(g->err->message, sizeof g->err->message, fmt, ap);
-        va_end(ap);
-    }
-}
-
 LLVMTypeRef pm_llvm_type(pm_llvm *g, pm_type t)
 {
     switch (t) {
@@ -53,7 +39,7 @@ LLVMValueRef pm_llvm_intrinsic(pm_llvm *g, const char *name, LLVMTypeRef *tys, i
 {
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     if (id == 0) {
-        pm_llvm_fail(g, PM_ERR_INTERNAL, "LLVM has no intrinsic %s", name);
+        pm_error_set(g->err, PM_ERR_INTERNAL, "LLVM has no intrinsic %s", name);
         return NULL;
     }
     *fnty = LLVMIntrinsicGetType(g->C, id, tys, n);
@@ -120,7 +106,7 @@ static LLVMValueRef param_expr(pm_llvm *g, __isl_keep isl_pw_aff *pa)
         build, isl_pw_aff_project_domain_on_params(isl_pw_aff_copy(pa)));
     isl_ast_build_free(build);
     if (!e) {
-        pm_llvm_fail(g, PM_ERR_INTERNAL, "isl could not express a buffer bound");
+        pm_error_set(g->err, PM_ERR_INTERNAL, "isl could not express a buffer bound");
         return c64(g, 0);
     }
     LLVMValueRef v = pm_llvm_ast_expr(g, e);
@@ -251,7 +237,8 @@ pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
     g.C = C;
     g.poly = poly;
     g.o = o;
-    g.err = err;
+    pm_error local = {0}; /* the emitter reports through an err even without the caller's */
+    g.err = err ? err : &local;
     g.vector_width = o->vector_width > 1 ? o->vector_width : 1;
     snprintf(g.entry_name, sizeof g.entry_name, "%s", entry_name);
     g.M = LLVMModuleCreateWithNameInContext(poly->pipeline->name, C);
@@ -315,18 +302,18 @@ pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
     free(g.env.param_raw);
     free(g.env.bufs);
     LLVMDisposeBuilder(g.B);
-    if (g.status == PM_OK) {
+    if (g.err->status == PM_OK) {
         char *msg = NULL;
         if (LLVMVerifyModule(g.M, LLVMReturnStatusAction, &msg)) {
-            pm_llvm_fail(&g, PM_ERR_INTERNAL, "%s: generated LLVM IR does not verify: %.900s",
+            pm_error_set(g.err, PM_ERR_INTERNAL, "%s: generated LLVM IR does not verify: %.900s",
                          poly->pipeline->name, msg ? msg : "");
         }
         LLVMDisposeMessage(msg);
     }
-    if (g.status != PM_OK) {
+    if (g.err->status != PM_OK) {
         LLVMDisposeModule(g.M);
         *out = NULL;
-        return g.status;
+        return g.err->status;
     }
     *out = g.M;
     return PM_OK;
