@@ -493,6 +493,62 @@ static void test_output_pairs(void)
     pm_ctx_free(ctx);
 }
 
+/* A data-dependent read of a function whose domain is empty gives 0 (polymage.h); the
+ * compiled code used to read its (garbage, or NULL for an empty output) buffer: fuzz
+ * seeds 1000065, 1000226, 1000868. Here the empty function is an output passed with
+ * data = NULL, which is allowed. */
+static void test_read_of_empty_function(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *R = pm_param(ctx, PM_I32, "R");
+    pm_expr *x = pm_var(ctx, "x");
+    pm_func *I = pm_image(ctx, "I", PM_I32, pm_int(ctx, 4));
+    pm_func *f = pm_func_new(ctx, "f", PM_I32, 1, pm_exprs(x),
+                             pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1)));
+    pm_func_define_expr(f, pm_addi(x, 50));
+    pm_func *g = pm_func_new(ctx, "g", PM_I32, 1, pm_exprs(x), pm_intervals(range(ctx, 4)));
+    pm_func_define_expr(g, pm_addi(pm_call(f, pm_call(I, x)), 1));
+    pm_func *h = pm_func_new(ctx, "h", PM_I32, 1, pm_exprs(x),
+                             pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1)));
+    pm_func_define_expr(h, pm_addi(x, 7));
+    pm_func *k2 = pm_func_new(ctx, "k2", PM_I32, 1, pm_exprs(x), pm_intervals(range(ctx, 4)));
+    pm_func_define_expr(k2, pm_addi(pm_call(h, pm_call(I, x)), 2)); /* h is scratch */
+    pm_pipeline *p = NULL;
+    CHECK_STATUS(pm_pipeline_new(ctx, "empty_read", 1, &R, 1, &I, 3,
+                                 (pm_func *[]){f, g, k2}, &p), PM_OK);
+    if (!p) {
+        pm_ctx_free(ctx);
+        return;
+    }
+    int32_t in[4] = {0, 3, -5, 100}, gd[4], kd[4];
+    pm_buffer bin = pm_buffer_dense(in, PM_I32, 1, (int64_t[]){4});
+    pm_buffer outs[3] = {pm_buffer_dense(NULL, PM_I32, 1, (int64_t[]){0}),
+                         pm_buffer_dense(gd, PM_I32, 1, (int64_t[]){4}),
+                         pm_buffer_dense(kd, PM_I32, 1, (int64_t[]){4})};
+    pm_value params[1] = {PM_I(0)};
+    memset(gd, 0x5a, sizeof gd);
+    memset(kd, 0x5a, sizeof kd);
+    CHECK_STATUS(pm_interpret(p, params, &bin, outs), PM_OK);
+    CHECK(gd[0] == 1 && gd[3] == 1 && kd[0] == 2 && kd[3] == 2);
+    static const int widths[] = {1, 16};
+    for (int w = 0; w < 2; w++) {
+        pm_compile_options co = pm_compile_options_default();
+        co.vector_width = widths[w];
+        co.threads = 2;
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, NULL, &co, &err);
+        if (!CHECK(k != NULL))
+            continue;
+        memset(gd, 0x5a, sizeof gd);
+        memset(kd, 0x5a, sizeof kd);
+        CHECK_STATUS(pm_kernel_run(k, params, &bin, outs, &err), PM_OK);
+        CHECK(gd[0] == 1 && gd[1] == 1 && gd[2] == 1 && gd[3] == 1);
+        CHECK(kd[0] == 2 && kd[1] == 2 && kd[2] == 2 && kd[3] == 2);
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+}
+
 int main(void)
 {
     pm_error err;
@@ -510,6 +566,7 @@ int main(void)
     test_aliasing();
     test_many_buffers();
     test_output_pairs();
+    test_read_of_empty_function();
     pm_jit_free(jit);
     return check_finish("bad_input");
 }
