@@ -344,7 +344,10 @@ static pm_status extent_overflow(const pm_signature *s, const pm_value *params,
     bool used[256] = {false};
     params_used(dim->lb, used);
     params_used(dim->ub, used);
-    text_add(&t, "%s: parameter value%s ", s->name, "s");
+    int nused = 0;
+    for (int i = 0; i < s->nparams && i < 256; i++)
+        nused += used[i];
+    text_add(&t, "%s: parameter value%s ", s->name, nused == 1 ? "" : "s");
     bool first = true;
     for (int i = 0; i < s->nparams && i < 256; i++) {
         if (!used[i])
