@@ -43,7 +43,7 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS)
 
-# The random-pipeline fuzzer beyond the suite's bounded set (seeds 1..400): N cases from
+# The random-pipeline fuzzer beyond the suite's bounded set (seeds 1..320): N cases from
 # seed SEED (make fuzz N=5000 SEED=42); a failure prints its seed and C builder code.
 fuzz: build
 	$(BUILD)/test/pm_fuzz --seed $(SEED) --cases $(N)
