@@ -121,7 +121,7 @@ __isl_give isl_ast_node *pm_ast_new(const pm_poly *poly, const pm_plan *plan,
     if (ast && mc.failed)
         ast = isl_ast_node_free(ast);
     if (!ast)
-        pm_codegen_fail(err, PM_ERR_INTERNAL, "%s: isl could not build the AST",
+        pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not build the AST",
                         poly->pipeline->name);
     return ast;
 }

@@ -11,12 +11,16 @@
  *                        const pm_buffer *inputs,    // one per pipeline input
  *                        pm_buffer *outputs,         // one per pipeline output
  *                        pm_run_ctx *rt);            // opaque, for runtime calls
- *   returns 0 on success, nonzero when a runtime call failed (out of memory).
+ *   returns 0 on success, else a pm_status before writing anything: PM_ERR_NOMEM when
+ *   pm_rt_buffer failed, or the status given to pm_rt_fail (a scratch size or extent
+ *   that overflows int64: PM_ERR_NOMEM / PM_ERR_ARGUMENT, with a message naming the
+ *   function).
  * Buffers reach the entry already checked against the parameters (pm_signature_check),
  * with strides filled in (never 0).
  * Runtime functions the module may call (declared in runtime/rt.h, resolved by the JIT):
  *   void *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes);
  *   int32_t pm_rt_threads(pm_run_ctx *rt);
+ *   void pm_rt_fail(pm_run_ctx *rt, int32_t status, const char *why);
  *   GOMP_parallel, omp_get_thread_num, omp_get_num_threads, and libm functions.
  */
 #ifndef PM_CODEGEN_CODEGEN_H

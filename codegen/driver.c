@@ -25,6 +25,7 @@
 #include "codegen/schedule.h"
 #include "codegen/storage.h"
 #include "codegen/tile.h"
+#include "frontend/error.h"
 #include "frontend/ir.h"
 
 #include <isl/ctx.h>
@@ -106,7 +107,7 @@ static pm_status step_inline(compile *c)
         po.tile_size[d] = o->tile_size[d];
     c->plan = pm_plan_new(c->poly, &po);
     if (!c->plan)
-        return pm_codegen_fail(c->err, PM_ERR_NOMEM, "%s: out of memory", c->p->name);
+        return pm_error_set(c->err, PM_ERR_NOMEM, "%s: out of memory", c->p->name);
     pm_inline_decide(c->plan);
     return PM_OK;
 }
@@ -114,7 +115,7 @@ static pm_status step_inline(compile *c)
 static pm_status step_group(compile *c)
 {
     if (!pm_group_decide(c->plan))
-        return pm_codegen_fail(c->err, PM_ERR_NOMEM, "%s: out of memory", c->p->name);
+        return pm_error_set(c->err, PM_ERR_NOMEM, "%s: out of memory", c->p->name);
     return PM_OK;
 }
 
@@ -125,7 +126,7 @@ static pm_status step_align(compile *c)
     for (int g = 0; g < c->plan->ngroups; g++) {
         pm_group *gr = &c->plan->groups[g];
         if (gr->tiled && !pm_align_group(c->plan, gr->members, gr->nmembers, gr->align))
-            return pm_codegen_fail(c->err, PM_ERR_INTERNAL, "%s: group %d no longer aligns",
+            return pm_error_set(c->err, PM_ERR_INTERNAL, "%s: group %d no longer aligns",
                                    c->p->name, g);
     }
     return PM_OK;
@@ -137,7 +138,7 @@ static pm_status step_tile(compile *c)
     for (int g = 0; g < c->plan->ngroups; g++) {
         pm_group *gr = &c->plan->groups[g];
         if (gr->tiled && !pm_tile_footprints(c->plan, gr) && !pm_group_split(c->plan, g))
-            return pm_codegen_fail(c->err, PM_ERR_NOMEM, "%s: out of memory", c->p->name);
+            return pm_error_set(c->err, PM_ERR_NOMEM, "%s: out of memory", c->p->name);
     }
     return PM_OK;
 }
@@ -207,26 +208,49 @@ static const step steps[] = {
     {"llvm", step_llvm, {-1, -1}, {NULL, NULL}},
 };
 
+/* A step failed: its own status and message when it set one (the real status is kept,
+ * never replaced by PM_ERR_INTERNAL), with isl's last error added when isl failed; else
+ * PM_ERR_INTERNAL naming the step. */
+static pm_status step_failed(isl_ctx *ctx, pm_pipeline *p, const char *step, pm_error *err)
+{
+    const char *isl_msg = isl_ctx_last_error(ctx) != isl_error_none
+                              ? isl_ctx_last_error_msg(ctx) : NULL;
+    if (err->status == PM_OK)
+        pm_error_set(err, PM_ERR_INTERNAL, "%s: the %s phase failed%s%s", p->name, step,
+                     isl_msg ? ": isl: " : "", isl_msg ? isl_msg : "");
+    else if (isl_msg) {
+        size_t n = strlen(err->message);
+        snprintf(err->message + n, sizeof err->message - n, " (isl: %s)", isl_msg);
+    }
+    return err->status;
+}
+
 pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen_options *o,
                      LLVMContextRef llvm_ctx, pm_codegen_result *out, pm_error *err)
 {
+    pm_error local = {0}; /* steps report through err: keep their status without one */
+    if (!err)
+        err = &local;
+    pm_error_clear(err);
     memset(out, 0, sizeof *out);
     if (!p || !o || !llvm_ctx)
-        return pm_codegen_fail(err, PM_ERR_MISUSE, "pm_codegen: NULL argument");
+        return pm_error_set(err, PM_ERR_MISUSE, "pm_codegen: NULL argument");
     snprintf(out->entry_name, sizeof out->entry_name, "pm_entry");
     /* isl objects live in a context of this compile: kernels share nothing. */
     isl_ctx *ctx = isl_ctx_alloc();
     if (!ctx)
-        return pm_codegen_fail(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
-    isl_options_set_on_error(ctx, getenv("PM_ISL_ABORT") ? ISL_ON_ERROR_ABORT : ISL_ON_ERROR_WARN);
+        return pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
+    /* isl errors become this call's pm_error (step_failed), never text on stderr. */
+    isl_options_set_on_error(ctx, getenv("PM_ISL_ABORT") ? ISL_ON_ERROR_ABORT
+                                                         : ISL_ON_ERROR_CONTINUE);
     compile c = {p, estimates, o, llvm_ctx, out, err, ctx, NULL, NULL, NULL, NULL};
     pm_status st = PM_OK;
     bool timed = getenv("PM_TIME") != NULL;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0] && st == PM_OK; i++) {
         struct timespec t0, t1;
         timespec_get(&t0, TIME_UTC);
-        if (steps[i].run)
-            st = steps[i].run(&c);
+        if (steps[i].run && (st = steps[i].run(&c)) != PM_OK)
+            st = step_failed(ctx, p, steps[i].name, err);
         timespec_get(&t1, TIME_UTC);
         if (timed)
             fprintf(stderr, "PM_TIME %s: %-8s %8.1f ms\n", p->name, steps[i].name,

@@ -14,18 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-pm_status pm_codegen_fail(pm_error *err, pm_status status, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        err->status = status;
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
-
 /* ---- spaces ------------------------------------------------------------------------ */
 
 /* A set space over the pipeline's integer parameters with n dims, tuple `name`. */
@@ -83,7 +71,7 @@ static pm_status storage_init(pm_poly *poly, pm_poly_storage *st, pm_func *f, pm
     st->type = f->type;
     st->ndims = f->ndims;
     if (f->ndims > PM_MAX_DIMS)
-        return pm_codegen_fail(err, PM_ERR_UNSUPPORTED, "%s: more than %d dimensions",
+        return pm_error_set(err, PM_ERR_UNSUPPORTED, "%s: more than %d dimensions",
                                f->name, PM_MAX_DIMS);
     isl_space *ps = isl_space_set_from_params(isl_space_copy(poly->params));
     pm_isl_env env = {ps, 0, NULL};
@@ -114,7 +102,7 @@ static pm_status storage_init(pm_poly *poly, pm_poly_storage *st, pm_func *f, pm
             isl_set_free(box);
             isl_space_free(fs);
             isl_space_free(ps);
-            return pm_codegen_fail(err, PM_ERR_UNSUPPORTED,
+            return pm_error_set(err, PM_ERR_UNSUPPORTED,
                                    "%s: bounds of dimension %d are not affine in the parameters",
                                    f->name, d);
         }
@@ -204,7 +192,7 @@ static __isl_give isl_set *red_domain(pm_poly *poly, pm_func *f, const char *nam
             isl_pw_aff_free(ub);
             isl_set_free(dom);
             isl_space_free(sp);
-            pm_codegen_fail(err, PM_ERR_UNSUPPORTED,
+            pm_error_set(err, PM_ERR_UNSUPPORTED,
                             "%s: reduction bounds of dimension %d are not affine", f->name, d);
             return NULL;
         }
@@ -270,7 +258,7 @@ static pm_status stmt_accesses(pm_poly *poly, pm_poly_stmt *s, const pm_expr **r
         if (!cs) {
             isl_space_free(sp);
             free(c.calls);
-            return pm_codegen_fail(err, PM_ERR_INTERNAL, "%s: reads %s, which has no storage",
+            return pm_error_set(err, PM_ERR_INTERNAL, "%s: reads %s, which has no storage",
                                    poly->stages[s->stage].func->name, call->callee->name);
         }
         isl_pw_multi_aff *pma = NULL;
@@ -406,7 +394,7 @@ static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, pm_error *er
     st->first_stmt = *next_stmt;
     if (f->kind == PM_FUNC_FUNCTION) {
         if (!f->defined || f->ncases < 1)
-            return pm_codegen_fail(err, PM_ERR_INVALID, "%s: function has no definition",
+            return pm_error_set(err, PM_ERR_INVALID, "%s: function has no definition",
                                    f->name);
         for (int c = 0; c < f->ncases; c++) {
             pm_poly_stmt *s = &poly->stmts[(*next_stmt)++];
@@ -427,7 +415,7 @@ static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, pm_error *er
             isl_space_free(sp);
             if (!cond) {
                 isl_set_free(dom);
-                return pm_codegen_fail(err, PM_ERR_UNSUPPORTED,
+                return pm_error_set(err, PM_ERR_UNSUPPORTED,
                                        "%s: case %d has more than %d non-affine conditions",
                                        f->name, c, PM_POLY_MAX_RESIDUAL);
             }
@@ -444,7 +432,7 @@ static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, pm_error *er
         }
     } else if (f->kind == PM_FUNC_REDUCTION) {
         if (!f->rindex || !f->rvalue)
-            return pm_codegen_fail(err, PM_ERR_INVALID, "%s: reduction has no definition",
+            return pm_error_set(err, PM_ERR_INVALID, "%s: reduction has no definition",
                                    f->name);
         pm_poly_stmt *s = &poly->stmts[(*next_stmt)++];
         s->stage = si;
@@ -478,7 +466,7 @@ static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, pm_error *er
             return stt;
         stmt_dependences(poly, s);
     } else {
-        return pm_codegen_fail(err, PM_ERR_INTERNAL, "%s: an image is not a stage", f->name);
+        return pm_error_set(err, PM_ERR_INTERNAL, "%s: an image is not a stage", f->name);
     }
     st->nstmts = *next_stmt - st->first_stmt;
     stage_agree(poly, st);
@@ -497,7 +485,7 @@ pm_poly *pm_poly_new(isl_ctx *ctx, pm_pipeline *p, pm_error *err)
 {
     pm_poly *poly = calloc(1, sizeof *poly);
     if (!poly) {
-        pm_codegen_fail(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
+        pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
         return NULL;
     }
     poly->ctx = ctx;

@@ -23,6 +23,7 @@
 #ifndef PM_CODEGEN_POLY_H
 #define PM_CODEGEN_POLY_H
 
+#include "frontend/error.h"
 #include "frontend/ir.h"
 
 #include <isl/aff.h>
@@ -121,9 +122,5 @@ const pm_poly_access *pm_poly_access_of(const pm_poly_stmt *s, const pm_expr *ca
 
 /* Readable listing (the "domains" dump): malloc'd. */
 char *pm_poly_to_string(const pm_poly *poly);
-
-/* Sets err and returns status: the one way codegen phases report. */
-pm_status pm_codegen_fail(pm_error *err, pm_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 #endif

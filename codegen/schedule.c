@@ -40,8 +40,12 @@ static __isl_give isl_union_set *domains(const pm_poly *poly, int first, int n)
 static __isl_give isl_schedule *band_schedule(const pm_poly *poly, int first, int n)
 {
     const pm_poly_stmt *s = &poly->stmts[first];
-    isl_schedule *sched = isl_schedule_from_domain(domains(poly, first, n));
-    if (s->ndims == 0)
+    isl_union_set *dom = domains(poly, first, n);
+    /* An empty domain has no space to build a band from (isl fails, and the failure
+     * used to drop every earlier stage from the sequence: fuzz seed 18). */
+    isl_bool empty = isl_union_set_is_empty(dom);
+    isl_schedule *sched = isl_schedule_from_domain(dom);
+    if (s->ndims == 0 || empty != isl_bool_false)
         return sched;
     sched = isl_schedule_insert_partial_schedule(sched, identity_band(poly, first, n));
     isl_schedule_node *node = isl_schedule_get_root(sched);
@@ -63,9 +67,15 @@ static __isl_give isl_schedule *band_schedule(const pm_poly *poly, int first, in
     return sched;
 }
 
+/* a then b; NULL when either is (a failure never silently drops a part). */
 static __isl_give isl_schedule *seq(__isl_take isl_schedule *a, __isl_take isl_schedule *b)
 {
-    return a ? isl_schedule_sequence(a, b) : b;
+    if (!a || !b) {
+        isl_schedule_free(a);
+        isl_schedule_free(b);
+        return NULL;
+    }
+    return isl_schedule_sequence(a, b);
 }
 
 /* The tile band: the live-out's statements to their tile (tile.h). */
@@ -102,7 +112,10 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
     const pm_group *gr = &plan->groups[g];
     isl_ctx *ctx = poly->ctx;
     const pm_poly_stage *lst = &poly->stages[gr->liveout];
-    isl_schedule *sched = isl_schedule_from_domain(domains(poly, lst->first_stmt, lst->nstmts));
+    isl_union_set *dom = domains(poly, lst->first_stmt, lst->nstmts);
+    if (isl_union_set_is_empty(dom) != isl_bool_false) /* nothing to tile (see band_schedule) */
+        return isl_schedule_from_domain(dom);
+    isl_schedule *sched = isl_schedule_from_domain(dom);
     sched = isl_schedule_insert_partial_schedule(sched, tile_band(poly, plan, gr));
     isl_schedule_node *node = isl_schedule_get_root(sched);
     isl_schedule_free(sched);
@@ -143,7 +156,7 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
 
 __isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, const pm_plan *plan, pm_error *err)
 {
-    isl_schedule *all = NULL;
+    isl_schedule *all = isl_schedule_empty(isl_space_copy(poly->params));
     for (int g = 0; g < plan->ngroups; g++) {
         const pm_group *gr = &plan->groups[g];
         if (gr->tiled) {
@@ -162,9 +175,7 @@ __isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, const pm_plan *pla
         all = seq(all, s);
     }
     if (!all)
-        all = isl_schedule_empty(isl_space_copy(poly->params));
-    if (!all)
-        pm_codegen_fail(err, PM_ERR_INTERNAL, "%s: isl could not build the schedule",
+        pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not build the schedule",
                         poly->pipeline->name);
     return all;
 }

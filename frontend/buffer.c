@@ -31,8 +31,15 @@ pm_status pm_pipeline_buffer_shape(pm_pipeline *p, int is_output, int index,
         return pm_ctx_status(p->ctx);
     const pm_signature_buffer *b = &s->buffers[is_output ? p->ninputs + index : index];
     *ndims = b->ndims;
-    for (int d = 0; d < b->ndims; d++)
-        extents[d] = pm_signature_dim_extent(&b->dims[d], params);
+    for (int d = 0; d < b->ndims; d++) {
+        if (!pm_signature_dim_extent(&b->dims[d], params, &extents[d])) {
+            pm_ctx_set_error(p->ctx, PM_ERR_ARGUMENT,
+                             "%s: the extent of %s in dimension %d overflows 64-bit integers "
+                             "at these parameter values", p->name, b->name, d + 1);
+            pm_signature_free(s);
+            return PM_ERR_ARGUMENT;
+        }
+    }
     pm_signature_free(s);
     return PM_OK;
 }

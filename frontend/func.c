@@ -158,9 +158,11 @@ static bool set_domain(pm_func *f, int n, pm_expr *const *vars, pm_interval *con
             return false;
         }
         for (int e = 0; e < d; e++) {
-            if (vars[e] == vars[d]) {
-                pm_ctx_error(ctx, PM_ERR_INVALID, "%s: variable %s names two dimensions",
-                             f->name, vars[d]->name);
+            /* by name too: two pm_var(ctx, "x") would be one isl dimension name */
+            if (vars[e] == vars[d] || strcmp(vars[e]->name, vars[d]->name) == 0) {
+                pm_ctx_error(ctx, PM_ERR_INVALID,
+                             "%s: variable %s names two dimensions (%d and %d of its %s)",
+                             f->name, vars[d]->name, e + 1, d + 1, which);
                 return false;
             }
         }
@@ -306,7 +308,7 @@ pm_func *pm_reduction_new(pm_ctx *ctx, const char *name, pm_type type,
     f->nrdims = nrdims;
     for (int i = 0; i < nrdims; i++)
         for (int j = 0; j < ndims; j++)
-            if (f->rvars[i] == f->vars[j]) {
+            if (f->rvars[i] == f->vars[j] || strcmp(f->rvars[i]->name, f->vars[j]->name) == 0) {
                 pm_ctx_error(ctx, PM_ERR_INVALID,
                              "reduction %s: variable %s is in both the variable and the "
                              "reduction domain", name, f->rvars[i]->name);

@@ -8,6 +8,7 @@
  * (time-iterated stencils, summed-area tables) finds them computed. Scalar semantics live
  * in interp_eval.c. Clarity first: there is no scheduling here at all.
  */
+#include "frontend/checked.h"
 #include "frontend/interp.h"
 #include "frontend/signature.h"
 
@@ -18,18 +19,10 @@
 
 /* ---- domains --------------------------------------------------------------------------- */
 
-static int64_t floor_div64(int64_t a, int64_t b)
-{
-    if (b == 0)
-        return 0;
-    int64_t q = a / b;
-    if (a % b != 0 && (a < 0) != (b < 0))
-        q--;
-    return q;
-}
-
-/* The value of an interval bound: int64 arithmetic, like pm_bound_eval in signature.c, so
- * the boxes computed here are exactly the buffer shapes pm_signature_check demands. */
+/* The value of an interval bound: checked int64 arithmetic (frontend/checked.h), like
+ * pm_bound_eval in signature.c, so the boxes computed here are exactly the buffer shapes
+ * pm_signature_check demands; false for a bound that is not one, or that overflows
+ * (pm_signature_check rejects those parameter values first). */
 static bool bound_value(const pm_pipeline *p, const pm_value *params, const pm_expr *e,
                         int64_t *out)
 {
@@ -49,17 +42,16 @@ static bool bound_value(const pm_pipeline *p, const pm_value *params, const pm_e
     case PM_EXPR_UNARY:
         if (e->op != PM_OP_NEG || !bound_value(p, params, e->a, &a))
             return false;
-        *out = -a;
-        return true;
+        return pm_ck_neg(a, out);
     case PM_EXPR_BINARY:
         if (!bound_value(p, params, e->a, &a) || !bound_value(p, params, e->b, &b))
             return false;
         switch (e->op) {
-        case PM_OP_ADD: *out = a + b; return true;
-        case PM_OP_SUB: *out = a - b; return true;
-        case PM_OP_MUL: *out = a * b; return true;
-        case PM_OP_DIV: *out = floor_div64(a, b); return true;
-        case PM_OP_MOD: *out = b == 0 ? 0 : a - floor_div64(a, b) * b; return true;
+        case PM_OP_ADD: return pm_ck_add(a, b, out);
+        case PM_OP_SUB: return pm_ck_sub(a, b, out);
+        case PM_OP_MUL: return pm_ck_mul(a, b, out);
+        case PM_OP_DIV: return pm_ck_floordiv(a, b, out);
+        case PM_OP_MOD: return pm_ck_floormod(a, b, out);
         case PM_OP_MIN: *out = a < b ? a : b; return true;
         case PM_OP_MAX: *out = a > b ? a : b; return true;
         default: return false;
@@ -76,25 +68,25 @@ static pm_status domain_box(const pm_pipeline *p, const pm_value *params, const 
     b->ndims = n;
     for (int d = 0; d < n; d++) {
         int64_t lb, ub;
-        if (!bound_value(p, params, ivs[d]->lb, &lb) || !bound_value(p, params, ivs[d]->ub, &ub))
-            return pm_ctx_set_error(p->ctx, PM_ERR_INVALID,
-                                    "%s: interval [%s, %s] is not an integer expression of "
-                                    "parameters and constants", f->name,
+        if (!bound_value(p, params, ivs[d]->lb, &lb) || !bound_value(p, params, ivs[d]->ub, &ub) ||
+            !pm_ck_extent(lb, ub, ivs[d]->step, &b->extent[d]))
+            return pm_ctx_set_error(p->ctx, PM_ERR_ARGUMENT,
+                                    "%s: interval [%s, %s] has no int64 extent at these "
+                                    "parameter values", f->name,
                                     pm_expr_to_cstr(p->ctx, ivs[d]->lb),
                                     pm_expr_to_cstr(p->ctx, ivs[d]->ub));
         b->lb[d] = lb;
         b->step[d] = ivs[d]->step;
-        b->extent[d] = ub < lb ? 0 : (ub - lb) / ivs[d]->step + 1;
     }
     return PM_OK;
 }
 
+/* Points in the box; INT64_MAX when the count overflows (such a box is never stored:
+ * place_stage refuses it, and a reduction domain that large never finishes anyway). */
 static int64_t box_count(const pm_ibuf *b)
 {
-    int64_t n = 1;
-    for (int d = 0; d < b->ndims; d++)
-        n = b->extent[d] <= 0 ? 0 : n * b->extent[d];
-    return n;
+    int64_t n;
+    return pm_ck_count(b->ndims, b->extent, &n) ? n : INT64_MAX;
 }
 
 /* ---- walking a box in lexicographic order ---------------------------------------------- */
@@ -369,19 +361,20 @@ static pm_status place_stage(const pm_pipeline *p, const pm_value *params, pm_bu
             return PM_OK;
         }
     }
-    int64_t count = 1, dense = 1;
+    int64_t count, bytes, dense = 1;
+    if (!pm_ck_count(f->ndims, b->extent, &count) ||
+        !pm_ck_mul(count, (int64_t)pm_type_size(f->type), &bytes))
+        return pm_ctx_set_error(p->ctx, PM_ERR_NOMEM,
+                                "%s: its domain is too large to store (more than 2^63 bytes)",
+                                f->name);
     for (int d = f->ndims - 1; d >= 0; d--) {
         b->stride[d] = dense;
-        if (b->extent[d] > 0 && dense > INT64_MAX / b->extent[d])
-            return pm_ctx_set_error(p->ctx, PM_ERR_NOMEM, "%s: its domain is too large to store",
-                                    f->name);
-        dense *= b->extent[d];
+        dense *= b->extent[d] > 0 ? b->extent[d] : 1; /* <= count: no overflow */
     }
-    count = box_count(b);
     if (count == 0)
         return PM_OK;
     size_t esize = pm_type_size(f->type);
-    if ((uint64_t)count > SIZE_MAX / esize || !(b->data = calloc((size_t)count, esize)))
+    if ((uint64_t)bytes > SIZE_MAX || !(b->data = calloc((size_t)count, esize)))
         return pm_ctx_set_error(p->ctx, PM_ERR_NOMEM,
                                 "%s: out of memory for its %" PRId64 " elements", f->name, count);
     s->owned[f->id] = true;

@@ -251,6 +251,61 @@ static pm_status order_stages(pm_pipeline *p, pm_func **funcs, int nfuncs_cap)
     return PM_OK;
 }
 
+/* "function f (i32, 2 dimensions)" */
+static const char *describe_func(pm_ctx *ctx, const pm_func *f)
+{
+    static const char *kinds[] = {"image", "function", "reduction"};
+    pm_str s = {0};
+    pm_str_append(&s, "%s %s (%s, %d dimension%s, made %d%s)", kinds[f->kind], f->name,
+                  pm_type_name(f->type), f->ndims, f->ndims == 1 ? "" : "s", f->id + 1,
+                  f->id % 10 == 0 && f->id % 100 != 10 ? "st" :
+                  f->id % 10 == 1 && f->id % 100 != 11 ? "nd" :
+                  f->id % 10 == 2 && f->id % 100 != 12 ? "rd" : "th");
+    const char *out = pm_ctx_strdup(ctx, s.data ? s.data : "");
+    pm_str_free(&s);
+    return out ? out : "";
+}
+
+/* Functions, images and parameters of one pipeline have distinct names: generated code,
+ * dumps and messages name things by name (isl spaces too: two stages named f would be one
+ * isl tuple). */
+static pm_status check_names(pm_pipeline *p, pm_func **funcs, int cap, const bool *param_used)
+{
+    pm_ctx *ctx = p->ctx;
+    for (int i = 0; i < cap; i++) {
+        if (!funcs[i])
+            continue;
+        for (int j = 0; j < i; j++)
+            if (funcs[j] && strcmp(funcs[i]->name, funcs[j]->name) == 0)
+                return pm_ctx_error(ctx, PM_ERR_INVALID,
+                                    "pipeline %s: two definitions are named %s: %s and %s",
+                                    p->name, funcs[i]->name, describe_func(ctx, funcs[j]),
+                                    describe_func(ctx, funcs[i]));
+    }
+    int nctx = pm_ctx_nparams(ctx);
+    for (int i = 0; i < nctx; i++) {
+        pm_expr *a = pm_ctx_param(ctx, i);
+        if (!param_used[i] && p->param_slot[i] < 0)
+            continue;
+        for (int j = 0; j < i; j++) {
+            pm_expr *b = pm_ctx_param(ctx, j);
+            if ((param_used[j] || p->param_slot[j] >= 0) && strcmp(a->name, b->name) == 0)
+                return pm_ctx_error(ctx, PM_ERR_INVALID,
+                                    "pipeline %s: two parameters are named %s: parameter %s "
+                                    "(%s, made %d) and parameter %s (%s, made %d)",
+                                    p->name, a->name, b->name, pm_type_name(b->type), j + 1,
+                                    a->name, pm_type_name(a->type), i + 1);
+        }
+        for (int k = 0; k < cap; k++)
+            if (funcs[k] && strcmp(funcs[k]->name, a->name) == 0)
+                return pm_ctx_error(ctx, PM_ERR_INVALID,
+                                    "pipeline %s: two definitions are named %s: parameter %s "
+                                    "(%s) and %s", p->name, a->name, a->name,
+                                    pm_type_name(a->type), describe_func(ctx, funcs[k]));
+    }
+    return PM_OK;
+}
+
 static pm_status check_signature(pm_ctx *ctx, const char *name, int nparams,
                                  pm_expr *const *params, int ninputs, pm_func *const *inputs,
                                  int noutputs, pm_func *const *outputs)
@@ -386,6 +441,9 @@ pm_status pm_pipeline_new(pm_ctx *ctx, const char *name,
             goto done;
         }
     }
+    st = check_names(p, w.funcs, cap, w.param_used);
+    if (st != PM_OK)
+        goto done;
     for (int i = 0; i < cap; i++) {
         if (w.funcs[i] && w.funcs[i]->kind != PM_FUNC_IMAGE && color[i] == 0 &&
             find_cycle(p, w.funcs[i], color, stack, 0, cap)) {

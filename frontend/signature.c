@@ -1,9 +1,12 @@
 /* signature.c — a pipeline's run-time interface, detached from its context, and the one
  * place where run-time arguments are judged (interpreter and kernels alike). */
 #include "frontend/signature.h"
+#include "frontend/alias.h"
+#include "frontend/checked.h"
 #include "frontend/ir.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,41 +89,35 @@ unsupported:
     return NULL;
 }
 
-static int64_t floor_div(int64_t a, int64_t b)
+/* Checked evaluation: false when any intermediate value overflows an int64. */
+bool pm_bound_eval(const pm_bound *b, const pm_value *params, int64_t *out)
 {
-    if (b == 0)
-        return 0;
-    int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0)))
-        q--;
-    return q;
-}
-
-int64_t pm_bound_eval(const pm_bound *b, const pm_value *params)
-{
+    int64_t x, y;
     switch (b->op) {
-    case PM_BOUND_CONST: return b->value;
-    case PM_BOUND_PARAM: return params[b->value].i;
-    case PM_BOUND_NEG: return -pm_bound_eval(b->a, params);
+    case PM_BOUND_CONST: *out = b->value; return true;
+    case PM_BOUND_PARAM: *out = params[b->value].i; return true;
+    case PM_BOUND_NEG: return pm_bound_eval(b->a, params, &x) && pm_ck_neg(x, out);
     default: break;
     }
-    int64_t x = pm_bound_eval(b->a, params), y = pm_bound_eval(b->b, params);
+    if (!pm_bound_eval(b->a, params, &x) || !pm_bound_eval(b->b, params, &y))
+        return false;
     switch (b->op) {
-    case PM_BOUND_ADD: return x + y;
-    case PM_BOUND_SUB: return x - y;
-    case PM_BOUND_MUL: return x * y;
-    case PM_BOUND_DIV: return floor_div(x, y);
-    case PM_BOUND_MOD: return y == 0 ? 0 : x - floor_div(x, y) * y;
-    case PM_BOUND_MIN: return x < y ? x : y;
-    case PM_BOUND_MAX: return x > y ? x : y;
-    default: return 0;
+    case PM_BOUND_ADD: return pm_ck_add(x, y, out);
+    case PM_BOUND_SUB: return pm_ck_sub(x, y, out);
+    case PM_BOUND_MUL: return pm_ck_mul(x, y, out);
+    case PM_BOUND_DIV: return pm_ck_floordiv(x, y, out);
+    case PM_BOUND_MOD: return pm_ck_floormod(x, y, out);
+    case PM_BOUND_MIN: *out = x < y ? x : y; return true;
+    case PM_BOUND_MAX: *out = x > y ? x : y; return true;
+    default: *out = 0; return true;
     }
 }
 
-int64_t pm_signature_dim_extent(const pm_signature_dim *d, const pm_value *params)
+bool pm_signature_dim_extent(const pm_signature_dim *d, const pm_value *params, int64_t *out)
 {
-    int64_t lb = pm_bound_eval(d->lb, params), ub = pm_bound_eval(d->ub, params);
-    return ub < lb ? 0 : (ub - lb) / d->step + 1;
+    int64_t lb, ub;
+    return pm_bound_eval(d->lb, params, &lb) && pm_bound_eval(d->ub, params, &ub) &&
+           pm_ck_extent(lb, ub, d->step, out);
 }
 
 void pm_signature_free(pm_signature *s)
@@ -141,6 +138,15 @@ void pm_signature_free(pm_signature *s)
         }
     }
     free(s->buffers);
+    for (int i = 0; s->domains && i < s->ndomains; i++) {
+        pm_signature_domain *dm = &s->domains[i];
+        free(dm->name);
+        for (int d = 0; d < dm->ndims; d++) {
+            bound_free(dm->dims[d].lb);
+            bound_free(dm->dims[d].ub);
+        }
+    }
+    free(s->domains);
     free(s);
 }
 
@@ -211,6 +217,36 @@ pm_signature *pm_signature_new(pm_pipeline *p)
             }
         }
     }
+    /* Every stage's variable domain, and a reduction's reduction domain. */
+    s->domains = calloc((size_t)(2 * p->nstages + 1), sizeof *s->domains);
+    if (!s->domains)
+        goto nomem;
+    for (int i = 0; i < p->nstages; i++) {
+        const pm_func *f = p->stages[i];
+        for (int r = 0; r < 2; r++) {
+            int n = r ? f->nrdims : f->ndims;
+            pm_interval *const *ivs = r ? f->rintervals : f->intervals;
+            if (r && (f->kind != PM_FUNC_REDUCTION || n == 0))
+                continue;
+            pm_signature_domain *dm = &s->domains[s->ndomains++];
+            dm->name = dup_str(f->name);
+            dm->is_reduction = r;
+            dm->ndims = n;
+            if (!dm->name)
+                goto nomem;
+            for (int d = 0; d < n; d++) {
+                dm->dims[d].lb = bound_from_expr(p, f->name, ivs[d]->lb);
+                dm->dims[d].ub = bound_from_expr(p, f->name, ivs[d]->ub);
+                dm->dims[d].step = ivs[d]->step;
+                if (!dm->dims[d].lb || !dm->dims[d].ub) {
+                    if (pm_ctx_status(ctx) == PM_OK)
+                        goto nomem;
+                    pm_signature_free(s);
+                    return NULL;
+                }
+            }
+        }
+    }
     return s;
 nomem:
     pm_signature_free(s);
@@ -241,29 +277,197 @@ static void describe_shape(char *out, size_t size, const pm_signature_buffer *b,
         snprintf(out + n, size - (size_t)n, "]");
 }
 
-/* Byte range [lo, hi) the buffer's elements span (strides may be negative). */
-static void byte_span(const pm_buffer *buf, const int64_t *stride, int64_t *lo, int64_t *hi)
+/* ---- messages --------------------------------------------------------------------- */
+
+/* Appends text to a fixed buffer, truncating. */
+typedef struct text {
+    char *buf;
+    size_t size, len;
+} text;
+
+static void text_add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_add(text *t, const char *fmt, ...)
 {
-    int64_t first = 0, last = 0;
-    for (int d = 0; d < buf->ndims; d++) {
-        int64_t reach = (buf->extent[d] - 1) * stride[d];
-        if (reach < 0)
-            first += reach;
-        else
-            last += reach;
+    if (t->len + 1 >= t->size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->buf + t->len, t->size - t->len, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        t->len = t->len + (size_t)n < t->size ? t->len + (size_t)n : t->size - 1;
+}
+
+static void bound_print(text *t, const pm_signature *s, const pm_bound *b)
+{
+    static const char *ops[] = {[PM_BOUND_ADD] = " + ", [PM_BOUND_SUB] = " - ",
+                                [PM_BOUND_MUL] = " * ", [PM_BOUND_DIV] = " / ",
+                                [PM_BOUND_MOD] = " % "};
+    switch (b->op) {
+    case PM_BOUND_CONST: text_add(t, "%" PRId64, b->value); return;
+    case PM_BOUND_PARAM: text_add(t, "%s", s->param_names[b->value]); return;
+    case PM_BOUND_NEG: text_add(t, "-("); bound_print(t, s, b->a); text_add(t, ")"); return;
+    case PM_BOUND_MIN: case PM_BOUND_MAX:
+        text_add(t, b->op == PM_BOUND_MIN ? "min(" : "max(");
+        bound_print(t, s, b->a);
+        text_add(t, ", ");
+        bound_print(t, s, b->b);
+        text_add(t, ")");
+        return;
+    default:
+        text_add(t, "(");
+        bound_print(t, s, b->a);
+        text_add(t, "%s", ops[b->op]);
+        bound_print(t, s, b->b);
+        text_add(t, ")");
+        return;
     }
-    int64_t esize = (int64_t)pm_type_size(buf->type);
-    *lo = (int64_t)(intptr_t)buf->data + first * esize;
-    *hi = (int64_t)(intptr_t)buf->data + (last + 1) * esize;
+}
+
+static void params_used(const pm_bound *b, bool *used)
+{
+    if (!b)
+        return;
+    if (b->op == PM_BOUND_PARAM)
+        used[b->value] = true;
+    params_used(b->a, used);
+    params_used(b->b, used);
+}
+
+/* "s: parameter values R = 4294967296, C = 1 make the extent of <owner>'s dimension d
+ * ([lb, ub] step k) overflow 64-bit integers" */
+static pm_status extent_overflow(const pm_signature *s, const pm_value *params,
+                                 const char *owner, int d, const pm_signature_dim *dim,
+                                 char *msg, size_t msg_size)
+{
+    text t = {msg, msg_size, 0};
+    bool used[256] = {false};
+    params_used(dim->lb, used);
+    params_used(dim->ub, used);
+    int nused = 0;
+    for (int i = 0; i < s->nparams && i < 256; i++)
+        nused += used[i];
+    text_add(&t, "%s: parameter value%s ", s->name, nused == 1 ? "" : "s");
+    bool first = true;
+    for (int i = 0; i < s->nparams && i < 256; i++) {
+        if (!used[i])
+            continue;
+        text_add(&t, "%s%s = %" PRId64, first ? "" : ", ", s->param_names[i], params[i].i);
+        first = false;
+    }
+    text_add(&t, " make the extent of %s in dimension %d ([", owner, d + 1);
+    bound_print(&t, s, dim->lb);
+    text_add(&t, ", ");
+    bound_print(&t, s, dim->ub);
+    text_add(&t, "]");
+    if (dim->step != 1)
+        text_add(&t, " step %" PRId64, dim->step);
+    text_add(&t, ") overflow 64-bit integers");
+    return PM_ERR_ARGUMENT;
 }
 
 void pm_buffer_strides(const pm_buffer *b, int64_t *stride)
 {
-    int64_t dense = 1;
+    /* Dense strides only matter when the buffer is not empty, and then the signature
+     * check has bounded the element count; wrap-around (never UB) otherwise. */
+    uint64_t dense = 1;
     for (int d = b->ndims - 1; d >= 0; d--) {
-        stride[d] = b->stride[d] ? b->stride[d] : dense;
-        dense *= b->extent[d];
+        stride[d] = b->stride[d] ? b->stride[d] : (int64_t)dense;
+        dense *= (uint64_t)b->extent[d];
     }
+}
+
+static const pm_buffer *buffer_at(const pm_signature *s, const pm_buffer *inputs,
+                                  const pm_buffer *outputs, int i)
+{
+    return s->buffers[i].is_output ? &outputs[i - s->ninputs] : &inputs[i];
+}
+
+static const char *role_of(const pm_signature_buffer *sb)
+{
+    return sb->is_output ? "output" : "input";
+}
+
+/* One buffer: type, ndims, extents, data, and a byte span that fits. */
+static pm_status check_buffer(const pm_signature *s, const pm_value *params, int i,
+                              const pm_buffer *b, char *msg, size_t msg_size)
+{
+    const pm_signature_buffer *sb = &s->buffers[i];
+    const char *role = role_of(sb);
+    int64_t want[PM_MAX_DIMS];
+    for (int d = 0; d < sb->ndims; d++) {
+        int64_t ub;
+        if (!pm_signature_dim_extent(&sb->dims[d], params, &want[d]) ||
+            !pm_bound_eval(sb->dims[d].ub, params, &ub))
+            return extent_overflow(s, params, sb->name, d, &sb->dims[d], msg, msg_size);
+        /* images: extent = ub + 1 (lb is 0), and it must not be negative */
+        if (!sb->is_output && ub < -1) {
+            snprintf(msg, msg_size,
+                     "%s: image %s would have extent %" PRId64 " in dimension %d for these "
+                     "parameter values", s->name, sb->name, ub + 1, d + 1);
+            return PM_ERR_ARGUMENT;
+        }
+    }
+    char expected[256];
+    describe_shape(expected, sizeof expected, sb, want);
+    if (b->type != sb->type || b->ndims != sb->ndims) {
+        snprintf(msg, msg_size, "%s: %s buffer %s has type %s with %d dimension%s; expected %s",
+                 s->name, role, sb->name, pm_type_name(b->type), b->ndims,
+                 b->ndims == 1 ? "" : "s", expected);
+        return PM_ERR_ARGUMENT;
+    }
+    for (int d = 0; d < sb->ndims; d++) {
+        if (b->extent[d] != want[d]) {
+            char got[256];
+            describe_shape(got, sizeof got, sb, b->extent);
+            snprintf(msg, msg_size, "%s: %s buffer %s is %s; expected %s", s->name, role,
+                     sb->name, got, expected);
+            return PM_ERR_ARGUMENT;
+        }
+    }
+    int64_t count, bytes;
+    if (!pm_ck_count(sb->ndims, want, &count) ||
+        !pm_ck_mul(count, (int64_t)pm_type_size(sb->type), &bytes)) {
+        snprintf(msg, msg_size, "%s: %s buffer %s (%s) would hold more than 2^63 bytes",
+                 s->name, role, sb->name, expected);
+        return PM_ERR_ARGUMENT;
+    }
+    if (count > 0 && !b->data) {
+        snprintf(msg, msg_size, "%s: %s buffer %s has no data (expected %s)", s->name, role,
+                 sb->name, expected);
+        return PM_ERR_ARGUMENT;
+    }
+    if (count == 0)
+        return PM_OK;
+    int64_t stride[PM_MAX_DIMS], lo, hi;
+    pm_buffer_strides(b, stride);
+    if (!pm_alias_span(b, stride, &lo, &hi)) {
+        text t = {msg, msg_size, 0};
+        text_add(&t, "%s: %s buffer %s: its strides {", s->name, role, sb->name);
+        for (int d = 0; d < b->ndims; d++)
+            text_add(&t, "%s%" PRId64, d ? ", " : "", stride[d]);
+        text_add(&t, "} over %s reach beyond the address space", expected);
+        return PM_ERR_ARGUMENT;
+    }
+    if (sb->is_output) {
+        pm_alias a = pm_alias_self(b, stride);
+        if (a != PM_ALIAS_NO) {
+            text t = {msg, msg_size, 0};
+            text_add(&t, "%s: output buffer %s: its strides {", s->name, sb->name);
+            for (int d = 0; d < b->ndims; d++)
+                text_add(&t, "%s%" PRId64, d ? ", " : "", stride[d]);
+            text_add(&t, "} %s two of its elements at the same address",
+                     a == PM_ALIAS_YES ? "put" : "may put");
+            return PM_ERR_ARGUMENT;
+        }
+    }
+    return PM_OK;
+}
+
+static int64_t buffer_count(const pm_buffer *b)
+{
+    int64_t count;
+    return pm_ck_count(b->ndims, b->extent, &count) ? count : 0;
 }
 
 pm_status pm_signature_check(const pm_signature *s, const pm_value *params,
@@ -282,78 +486,52 @@ pm_status pm_signature_check(const pm_signature *s, const pm_value *params,
             return PM_ERR_ARGUMENT;
         }
     }
+    /* Every stage's domain: bounds and extents must fit an int64 (the interpreter and the
+     * compiled code compute with them). */
+    for (int i = 0; i < s->ndomains; i++) {
+        const pm_signature_domain *dm = &s->domains[i];
+        for (int d = 0; d < dm->ndims; d++) {
+            int64_t extent;
+            if (!pm_signature_dim_extent(&dm->dims[d], params, &extent)) {
+                char owner[300];
+                snprintf(owner, sizeof owner, "%s%s", dm->name,
+                         dm->is_reduction ? "'s reduction domain" : "");
+                return extent_overflow(s, params, owner, d, &dm->dims[d], msg, msg_size);
+            }
+        }
+    }
     if ((s->ninputs > 0 && !inputs) || (s->noutputs > 0 && !outputs)) {
         snprintf(msg, msg_size, "%s: the %s buffer list is NULL", s->name,
                  s->ninputs > 0 && !inputs ? "input" : "output");
         return PM_ERR_ARGUMENT;
     }
-    int64_t spans[2 * 64];
     int nbuf = s->ninputs + s->noutputs;
     for (int i = 0; i < nbuf; i++) {
-        const pm_signature_buffer *sb = &s->buffers[i];
-        const pm_buffer *b = sb->is_output ? &outputs[i - s->ninputs] : &inputs[i];
-        const char *role = sb->is_output ? "output" : "input";
-        int64_t want[PM_MAX_DIMS];
-        for (int d = 0; d < sb->ndims; d++) {
-            want[d] = pm_signature_dim_extent(&sb->dims[d], params);
-            if (!sb->is_output && want[d] < 0) {
-                snprintf(msg, msg_size,
-                         "%s: image %s would have extent %" PRId64 " in dimension %d for these "
-                         "parameter values", s->name, sb->name, want[d], d + 1);
-                return PM_ERR_ARGUMENT;
-            }
-            if (!sb->is_output) {
-                /* images: extent = ub + 1 (lb is 0); negative extents reach here as 0 */
-                int64_t ub = pm_bound_eval(sb->dims[d].ub, params);
-                if (ub + 1 < 0) {
-                    snprintf(msg, msg_size,
-                             "%s: image %s would have extent %" PRId64 " in dimension %d for "
-                             "these parameter values", s->name, sb->name, ub + 1, d + 1);
-                    return PM_ERR_ARGUMENT;
-                }
-            }
-        }
-        char expected[256];
-        describe_shape(expected, sizeof expected, sb, want);
-        if (b->type != sb->type || b->ndims != sb->ndims) {
-            snprintf(msg, msg_size, "%s: %s buffer %s has type %s with %d dimension%s; expected %s",
-                     s->name, role, sb->name, pm_type_name(b->type), b->ndims,
-                     b->ndims == 1 ? "" : "s", expected);
-            return PM_ERR_ARGUMENT;
-        }
-        int64_t count = 1;
-        for (int d = 0; d < sb->ndims; d++) {
-            if (b->extent[d] != want[d]) {
-                char got[256];
-                describe_shape(got, sizeof got, sb, b->extent);
-                snprintf(msg, msg_size, "%s: %s buffer %s is %s; expected %s", s->name, role,
-                         sb->name, got, expected);
-                return PM_ERR_ARGUMENT;
-            }
-            count *= want[d];
-        }
-        if (count > 0 && !b->data) {
-            snprintf(msg, msg_size, "%s: %s buffer %s has no data (expected %s)", s->name, role,
-                     sb->name, expected);
-            return PM_ERR_ARGUMENT;
-        }
-        int64_t stride[PM_MAX_DIMS];
-        pm_buffer_strides(b, stride);
-        if (i < 64) {
-            if (count > 0)
-                byte_span(b, stride, &spans[2 * i], &spans[2 * i + 1]);
-            else
-                spans[2 * i] = spans[2 * i + 1] = 0;
-        }
+        pm_status st = check_buffer(s, params, i, buffer_at(s, inputs, outputs, i), msg,
+                                    msg_size);
+        if (st != PM_OK)
+            return st;
     }
     /* An output that shares memory with an input or another output would make the
-     * result depend on the order of evaluation. */
-    for (int i = s->ninputs; i < nbuf && i < 64; i++) {
-        for (int j = 0; j < i && j < 64; j++) {
-            if (spans[2 * i] < spans[2 * j + 1] && spans[2 * j] < spans[2 * i + 1]) {
-                snprintf(msg, msg_size, "%s: output buffer %s overlaps %s buffer %s", s->name,
-                         s->buffers[i].name, s->buffers[j].is_output ? "output" : "input",
-                         s->buffers[j].name);
+     * result depend on the order of evaluation. Disjoint byte ranges answer at once. */
+    for (int i = s->ninputs; i < nbuf; i++) {
+        const pm_buffer *bi = buffer_at(s, inputs, outputs, i);
+        if (buffer_count(bi) == 0)
+            continue;
+        int64_t si[PM_MAX_DIMS];
+        pm_buffer_strides(bi, si);
+        for (int j = 0; j < i; j++) {
+            const pm_buffer *bj = buffer_at(s, inputs, outputs, j);
+            if (buffer_count(bj) == 0)
+                continue;
+            int64_t sj[PM_MAX_DIMS];
+            pm_buffer_strides(bj, sj);
+            pm_alias a = pm_alias_overlap(bi, si, bj, sj);
+            if (a != PM_ALIAS_NO) {
+                snprintf(msg, msg_size, "%s: output buffer %s %s %s buffer %s", s->name,
+                         s->buffers[i].name,
+                         a == PM_ALIAS_YES ? "overlaps" : "may overlap (too many strides to decide)",
+                         role_of(&s->buffers[j]), s->buffers[j].name);
                 return PM_ERR_ARGUMENT;
             }
         }

@@ -41,6 +41,15 @@ typedef struct pm_signature_buffer {
     pm_signature_dim dims[PM_MAX_DIMS];
 } pm_signature_buffer;
 
+/* Every stage's domain (and a reduction's reduction domain), kept so that parameter
+ * values whose derived extents overflow an int64 are rejected before anything runs. */
+typedef struct pm_signature_domain {
+    char *name;                /* the function                                         */
+    bool is_reduction;         /* the reduction domain rather than the variable domain */
+    int ndims;
+    pm_signature_dim dims[PM_MAX_DIMS];
+} pm_signature_domain;
+
 typedef struct pm_signature {
     char *name;
     int nparams;
@@ -48,6 +57,8 @@ typedef struct pm_signature {
     pm_type *param_types;
     int ninputs, noutputs;
     pm_signature_buffer *buffers; /* inputs, then outputs */
+    int ndomains;
+    pm_signature_domain *domains; /* every stage of the pipeline */
 } pm_signature;
 
 /* NULL on failure (out of memory, or a bound that is not affine: validation rejects those
@@ -55,17 +66,19 @@ typedef struct pm_signature {
 pm_signature *pm_signature_new(pm_pipeline *p);
 void pm_signature_free(pm_signature *s);
 
-/* The bound's value (integer parameters read .i; arithmetic in int64, floor division, and
- * division by zero gives 0). */
-int64_t pm_bound_eval(const pm_bound *b, const pm_value *params);
-/* Number of points of a dimension at these parameter values (0 if empty). */
-int64_t pm_signature_dim_extent(const pm_signature_dim *d, const pm_value *params);
+/* The bound's value into *out (integer parameters read .i; floor division, and division
+ * by zero gives 0), computed with frontend/checked.h: false when it overflows an int64. */
+bool pm_bound_eval(const pm_bound *b, const pm_value *params, int64_t *out);
+/* Number of points of a dimension at these parameter values (0 if empty); false when a
+ * bound or the count overflows an int64 (pm_signature_check rejects such values first). */
+bool pm_signature_dim_extent(const pm_signature_dim *d, const pm_value *params, int64_t *out);
 
-/* Checks parameter values (integer values fit their type; no image extent is negative)
- * and every buffer (non-NULL data unless empty,
- * type, ndims, extents, strides that keep every element inside and outputs that do not
- * overlap inputs). On failure returns PM_ERR_ARGUMENT and writes a message naming the
- * buffer or parameter and the expected shape into msg. */
+/* Checks parameter values (integer values fit their type; every bound of every buffer and
+ * stage domain, and every extent, fits an int64; no image extent is negative) and every
+ * buffer (non-NULL data unless empty, type, ndims, extents, strides whose byte span fits
+ * the address space, outputs whose elements do not alias each other and share no element
+ * with an input or another output: frontend/alias.h). On failure returns PM_ERR_ARGUMENT
+ * and writes a message naming the buffer or parameter and the expected shape into msg. */
 pm_status pm_signature_check(const pm_signature *s, const pm_value *params,
                              const pm_buffer *inputs, const pm_buffer *outputs,
                              char *msg, size_t msg_size);

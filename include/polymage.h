@@ -11,16 +11,24 @@
  *   function of its own. Objects may be shared freely between definitions of one context;
  *   mixing objects of two contexts is an error. Buffers (pm_buffer) always belong to the
  *   caller: the library reads and writes their memory only inside a call.
- *   A pm_jit and the pm_kernels it compiled are freed by pm_kernel_free / pm_jit_free.
+ *   A pm_jit and the pm_kernels it compiled are freed by pm_jit_free / pm_kernel_free in
+ *   any order: a kernel keeps its jit's machine-code session alive, and the memory goes
+ *   with whichever is freed last. A kernel keeps nothing of its pipeline, so the
+ *   pipeline's context may be freed while the kernel is still used.
  *
  * Errors are values
  *   The library never aborts or exits on user input. Builder calls that return a handle
  *   return NULL on misuse (a NULL argument, an object of another context, a wrong type)
  *   and record the first such error in the context ("sticky", like a stream's error bit):
  *   a whole pipeline can be built and checked once, at pm_pipeline_new, whose status and
- *   pm_ctx_errmsg tell what went wrong first. Calls that return pm_status leave their
- *   message in the context (builder, interpreter) or in the object they act on
- *   (jit, kernel); messages name the object and the cause.
+ *   pm_ctx_errmsg tell what went wrong first. pm_pipeline_new, pm_interpret and
+ *   pm_pipeline_buffer_shape return their status and leave their message in the context
+ *   too (replacing an older one: the message is about this call). pm_jit_new,
+ *   pm_jit_compile and pm_kernel_run write status and message into the caller's
+ *   pm_error (which may be NULL), never into the jit or kernel, so concurrent runs do not
+ *   share one. Messages name the object and the cause.
+ *   Nothing is printed on stderr except the phase dumps asked for (PM_DUMP,
+ *   pm_jit_options.dump): isl's and LLVM's own errors become the message of the call.
  *
  * Threads
  *   A context and its objects are used by one thread at a time. A compiled pm_kernel may
@@ -47,7 +55,7 @@ typedef enum pm_status {
     PM_ERR_INVALID,     /* the pipeline is not valid (cycle, arity, ambiguity, bounds...) */
     PM_ERR_ARGUMENT,    /* a run-time argument (buffer, parameter value) is rejected      */
     PM_ERR_UNSUPPORTED, /* valid, but this version cannot do it yet (message says what)   */
-    PM_ERR_NOMEM,
+    PM_ERR_NOMEM,       /* out of memory, or a buffer too large to allocate at all          */
     PM_ERR_INTERNAL     /* a bug in the library: please report the message                */
 } pm_status;
 
@@ -289,7 +297,10 @@ typedef struct pm_pipeline pm_pipeline;
  * reach. Validates the whole pipeline (types, arity, cycles, affine bounds, overlapping
  * cases, static out-of-domain reads); on failure returns the status, sets *out to NULL
  * and leaves a message in the context naming the function, the access and one
- * offending point. Every parameter and image the outputs use must be listed. */
+ * offending point. Every parameter and image the outputs use must be listed. Names are
+ * unique within a pipeline: the functions, images and parameters it reaches have
+ * distinct names (a duplicate is PM_ERR_INVALID, naming both definitions); different
+ * functions may reuse variable names, but one function's variables are distinct. */
 pm_status pm_pipeline_new(pm_ctx *ctx, const char *name,
                           int nparams, pm_expr *const *params,
                           int ninputs, pm_func *const *inputs,
@@ -334,7 +345,9 @@ pm_status pm_pipeline_buffer_shape(pm_pipeline *p, int is_output, int index,
 
 /* Evaluates the pipeline stage by stage, straight from the definitions, the oracle for
  * compiled code. params: one value per pipeline parameter; inputs / outputs: one buffer
- * per pipeline input / output. Checks every buffer's type and extents first. */
+ * per pipeline input / output. Checks parameters and buffers first, exactly as
+ * pm_kernel_run does (same statuses and messages); PM_ERR_NOMEM when an intermediate
+ * function's buffer cannot be allocated. */
 pm_status pm_interpret(pm_pipeline *p, const pm_value *params,
                        const pm_buffer *inputs, pm_buffer *outputs);
 
@@ -389,7 +402,8 @@ pm_compile_options pm_compile_options_default(void);
 /* A JIT session: an LLVM ORC LLJIT for the host CPU. NULL options mean defaults.
  * Returns NULL and fills *error on failure (error may be NULL). */
 pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error);
-/* Frees the JIT. Its kernels must be freed first. NULL is allowed. */
+/* Frees the JIT. Kernels it compiled stay valid; the jit's memory goes with the last of
+ * them (pm_kernel_free). NULL is allowed. */
 void pm_jit_free(pm_jit *jit);
 
 /* Compiles the pipeline for parameter estimates (one value per pipeline parameter, the
@@ -399,9 +413,13 @@ void pm_jit_free(pm_jit *jit);
 pm_kernel *pm_jit_compile(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
                           const pm_compile_options *options, pm_error *error);
 
-/* Runs the kernel. Checks every parameter value and every buffer's type and extents
- * against the parameter values before any code runs; never reads or writes outside the
- * buffers. Safe to call from several threads at once. */
+/* Runs the kernel. Before any code runs, checks every parameter value (it fits its type,
+ * and every extent it gives a buffer or a stage fits int64) and every buffer: type,
+ * extents, data, strides whose byte span fits, an output whose elements do not alias
+ * each other and that shares no element with another buffer (PM_ERR_ARGUMENT). An
+ * intermediate buffer that cannot be allocated (a size beyond 2^63 bytes included) gives
+ * PM_ERR_NOMEM naming the function, before any output is written. Never reads or writes
+ * outside the buffers. Safe to call from several threads at once. */
 pm_status pm_kernel_run(pm_kernel *k, const pm_value *params, const pm_buffer *inputs,
                         pm_buffer *outputs, pm_error *error);
 

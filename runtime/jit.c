@@ -18,7 +18,7 @@
 
 #include "codegen/codegen.h"
 #include "frontend/ir.h"
-#include "runtime/error.h"
+#include "frontend/error.h"
 
 #include <llvm-c/Core.h>
 #include <llvm-c/Orc.h>
@@ -59,22 +59,22 @@ static double now_ms(void)
 
 pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
 {
-    pm_rt_error_clear(error);
+    pm_error_clear(error);
     pm_jit_options o = options ? *options : pm_jit_options_default();
     if (o.threads < 0) {
-        pm_rt_errorf(error, PM_ERR_ARGUMENT, "pm_jit_new: threads = %d (0 = all cores, or a count)",
+        pm_error_set(error, PM_ERR_ARGUMENT, "pm_jit_new: threads = %d (0 = all cores, or a count)",
                      o.threads);
         return NULL;
     }
     if (o.opt_level < 0 || o.opt_level > 3) {
-        pm_rt_errorf(error, PM_ERR_ARGUMENT, "pm_jit_new: opt_level = %d (must be 0..3)",
+        pm_error_set(error, PM_ERR_ARGUMENT, "pm_jit_new: opt_level = %d (must be 0..3)",
                      o.opt_level);
         return NULL;
     }
     pm_jit *jit = calloc(1, sizeof *jit);
     if (!jit || pthread_mutex_init(&jit->lock, NULL) != 0) {
         free(jit);
-        pm_rt_errorf(error, PM_ERR_NOMEM, "pm_jit_new: out of memory");
+        pm_error_set(error, PM_ERR_NOMEM, "pm_jit_new: out of memory");
         return NULL;
     }
     jit->threads = o.threads ? o.threads : number_of_cores();
@@ -82,7 +82,7 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
     if (o.dump && !(jit->dump = strdup(o.dump))) {
         pthread_mutex_destroy(&jit->lock);
         free(jit);
-        pm_rt_errorf(error, PM_ERR_NOMEM, "pm_jit_new: out of memory");
+        pm_error_set(error, PM_ERR_NOMEM, "pm_jit_new: out of memory");
         return NULL;
     }
     jit->engine = pm_engine_new(o.opt_level, error);
@@ -170,27 +170,27 @@ static pm_status plan_compile(const pm_jit *jit, const char *name, const pm_comp
     pm_compile_options c = o ? *o : pm_compile_options_default();
     int w = c.vector_width;
     if (w < 0 || w > 64 || (w & (w - 1)) != 0)
-        return pm_rt_errorf(err, PM_ERR_ARGUMENT,
+        return pm_error_set(err, PM_ERR_ARGUMENT,
                             "%s: vector_width = %d (0 = from the host, or a power of two up to 64)",
                             name, w);
     if (c.threads < 0)
-        return pm_rt_errorf(err, PM_ERR_ARGUMENT,
+        return pm_error_set(err, PM_ERR_ARGUMENT,
                             "%s: threads = %d (0 = the jit's, or a count)", name, c.threads);
     if (c.opt_level < -1 || c.opt_level > 3)
-        return pm_rt_errorf(err, PM_ERR_ARGUMENT,
+        return pm_error_set(err, PM_ERR_ARGUMENT,
                             "%s: opt_level = %d (-1 = the jit's, or 0..3)", name, c.opt_level);
     if (c.fusion != 0 && c.fusion != 1)
-        return pm_rt_errorf(err, PM_ERR_ARGUMENT, "%s: fusion = %d (0 or 1)", name, c.fusion);
+        return pm_error_set(err, PM_ERR_ARGUMENT, "%s: fusion = %d (0 or 1)", name, c.fusion);
     for (int d = 0; d < PM_MAX_DIMS; d++)
         if (c.tile_size[d] < 0 || c.tile_size[d] > (1 << 20))
-            return pm_rt_errorf(err, PM_ERR_ARGUMENT,
+            return pm_error_set(err, PM_ERR_ARGUMENT,
                                 "%s: tile_size[%d] = %d (0 = from the model, or 1..%d)", name, d,
                                 c.tile_size[d], 1 << 20);
     if (c.group_limit < 0)
-        return pm_rt_errorf(err, PM_ERR_ARGUMENT, "%s: group_limit = %d (0 = default, or a count)",
+        return pm_error_set(err, PM_ERR_ARGUMENT, "%s: group_limit = %d (0 = default, or a count)",
                             name, c.group_limit);
     if (!(c.overlap_threshold == c.overlap_threshold)) /* NaN */
-        return pm_rt_errorf(err, PM_ERR_ARGUMENT, "%s: overlap_threshold is not a number", name);
+        return pm_error_set(err, PM_ERR_ARGUMENT, "%s: overlap_threshold is not a number", name);
     plan->c = c;
     plan->vector_width = w ? w : pm_engine_vector_width(jit->engine);
     plan->threads = c.threads ? c.threads : jit->threads;
@@ -250,7 +250,7 @@ static pm_status compile_locked(pm_jit *jit, pm_pipeline *p, const pm_value *est
             dump_phase(k, ph, plan->dump_mask);
     }
     if (s == PM_OK && !r.module)
-        s = pm_rt_errorf(err, PM_ERR_INTERNAL, "%s: codegen returned no module", name);
+        s = pm_error_set(err, PM_ERR_INTERNAL, "%s: codegen returned no module", name);
 
     char unique[96];
     pm_engine_unique_name(jit->engine, name, unique, sizeof unique);
@@ -270,7 +270,7 @@ static pm_status compile_locked(pm_jit *jit, pm_pipeline *p, const pm_value *est
         }
         k->pool = pm_scratch_pool_new(r.nslots);
         if (!k->pool)
-            s = pm_rt_errorf(err, PM_ERR_NOMEM, "%s: out of memory", name);
+            s = pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", name);
     }
     if (s == PM_OK) {
         LLVMModuleRef m = r.module;
@@ -291,13 +291,13 @@ static pm_status compile_locked(pm_jit *jit, pm_pipeline *p, const pm_value *est
 pm_kernel *pm_jit_compile(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
                           const pm_compile_options *options, pm_error *error)
 {
-    pm_rt_error_clear(error);
+    pm_error_clear(error);
     if (!jit) {
-        pm_rt_errorf(error, PM_ERR_MISUSE, "pm_jit_compile: the jit is NULL");
+        pm_error_set(error, PM_ERR_MISUSE, "pm_jit_compile: the jit is NULL");
         return NULL;
     }
     if (!p) {
-        pm_rt_errorf(error, PM_ERR_MISUSE, "pm_jit_compile: the pipeline is NULL");
+        pm_error_set(error, PM_ERR_MISUSE, "pm_jit_compile: the pipeline is NULL");
         return NULL;
     }
     double t0 = now_ms();
@@ -307,7 +307,7 @@ pm_kernel *pm_jit_compile(pm_jit *jit, pm_pipeline *p, const pm_value *estimates
 
     pm_kernel *k = calloc(1, sizeof *k);
     if (!k) {
-        pm_rt_errorf(error, PM_ERR_NOMEM, "%s: out of memory", p->name);
+        pm_error_set(error, PM_ERR_NOMEM, "%s: out of memory", p->name);
         return NULL;
     }
     k->threads = plan.threads;
@@ -315,11 +315,11 @@ pm_kernel *pm_jit_compile(pm_jit *jit, pm_pipeline *p, const pm_value *estimates
     pthread_mutex_lock(&jit->lock);
     pm_status s = PM_OK;
     if (jit->freed) /* a compile racing pm_jit_free */
-        s = pm_rt_errorf(error, PM_ERR_MISUSE, "pm_jit_compile: the jit was freed");
+        s = pm_error_set(error, PM_ERR_MISUSE, "pm_jit_compile: the jit was freed");
     if (s == PM_OK) {
         k->sig = pm_signature_new(p);
         if (!k->sig)
-            s = pm_rt_errorf(error, pm_ctx_status(p->ctx) != PM_OK ? pm_ctx_status(p->ctx)
+            s = pm_error_set(error, pm_ctx_status(p->ctx) != PM_OK ? pm_ctx_status(p->ctx)
                                                                    : PM_ERR_NOMEM,
                              "%s", pm_ctx_errmsg(p->ctx)[0] ? pm_ctx_errmsg(p->ctx)
                                                             : "pm_jit_compile: out of memory");

@@ -1,7 +1,7 @@
 /* jit_engine.c — see jit_engine.h. */
 #include "runtime/jit_engine.h"
 
-#include "runtime/error.h"
+#include "frontend/error.h"
 #include "runtime/rt.h"
 
 #include <llvm-c/Analysis.h>
@@ -66,7 +66,7 @@ struct pm_engine_code {
 static pm_status llvm_error(pm_error *err, LLVMErrorRef e, const char *what)
 {
     char *msg = LLVMGetErrorMessage(e);
-    pm_status s = pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: %s: %s", what, msg);
+    pm_status s = pm_error_set(err, PM_ERR_INTERNAL, "jit: %s: %s", what, msg);
     LLVMDisposeErrorMessage(msg);
     return s;
 }
@@ -135,7 +135,7 @@ LLVMTargetMachineRef pm_engine_target_machine_new(const pm_engine *e, int opt_le
                                 codegen_level(clamp_level(opt_level)), LLVMRelocPIC,
                                 LLVMCodeModelJITDefault);
     if (!tm)
-        pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: cannot create a target machine for %s (%s)",
+        pm_error_set(err, PM_ERR_INTERNAL, "jit: cannot create a target machine for %s (%s)",
                      e->triple, e->cpu);
     return tm;
 }
@@ -150,7 +150,7 @@ typedef struct bound_symbol {
 #define BIND(f) {#f, (void (*)(void))(f)}
 
 static const bound_symbol bound_symbols[] = {
-    BIND(pm_rt_buffer), BIND(pm_rt_threads),
+    BIND(pm_rt_buffer), BIND(pm_rt_threads), BIND(pm_rt_fail),
     BIND(GOMP_parallel), BIND(GOMP_barrier), BIND(GOMP_critical_start),
     BIND(GOMP_critical_end), BIND(GOMP_loop_static_start), BIND(GOMP_loop_static_next),
     BIND(GOMP_loop_dynamic_start), BIND(GOMP_loop_dynamic_next),
@@ -206,17 +206,17 @@ pm_engine *pm_engine_new(int opt_level, pm_error *err)
 {
     pthread_once(&native_once, native_init);
     if (!native_ok) {
-        pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: LLVM has no native target for this host");
+        pm_error_set(err, PM_ERR_INTERNAL, "jit: LLVM has no native target for this host");
         return NULL;
     }
     pm_engine *e = calloc(1, sizeof *e);
     if (!e) {
-        pm_rt_errorf(err, PM_ERR_NOMEM, "jit: out of memory");
+        pm_error_set(err, PM_ERR_NOMEM, "jit: out of memory");
         return NULL;
     }
     if (pthread_mutex_init(&e->compile_lock, NULL) != 0) {
         free(e);
-        pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: cannot make a mutex");
+        pm_error_set(err, PM_ERR_INTERNAL, "jit: cannot make a mutex");
         return NULL;
     }
     e->opt_level = clamp_level(opt_level);
@@ -228,7 +228,7 @@ pm_engine *pm_engine_new(int opt_level, pm_error *err)
                                                           : 4;
     char *msg = NULL;
     if (LLVMGetTargetFromTriple(e->triple, &e->target, &msg)) {
-        pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: no target for %s: %s", e->triple, msg);
+        pm_error_set(err, PM_ERR_INTERNAL, "jit: no target for %s: %s", e->triple, msg);
         LLVMDisposeMessage(msg);
         pm_engine_free(e);
         return NULL;
@@ -314,7 +314,7 @@ pm_status pm_engine_prepare_module(LLVMModuleRef module, LLVMTargetMachineRef tm
 
     LLVMValueRef entry_fn = LLVMGetNamedFunction(module, entry);
     if (!entry_fn || LLVMIsDeclaration(entry_fn))
-        return pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: the module does not define its entry %s",
+        return pm_error_set(err, PM_ERR_INTERNAL, "jit: the module does not define its entry %s",
                             entry);
     /* Kernels share one JITDylib: only the (renamed, unique) entry may be visible, or
      * two kernels of one pipeline would both define its outlined bodies. Internal
@@ -331,7 +331,7 @@ pm_status pm_engine_prepare_module(LLVMModuleRef module, LLVMTargetMachineRef tm
 
     char *msg = NULL;
     if (LLVMVerifyModule(module, LLVMReturnStatusAction, &msg)) {
-        pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: the generated module for %s is invalid: %s",
+        pm_error_set(err, PM_ERR_INTERNAL, "jit: the generated module for %s is invalid: %s",
                      entry, msg ? msg : "");
         LLVMDisposeMessage(msg);
         return PM_ERR_INTERNAL;
@@ -365,7 +365,7 @@ char *pm_engine_emit_asm(LLVMModuleRef module, LLVMTargetMachineRef tm, pm_error
     LLVMMemoryBufferRef buf = NULL;
     char *text = NULL;
     if (LLVMTargetMachineEmitToMemoryBuffer(tm, clone, LLVMAssemblyFile, &msg, &buf)) {
-        pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: emitting assembly: %s", msg ? msg : "");
+        pm_error_set(err, PM_ERR_INTERNAL, "jit: emitting assembly: %s", msg ? msg : "");
     } else {
         size_t n = LLVMGetBufferSize(buf);
         text = malloc(n + 1);
@@ -373,7 +373,7 @@ char *pm_engine_emit_asm(LLVMModuleRef module, LLVMTargetMachineRef tm, pm_error
             memcpy(text, LLVMGetBufferStart(buf), n);
             text[n] = '\0';
         } else {
-            pm_rt_errorf(err, PM_ERR_NOMEM, "jit: out of memory for the assembly text");
+            pm_error_set(err, PM_ERR_NOMEM, "jit: out of memory for the assembly text");
         }
         LLVMDisposeMemoryBuffer(buf);
     }
@@ -393,7 +393,7 @@ pm_status pm_engine_add_module(pm_engine *e, LLVMModuleRef module,
     pm_engine_code *c = calloc(1, sizeof *c);
     if (!c) {
         LLVMOrcDisposeThreadSafeModule(tsm);
-        return pm_rt_errorf(err, PM_ERR_NOMEM, "jit: out of memory");
+        return pm_error_set(err, PM_ERR_NOMEM, "jit: out of memory");
     }
     c->tracker = LLVMOrcJITDylibCreateResourceTracker(e->main_jd);
     LLVMErrorRef e2 = LLVMOrcLLJITAddLLVMIRModuleWithRT(e->jit, c->tracker, tsm);
@@ -418,7 +418,7 @@ pm_status pm_engine_add_ir(pm_engine *e, const char *ir_text, const char *name,
     char *msg = NULL;
     /* LLVM 19's LLVMParseIRInContext takes the buffer, success or not. */
     if (LLVMParseIRInContext(ctx, buf, &module, &msg)) {
-        pm_rt_errorf(err, PM_ERR_INTERNAL, "jit: %s: cannot parse IR: %s", name,
+        pm_error_set(err, PM_ERR_INTERNAL, "jit: %s: cannot parse IR: %s", name,
                      msg ? msg : "");
         LLVMDisposeMessage(msg);
         LLVMOrcDisposeThreadSafeContext(tsctx);

@@ -8,7 +8,7 @@
  */
 #include "runtime/kernel.h"
 
-#include "runtime/error.h"
+#include "frontend/error.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,32 +28,37 @@ static pm_status run_failed(const pm_kernel *k, const pm_run_ctx *rt, int32_t co
                             pm_error *err)
 {
     const char *name = k->sig->name;
+    if (rt->failed && rt->failed_why) {
+        pm_status st = rt->failed_status > PM_OK && rt->failed_status <= PM_ERR_INTERNAL
+                           ? (pm_status)rt->failed_status : PM_ERR_INTERNAL;
+        return pm_error_set(err, st, "%s: %s", name, rt->failed_why);
+    }
     if (rt->failed) {
         if (rt->failed_slot < 0 || rt->failed_slot >= pm_scratch_pool_nslots(k->pool) ||
             rt->failed_bytes < 0)
-            return pm_rt_errorf(err, PM_ERR_INTERNAL,
+            return pm_error_set(err, PM_ERR_INTERNAL,
                                 "%s: the kernel asked for scratch slot %d (%lld bytes) but has "
                                 "%d slots",
                                 name, (int)rt->failed_slot, (long long)rt->failed_bytes,
                                 pm_scratch_pool_nslots(k->pool));
-        return pm_rt_errorf(err, PM_ERR_NOMEM,
+        return pm_error_set(err, PM_ERR_NOMEM,
                             "%s: out of memory for an intermediate buffer (slot %d, %lld bytes)",
                             name, (int)rt->failed_slot, (long long)rt->failed_bytes);
     }
-    return pm_rt_errorf(err, PM_ERR_INTERNAL, "%s: the kernel returned %d", name, (int)code);
+    return pm_error_set(err, PM_ERR_INTERNAL, "%s: the kernel returned %d", name, (int)code);
 }
 
 pm_status pm_kernel_run(pm_kernel *k, const pm_value *params, const pm_buffer *inputs,
                         pm_buffer *outputs, pm_error *error)
 {
-    pm_rt_error_clear(error);
+    pm_error_clear(error);
     if (!k)
-        return pm_rt_errorf(error, PM_ERR_MISUSE, "pm_kernel_run: the kernel is NULL");
+        return pm_error_set(error, PM_ERR_MISUSE, "pm_kernel_run: the kernel is NULL");
     const pm_signature *sig = k->sig;
     char msg[sizeof error->message];
     pm_status s = pm_signature_check(sig, params, inputs, outputs, msg, sizeof msg);
     if (s != PM_OK)
-        return pm_rt_errorf(error, s, "%s", msg);
+        return pm_error_set(error, s, "%s", msg);
 
     pm_buffer local_in[LOCAL_BUFFERS], local_out[LOCAL_BUFFERS];
     pm_buffer *in = local_in, *out = local_out;
@@ -63,9 +68,9 @@ pm_status pm_kernel_run(pm_kernel *k, const pm_value *params, const pm_buffer *i
         out = malloc((size_t)sig->noutputs * sizeof *out);
     pm_run_ctx rt = {.scratch = NULL, .threads = k->threads};
     if (!in || !out)
-        s = pm_rt_errorf(error, PM_ERR_NOMEM, "%s: out of memory", sig->name);
+        s = pm_error_set(error, PM_ERR_NOMEM, "%s: out of memory", sig->name);
     if (s == PM_OK && !(rt.scratch = pm_scratch_pool_checkout(k->pool)))
-        s = pm_rt_errorf(error, PM_ERR_NOMEM, "%s: out of memory", sig->name);
+        s = pm_error_set(error, PM_ERR_NOMEM, "%s: out of memory", sig->name);
 
     if (s == PM_OK) {
         fill_strides(in, inputs, sig->ninputs);

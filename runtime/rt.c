@@ -15,6 +15,7 @@ void *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes)
                                         __ATOMIC_ACQUIRE)) {
             rt->failed_slot = slot;
             rt->failed_bytes = bytes;
+            rt->failed_status = 6; /* PM_ERR_NOMEM */
         }
     }
     return p;
@@ -23,4 +24,15 @@ void *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes)
 int32_t pm_rt_threads(pm_run_ctx *rt)
 {
     return rt->threads;
+}
+
+void pm_rt_fail(pm_run_ctx *rt, int32_t status, const char *why)
+{
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&rt->failed, &expected, 1, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        rt->failed_slot = -1;
+        rt->failed_status = status;
+        rt->failed_why = why;
+    }
 }

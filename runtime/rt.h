@@ -10,6 +10,7 @@
  * For the code generator (codegen/), the calls a kernel may make:
  *   void   *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes);
  *   int32_t pm_rt_threads(pm_run_ctx *rt);
+ *   void    pm_rt_fail(pm_run_ctx *rt, int32_t status, const char *why);
  * A slot is used by one thread at a time. Simplest: allocate every scratchpad in the
  * entry, before GOMP_parallel, one slot per (buffer, thread) pair when each worker needs
  * its own; the thread count is pm_codegen_options.threads (the runtime resolves 0 to the
@@ -33,6 +34,12 @@ void *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes);
  * of the compile options, 0 ("all cores") already resolved. */
 int32_t pm_rt_threads(pm_run_ctx *rt);
 
+/* Records why the kernel is about to return `status` (a pm_status) before writing
+ * anything: `why` is a message constant of the module ("g: its buffer needs more than
+ * 2^63 bytes at these parameter values"), valid as long as the kernel. The first story
+ * wins. */
+void pm_rt_fail(pm_run_ctx *rt, int32_t status, const char *why);
+
 /* ---- runtime side (runtime/kernel.c); kernels never touch the fields ------------- */
 
 struct pm_scratch_set;
@@ -45,6 +52,8 @@ struct pm_run_ctx {
     int failed;
     int32_t failed_slot;
     int64_t failed_bytes;
+    int32_t failed_status;  /* pm_rt_fail: the status and message constant (or NULL)  */
+    const char *failed_why;
 };
 
 #endif

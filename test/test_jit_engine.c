@@ -331,6 +331,7 @@ static void test_errors(void)
         "  %r = call i32 @pm_no_such_function(i32 %x)\n"
         "  ret i32 %r\n"
         "}\n";
+    err = (pm_error){0}; /* the first error wins (frontend/error.h): start afresh */
     CHECK_STATUS(pm_engine_add_ir(engine, missing, "missing", &code, &err), PM_OK);
     void *addr = (void *)1;
     CHECK_STATUS(pm_engine_lookup(engine, "calls_missing", &addr, &err), PM_ERR_INTERNAL);
@@ -344,6 +345,7 @@ static void test_errors(void)
     CHECK(c1 != NULL);
     char *ir = format_ir(fill_ir, "fill_dup");
     pm_engine_code *c2 = NULL;
+    err = (pm_error){0};
     pm_status s = pm_engine_add_ir(engine, ir, "dup", &c2, &err);
     free(ir);
     CHECK(s == PM_ERR_INTERNAL || c2 != NULL);

@@ -164,6 +164,34 @@ static void call_indices(pm_llvm *g, const pm_point *pt, int s, const pm_expr *c
     }
 }
 
+/* A clamped read of a callee with an empty box has no element to read: the language
+ * says it gives 0 (polymage.h), and the buffer may be a 64-byte scratch of garbage or an
+ * empty output whose data is NULL. Such reads load from a zeroed constant instead. */
+static LLVMValueRef empty_safe(pm_llvm *g, int s, LLVMValueRef ptrs)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    const pm_llvm_buf *b = &g->env.bufs[s];
+    LLVMValueRef empty = NULL;
+    for (int d = 0; d < st->ndims; d++) {
+        LLVMValueRef e = LLVMBuildICmp(g->B, LLVMIntSLE, b->ext[d], c64(g, 0), "");
+        empty = empty ? LLVMBuildOr(g->B, empty, e, "") : e;
+    }
+    if (!empty)
+        return ptrs;
+    LLVMValueRef zero = LLVMGetNamedGlobal(g->M, "pm_zero");
+    if (!zero) {
+        LLVMTypeRef ty = LLVMArrayType(g->t_i8, 64);
+        zero = LLVMAddGlobal(g->M, ty, "pm_zero");
+        LLVMSetInitializer(zero, LLVMConstNull(ty));
+        LLVMSetGlobalConstant(zero, 1);
+        LLVMSetLinkage(zero, LLVMPrivateLinkage);
+        LLVMSetAlignment(zero, 64);
+    }
+    if (is_vec(ptrs))
+        zero = pm_llvm_splat_n(g, LLVMGetVectorSize(LLVMTypeOf(ptrs)), zero);
+    return LLVMBuildSelect(g->B, empty, zero, ptrs, "");
+}
+
 static unsigned elem_align(const pm_poly_storage *st)
 {
     return (unsigned)pm_type_size(st->type);
@@ -175,8 +203,10 @@ static LLVMValueRef scalar_load(pm_llvm *g, const pm_point *pt, int s, const pm_
     LLVMValueRef idx[PM_MAX_DIMS];
     call_indices(g, pt, s, call, clamp, idx);
     const pm_poly_storage *st = &g->poly->storage[s];
-    LLVMValueRef v = LLVMBuildLoad2(g->B, pm_llvm_type(g, st->type), pm_llvm_addr(g, s, idx),
-                                    st->func->name);
+    LLVMValueRef ptr = pm_llvm_addr(g, s, idx);
+    if (clamp)
+        ptr = empty_safe(g, s, ptr);
+    LLVMValueRef v = LLVMBuildLoad2(g->B, pm_llvm_type(g, st->type), ptr, st->func->name);
     LLVMSetAlignment(v, elem_align(st));
     return v;
 }
@@ -198,6 +228,8 @@ static LLVMValueRef gather(pm_llvm *g, const pm_point *pt, int s, const pm_expr 
         idx[d] = pm_llvm_splat(g, pt, idx[d]);
     const pm_poly_storage *st = &g->poly->storage[s];
     LLVMValueRef ptrs = pm_llvm_addr(g, s, idx);
+    if (clamp && is_vec(ptrs))
+        ptrs = empty_safe(g, s, ptrs);
     if (!is_vec(ptrs)) /* 0-dimensional: every lane reads the one element */
         return pm_llvm_splat(g, pt, scalar_load(g, pt, s, call, clamp));
     LLVMTypeRef vt = LLVMVectorType(pm_llvm_type(g, st->type), (unsigned)pt->W);
@@ -261,7 +293,7 @@ static LLVMValueRef inline_call(pm_llvm *g, const pm_point *pt, const pm_expr *c
         if (poly->stages[i].func == f)
             s = &poly->stmts[poly->stages[i].first_stmt];
     if (!s || f->kind != PM_FUNC_FUNCTION || f->ncases != 1 || call->nargs != s->ndims) {
-        pm_llvm_fail(g, PM_ERR_INTERNAL, "%s: %s cannot be inlined", poly->pipeline->name, f->name);
+        pm_error_set(g->err, PM_ERR_INTERNAL, "%s: %s cannot be inlined", poly->pipeline->name, f->name);
         return pm_llvm_const(g, pt, call->type, 0, 0);
     }
     pm_point q = {.stmt = s, .W = pt->W};
@@ -271,7 +303,7 @@ static LLVMValueRef inline_call(pm_llvm *g, const pm_point *pt, const pm_expr *c
         const pm_expr *a = call->args[d];
         int coef = lane_coef(pt, a);
         if (pt->W > 1 && coef != 0 && coef != 1) {
-            pm_llvm_fail(g, PM_ERR_INTERNAL, "%s: inlined read of %s is not a shift",
+            pm_error_set(g->err, PM_ERR_INTERNAL, "%s: inlined read of %s is not a shift",
                          poly->pipeline->name, f->name);
             return pm_llvm_const(g, pt, call->type, 0, 0);
         }
@@ -286,7 +318,7 @@ LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
 {
     int s = pm_llvm_storage_index(g, call->callee);
     if (s < 0) {
-        pm_llvm_fail(g, PM_ERR_INTERNAL, "%s: no storage for %s", g->poly->pipeline->name,
+        pm_error_set(g->err, PM_ERR_INTERNAL, "%s: no storage for %s", g->poly->pipeline->name,
                      call->callee->name);
         return pm_llvm_const(g, pt, call->type, 0, 0);
     }

@@ -75,7 +75,7 @@ LLVMValueRef pm_llvm_param(pm_llvm *g, const pm_expr *param)
 {
     int slot = g->poly->pipeline->param_slot[param->id];
     if (slot < 0) {
-        pm_llvm_fail(g, PM_ERR_INVALID, "parameter %s is not in the pipeline's signature",
+        pm_error_set(g->err, PM_ERR_INVALID, "parameter %s is not in the pipeline's signature",
                      param->name);
         return LLVMConstInt(g->t_i64, 0, 0);
     }
@@ -92,7 +92,7 @@ static LLVMValueRef param_typed(pm_llvm *g, const pm_point *pt, const pm_expr *e
 {
     int slot = g->poly->pipeline->param_slot[e->id];
     if (slot < 0) {
-        pm_llvm_fail(g, PM_ERR_INVALID, "parameter %s is not in the pipeline's signature",
+        pm_error_set(g->err, PM_ERR_INVALID, "parameter %s is not in the pipeline's signature",
                      e->name);
         return pm_llvm_const(g, pt, e->type, 0, 0);
     }
@@ -245,7 +245,7 @@ LLVMValueRef pm_llvm_binop(pm_llvm *g, int op, pm_type t, LLVMValueRef a, LLVMVa
         case PM_OP_GE: return LLVMBuildFCmp(B, LLVMRealOGE, a, b, "");
         case PM_OP_GT: return LLVMBuildFCmp(B, LLVMRealOGT, a, b, "");
         default:
-            pm_llvm_fail(g, PM_ERR_UNSUPPORTED, "%s: bitwise operation %d on a float",
+            pm_error_set(g->err, PM_ERR_UNSUPPORTED, "%s: bitwise operation %d on a float",
                          g->poly->pipeline->name, op);
             return a;
         }
@@ -279,7 +279,7 @@ LLVMValueRef pm_llvm_binop(pm_llvm *g, int op, pm_type t, LLVMValueRef a, LLVMVa
     case PM_OP_GE: return LLVMBuildICmp(B, sg ? LLVMIntSGE : LLVMIntUGE, a, b, "");
     case PM_OP_GT: return LLVMBuildICmp(B, sg ? LLVMIntSGT : LLVMIntUGT, a, b, "");
     }
-    pm_llvm_fail(g, PM_ERR_UNSUPPORTED, "%s: binary operation %d", g->poly->pipeline->name, op);
+    pm_error_set(g->err, PM_ERR_UNSUPPORTED, "%s: binary operation %d", g->poly->pipeline->name, op);
     return a;
 }
 
@@ -341,7 +341,7 @@ static LLVMValueRef math(pm_llvm *g, const pm_point *pt, const pm_expr *e)
         return libm_call(g, "atan2f", "atan2", ab, 2);
     }
     default:
-        pm_llvm_fail(g, PM_ERR_UNSUPPORTED, "%s: math function %d is not supported",
+        pm_error_set(g->err, PM_ERR_UNSUPPORTED, "%s: math function %d is not supported",
                      g->poly->pipeline->name, e->op);
         return a;
     }
@@ -365,14 +365,14 @@ static LLVMValueRef var_value(pm_llvm *g, const pm_point *pt, const pm_expr *e)
         }
         return v;
     }
-    pm_llvm_fail(g, PM_ERR_INVALID, "%s: variable %s is not a dimension of %s",
+    pm_error_set(g->err, PM_ERR_INVALID, "%s: variable %s is not a dimension of %s",
                  g->poly->pipeline->name, e->name, s->name);
     return pm_llvm_const(g, pt, PM_I32, 0, 0);
 }
 
 LLVMValueRef pm_llvm_expr(pm_llvm *g, const pm_point *pt, const pm_expr *e)
 {
-    if (g->status != PM_OK)
+    if (g->err->status != PM_OK)
         return pm_llvm_const(g, pt, e->type == PM_BOOL ? PM_U8 : e->type, 0, 0);
     LLVMBuilderRef B = g->B;
     switch (e->kind) {
@@ -429,7 +429,7 @@ LLVMValueRef pm_llvm_expr(pm_llvm *g, const pm_point *pt, const pm_expr *e)
     case PM_EXPR_CALL:
         return pm_llvm_load(g, pt, e);
     }
-    pm_llvm_fail(g, PM_ERR_UNSUPPORTED, "%s: expression kind %d", g->poly->pipeline->name,
+    pm_error_set(g->err, PM_ERR_UNSUPPORTED, "%s: expression kind %d", g->poly->pipeline->name,
                  (int)e->kind);
     return pm_llvm_const(g, pt, PM_I32, 0, 0);
 }

@@ -60,8 +60,8 @@ typedef struct pm_llvm {
     int noutlined;
     int vector_width;               /* lanes; 1 = no vectorization                         */
     char entry_name[64];
-    pm_error *err;
-    pm_status status;               /* first failure; emission continues harmlessly        */
+    pm_error *err;                  /* never NULL; its status is the first failure, and
+                                       emission continues harmlessly after one           */
 } pm_llvm;
 
 /* One point (W == 1) or W consecutive points of a statement. var[d] is the i32 value of
@@ -78,8 +78,6 @@ typedef struct pm_point {
 pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
                         const pm_codegen_options *o, LLVMContextRef C, const char *entry_name,
                         LLVMModuleRef *out, pm_error *err);
-void pm_llvm_fail(pm_llvm *g, pm_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 void pm_llvm_set_fn_attrs(pm_llvm *g, LLVMValueRef fn);
 LLVMTypeRef pm_llvm_type(pm_llvm *g, pm_type t);
 /* A declared function (created on first use). */

@@ -23,7 +23,7 @@ static LLVMValueRef c64(pm_llvm *g, int64_t v)
 void pm_llvm_push_iter(pm_llvm *g, __isl_keep isl_id *id, LLVMValueRef v)
 {
     if (g->env.niters == PM_LLVM_MAX_ITERS) {
-        pm_llvm_fail(g, PM_ERR_UNSUPPORTED, "%s: loop nest deeper than %d",
+        pm_error_set(g->err, PM_ERR_UNSUPPORTED, "%s: loop nest deeper than %d",
                      g->poly->pipeline->name, PM_LLVM_MAX_ITERS);
         return;
     }
@@ -79,7 +79,7 @@ static LLVMValueRef id_value(pm_llvm *g, __isl_keep isl_id *id)
     const pm_expr *param = isl_id_get_user(id);
     if (param && param->kind == PM_EXPR_PARAM)
         return pm_llvm_param(g, param);
-    pm_llvm_fail(g, PM_ERR_INTERNAL, "AST refers to unknown identifier %s", isl_id_get_name(id));
+    pm_error_set(g->err, PM_ERR_INTERNAL, "AST refers to unknown identifier %s", isl_id_get_name(id));
     return c64(g, 0);
 }
 
@@ -101,7 +101,7 @@ LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e)
     case isl_ast_expr_op:
         break;
     default:
-        pm_llvm_fail(g, PM_ERR_INTERNAL, "bad isl AST expression");
+        pm_error_set(g->err, PM_ERR_INTERNAL, "bad isl AST expression");
         return c64(g, 0);
     }
     LLVMBuilderRef B = g->B;
@@ -164,7 +164,7 @@ LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e)
         return LLVMBuildICmp(B, pred[op], as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
     }
     default:
-        pm_llvm_fail(g, PM_ERR_UNSUPPORTED, "%s: isl AST operation %d is not supported",
+        pm_error_set(g->err, PM_ERR_UNSUPPORTED, "%s: isl AST operation %d is not supported",
                      g->poly->pipeline->name, (int)op);
         return c64(g, 0);
     }
@@ -299,12 +299,12 @@ static void tile_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl_
     const pm_tile_origins *o = ann ? isl_id_get_user(ann) : NULL;
     isl_id_free(ann);
     if (!o) {
-        pm_llvm_fail(g, PM_ERR_INTERNAL, "%s: a tile without origins", g->poly->pipeline->name);
+        pm_error_set(g->err, PM_ERR_INTERNAL, "%s: a tile without origins", g->poly->pipeline->name);
         return;
     }
     pm_llvm_buf *saved = malloc((size_t)(o->n + 1) * sizeof *saved);
     if (!saved) {
-        pm_llvm_fail(g, PM_ERR_NOMEM, "%s: out of memory", g->poly->pipeline->name);
+        pm_error_set(g->err, PM_ERR_NOMEM, "%s: out of memory", g->poly->pipeline->name);
         return;
     }
     LLVMTypeRef ity = LLVMFunctionType(g->t_i32, NULL, 0, 0);
@@ -375,7 +375,7 @@ static void mark_node(pm_llvm *g, __isl_keep isl_ast_node *node)
 
 void pm_llvm_node(pm_llvm *g, __isl_keep isl_ast_node *node)
 {
-    if (g->status != PM_OK)
+    if (g->err->status != PM_OK)
         return;
     switch (isl_ast_node_get_type(node)) {
     case isl_ast_node_for:
@@ -402,6 +402,6 @@ void pm_llvm_node(pm_llvm *g, __isl_keep isl_ast_node *node)
         mark_node(g, node);
         break;
     default:
-        pm_llvm_fail(g, PM_ERR_INTERNAL, "unknown isl AST node");
+        pm_error_set(g->err, PM_ERR_INTERNAL, "unknown isl AST node");
     }
 }

@@ -12,20 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void pm_llvm_fail(pm_llvm *g, pm_status status, const char *fmt, ...)
-{
-    if (g->status != PM_OK)
-        return;
-    g->status = status;
-    if (g->err) {
-        va_list ap;
-        va_start(ap, fmt);
-        g->err->status = status;
-        vsnprintf(g->err->message, sizeof g->err->message, fmt, ap);
-        va_end(ap);
-    }
-}
-
 LLVMTypeRef pm_llvm_type(pm_llvm *g, pm_type t)
 {
     switch (t) {
@@ -53,7 +39,7 @@ LLVMValueRef pm_llvm_intrinsic(pm_llvm *g, const char *name, LLVMTypeRef *tys, i
 {
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     if (id == 0) {
-        pm_llvm_fail(g, PM_ERR_INTERNAL, "LLVM has no intrinsic %s", name);
+        pm_error_set(g->err, PM_ERR_INTERNAL, "LLVM has no intrinsic %s", name);
         return NULL;
     }
     *fnty = LLVMIntrinsicGetType(g->C, id, tys, n);
@@ -120,7 +106,7 @@ static LLVMValueRef param_expr(pm_llvm *g, __isl_keep isl_pw_aff *pa)
         build, isl_pw_aff_project_domain_on_params(isl_pw_aff_copy(pa)));
     isl_ast_build_free(build);
     if (!e) {
-        pm_llvm_fail(g, PM_ERR_INTERNAL, "isl could not express a buffer bound");
+        pm_error_set(g->err, PM_ERR_INTERNAL, "isl could not express a buffer bound");
         return c64(g, 0);
     }
     LLVMValueRef v = pm_llvm_ast_expr(g, e);
@@ -131,6 +117,75 @@ static LLVMValueRef param_expr(pm_llvm *g, __isl_keep isl_pw_aff *pa)
 static LLVMValueRef smax64(pm_llvm *g, LLVMValueRef a, LLVMValueRef b)
 {
     return LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, a, b, ""), a, b, "");
+}
+
+/* a op b through llvm.<op>.with.overflow.i64; ORs the overflow bit into *flag. */
+static LLVMValueRef checked(pm_llvm *g, const char *op, LLVMValueRef a, LLVMValueRef b,
+                            LLVMValueRef *flag)
+{
+    char name[48];
+    snprintf(name, sizeof name, "llvm.%s.with.overflow", op);
+    LLVMTypeRef fnty, tys[1] = {g->t_i64};
+    LLVMValueRef fn = pm_llvm_intrinsic(g, name, tys, 1, &fnty);
+    if (!fn)
+        return c64(g, 0);
+    LLVMValueRef r = LLVMBuildCall2(g->B, fnty, fn, (LLVMValueRef[]){a, b}, 2, "");
+    *flag = LLVMBuildOr(g->B, *flag, LLVMBuildExtractValue(g->B, r, 1, ""), "ovf");
+    return LLVMBuildExtractValue(g->B, r, 0, "");
+}
+
+/* When flag holds, the entry records `why` and returns `status` (nothing written yet). */
+static void fail_if(pm_llvm *g, LLVMValueRef flag, pm_status status, const char *why)
+{
+    LLVMBasicBlockRef bad = pm_llvm_block(g, "size_overflow"), ok = pm_llvm_block(g, "size_ok");
+    LLVMBuildCondBr(g->B, flag, bad, ok);
+    LLVMPositionBuilderAtEnd(g->B, bad);
+    LLVMTypeRef fail_ty = LLVMFunctionType(g->t_void, (LLVMTypeRef[]){g->t_ptr, g->t_i32,
+                                           g->t_ptr}, 3, 0);
+    LLVMValueRef args[3] = {g->rt_arg, LLVMConstInt(g->t_i32, (unsigned)status, 0),
+                            LLVMBuildGlobalStringPtr(g->B, why, "why")};
+    LLVMBuildCall2(g->B, fail_ty, pm_llvm_declare(g, "pm_rt_fail", fail_ty), args, 3, "");
+    LLVMBuildRet(g->B, LLVMConstInt(g->t_i32, (unsigned)status, 0));
+    LLVMPositionBuilderAtEnd(g->B, ok);
+}
+
+/* A scratch buffer's shape (the function's box at these parameters, dense row-major)
+ * into b, and its size in bytes. Every step is overflow-checked: an extent that
+ * overflows returns PM_ERR_ARGUMENT, a size that does returns PM_ERR_NOMEM, both naming
+ * the function, before the buffer is asked for. */
+static LLVMValueRef scratch_bytes(pm_llvm *g, const pm_poly_storage *st, pm_llvm_buf *b)
+{
+    int n = st->ndims;
+    const char *name = st->func->name;
+    LLVMValueRef ext_ovf = LLVMConstInt(g->t_i1, 0, 0), size_ovf = ext_ovf;
+    for (int d = 0; d < n; d++) {
+        b->lb[d] = param_expr(g, st->lb[d]);
+        LLVMValueRef ub = param_expr(g, st->ub[d]);
+        LLVMValueRef span = checked(g, "ssub", ub, b->lb[d], &ext_ovf);
+        /* span < 0 means empty; sdiv of a negative span would round toward zero, so
+         * clamp first */
+        span = smax64(g, span, c64(g, -1));
+        LLVMValueRef ext = checked(
+            g, "sadd", LLVMBuildSDiv(g->B, smax64(g, span, c64(g, 0)), c64(g, st->step[d]), ""),
+            c64(g, 1), &ext_ovf);
+        b->ext[d] = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, span, c64(g, 0), ""),
+                                    c64(g, 0), ext, "ext");
+    }
+    LLVMValueRef count = c64(g, 1);
+    for (int d = n - 1; d >= 0; d--) {
+        b->stride[d] = count;
+        count = checked(g, "smul", count, b->ext[d], &size_ovf);
+    }
+    LLVMValueRef bytes = checked(g, "smul", count, c64(g, (int64_t)pm_type_size(st->type)),
+                                 &size_ovf);
+    char why[256];
+    snprintf(why, sizeof why, "%s: an extent of its domain overflows 64-bit integers at "
+             "these parameter values", name);
+    fail_if(g, ext_ovf, PM_ERR_ARGUMENT, why);
+    snprintf(why, sizeof why, "%s: its buffer would need more than 2^63 bytes at these "
+             "parameter values (out of memory)", name);
+    fail_if(g, size_ovf, PM_ERR_NOMEM, why);
+    return bytes;
 }
 
 static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
@@ -189,26 +244,7 @@ static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
             }
             continue;
         }
-        /* Scratch: the function's box at these parameters, dense row-major. */
-        LLVMValueRef count = c64(g, 1);
-        for (int d = 0; d < n; d++) {
-            b->lb[d] = param_expr(g, st->lb[d]);
-            LLVMValueRef ub = param_expr(g, st->ub[d]);
-            LLVMValueRef span = LLVMBuildSub(g->B, ub, b->lb[d], "");
-            /* span < 0 means empty; sdiv of a negative span would round toward zero, so
-             * clamp first */
-            span = smax64(g, span, c64(g, -1));
-            LLVMValueRef ext = LLVMBuildAdd(
-                g->B, LLVMBuildSDiv(g->B, smax64(g, span, c64(g, 0)), c64(g, st->step[d]), ""),
-                c64(g, 1), "");
-            b->ext[d] = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, span, c64(g, 0), ""),
-                                        c64(g, 0), ext, "ext");
-        }
-        for (int d = n - 1; d >= 0; d--) {
-            b->stride[d] = count;
-            count = LLVMBuildMul(g->B, count, b->ext[d], "");
-        }
-        LLVMValueRef bytes = LLVMBuildMul(g->B, count, c64(g, (int64_t)pm_type_size(st->type)), "");
+        LLVMValueRef bytes = scratch_bytes(g, st, b);
         /* never ask for 0 bytes: a clamped read of an empty producer still reads index 0 */
         bytes = smax64(g, bytes, c64(g, 64));
         LLVMValueRef args[3] = {g->rt_arg, LLVMConstInt(g->t_i32, (unsigned)st->index, 0), bytes};
@@ -227,7 +263,8 @@ pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
     g.C = C;
     g.poly = poly;
     g.o = o;
-    g.err = err;
+    pm_error local = {0}; /* the emitter reports through an err even without the caller's */
+    g.err = err ? err : &local;
     g.vector_width = o->vector_width > 1 ? o->vector_width : 1;
     snprintf(g.entry_name, sizeof g.entry_name, "%s", entry_name);
     g.M = LLVMModuleCreateWithNameInContext(poly->pipeline->name, C);
@@ -270,7 +307,7 @@ pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(C, g.fn, "entry");
     LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(C, g.fn, "fail");
     LLVMPositionBuilderAtEnd(g.B, fail);
-    LLVMBuildRet(g.B, LLVMConstInt(g.t_i32, 1, 0));
+    LLVMBuildRet(g.B, LLVMConstInt(g.t_i32, PM_ERR_NOMEM, 0));
     LLVMPositionBuilderAtEnd(g.B, entry);
 
     int np = poly->pipeline->nparams;
@@ -291,18 +328,18 @@ pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
     free(g.env.param_raw);
     free(g.env.bufs);
     LLVMDisposeBuilder(g.B);
-    if (g.status == PM_OK) {
+    if (g.err->status == PM_OK) {
         char *msg = NULL;
         if (LLVMVerifyModule(g.M, LLVMReturnStatusAction, &msg)) {
-            pm_llvm_fail(&g, PM_ERR_INTERNAL, "%s: generated LLVM IR does not verify: %.900s",
+            pm_error_set(g.err, PM_ERR_INTERNAL, "%s: generated LLVM IR does not verify: %.900s",
                          poly->pipeline->name, msg ? msg : "");
         }
         LLVMDisposeMessage(msg);
     }
-    if (g.status != PM_OK) {
+    if (g.err->status != PM_OK) {
         LLVMDisposeModule(g.M);
         *out = NULL;
-        return g.status;
+        return g.err->status;
     }
     *out = g.M;
     return PM_OK;

@@ -15,7 +15,7 @@ bool pm_llvm_point_of_call(pm_llvm *g, __isl_keep isl_ast_expr *call, pm_point *
     const pm_poly_stmt *s = pm_ast_stmt(g->poly, call);
     int n = isl_ast_expr_op_get_n_arg(call) - 1;
     if (!s || n != s->ndims) {
-        pm_llvm_fail(g, PM_ERR_INTERNAL, "%s: AST calls an unknown statement",
+        pm_error_set(g->err, PM_ERR_INTERNAL, "%s: AST calls an unknown statement",
                      g->poly->pipeline->name);
         return false;
     }
@@ -85,7 +85,7 @@ static void update_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
     const pm_llvm_buf *b = &g->env.bufs[s];
     if (pm_type_is_float(f->type) &&
         (f->reduce_op == PM_REDUCE_AND || f->reduce_op == PM_REDUCE_OR)) {
-        pm_llvm_fail(g, PM_ERR_UNSUPPORTED, "%s: and/or reduction of a float", f->name);
+        pm_error_set(g->err, PM_ERR_UNSUPPORTED, "%s: and/or reduction of a float", f->name);
         return;
     }
     /* An index outside the variable domain skips the update (polymage.h). */

@@ -1,8 +1,10 @@
-/* test_runtime_kernel.c — the public JIT API (pm_jit_*, pm_kernel_*), end to end:
- * options and their errors, compile errors, argument checks before any code runs,
- * compiled results against the interpreter (a hand-written blur and the samples),
- * thread counts, dumps, many compiles and frees (ASan), runs of one kernel from 4
- * threads at once and compiles from 2 threads at once, pm_jit_free before its kernels.
+/* test_api_contract.c — the public JIT API's contract (pm_jit_*, pm_kernel_*): options
+ * and their errors, compile errors, argument checks before any code runs (the output
+ * left untouched, the kernel usable afterwards), strided views, a kernel outliving its
+ * pipeline's context, dumps and the IR they show, many compiles and frees (ASan), runs
+ * of one kernel from 4 threads at once and compiles from 2 threads at once, pm_jit_free
+ * before its kernels. Compiled-vs-interpreter results are test_compiled.c; hostile
+ * inputs are test_bad_input.c.
  */
 #include "check.h"
 #include "samples.h"
@@ -12,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static pm_jit *jit;
 
 /* blur(x, y) = (I(x-1, y) + I(x, y) + I(x+1, y)) / 3 over 1 <= x <= R-2, 0 <= y < C:
  * output extents (R-2) x C, input R x C (f32). */
@@ -142,18 +146,7 @@ static void test_blur(pm_jit *jit)
     p = build_blur(ctx);
     CHECK(pm_kernel_compile_ms(k) > 0);
 
-    /* Sizes around vectors and tiles, 1-row outputs, and a size far from the estimate. */
-    static const int64_t sizes[][2] = {{3, 1}, {3, 17}, {5, 33}, {64, 64}, {130, 7}, {257, 300}};
-    for (int s = 0; s < 6; s++) {
-        blur_case c;
-        blur_case_new(&c, p, sizes[s][0], sizes[s][1], 7u + (unsigned)s);
-        CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &c.got, &err), PM_OK);
-        double d = check_buffer_maxdiff(&c.want, &c.got);
-        if (!CHECK(d <= 1e-6))
-            fprintf(stderr, "  blur %lldx%lld: max diff %g (%s)\n", (long long)sizes[s][0],
-                    (long long)sizes[s][1], d, err.message);
-        blur_case_free(&c);
-    }
+    /* (results at many sizes: test_compiled.c, test_blur_sizes) */
 
     /* A strided view: the output is the left half of a wider buffer; the right half
      * must stay untouched. */
@@ -223,36 +216,6 @@ static void test_blur(pm_jit *jit)
     pm_ctx_free(ctx);
 }
 
-/* ---- threads and vector widths ----------------------------------------------------- */
-
-static void test_thread_counts(pm_jit *jit)
-{
-    pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_blur(ctx);
-    blur_case c;
-    blur_case_new(&c, p, 101, 77, 11u);
-    static const int threads[] = {1, 2, 3, 8};
-    static const int widths[] = {0, 1, 4, 16};
-    for (int t = 0; t < 4; t++) {
-        pm_compile_options co = pm_compile_options_default();
-        co.threads = threads[t];
-        co.vector_width = widths[t];
-        co.opt_level = t % 4;
-        pm_error err;
-        pm_kernel *k = pm_jit_compile(jit, p, NULL, &co, &err);
-        if (!CHECK(k != NULL)) {
-            fprintf(stderr, "  threads %d: %s\n", threads[t], err.message);
-            continue;
-        }
-        memset(c.got.data, 0, 99 * 77 * sizeof(float));
-        CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &c.got, &err), PM_OK);
-        CHECK(check_buffer_maxdiff(&c.want, &c.got) <= 1e-6);
-        pm_kernel_free(k);
-    }
-    blur_case_free(&c);
-    pm_ctx_free(ctx);
-}
-
 /* ---- dumps -------------------------------------------------------------------------- */
 
 static void test_dumps(pm_jit *jit)
@@ -286,75 +249,84 @@ static void test_dumps(pm_jit *jit)
     pm_ctx_free(ctx);
 }
 
-/* ---- the samples -------------------------------------------------------------------- */
-
-/* Apps that exercise the runtime's paths (scratch slots, reductions, several inputs and
- * outputs); test_codegen_run compares every app at many sizes and widths. */
-static const char *const runtime_apps[] = {"unsharp_mask", "harris", "bilateral_grid",
-                                           "camera_pipe", "pyramid_blend", "interpolate"};
-
-static void test_samples(pm_jit *jit)
+static pm_kernel *compile(pm_pipeline *p, const pm_value *estimates, int threads)
 {
-    int n = (int)(sizeof runtime_apps / sizeof runtime_apps[0]);
-    for (int a = 0; a < n; a++) {
-        const pm_sample_app *app = pm_sample_find(runtime_apps[a]);
-        if (!CHECK(app != NULL))
-            continue;
-        pm_ctx *ctx = pm_ctx_new();
-        pm_pipeline *p = app->build(ctx);
-        if (!CHECK(p != NULL)) {
-            pm_ctx_free(ctx);
-            continue;
-        }
-        pm_value params[32];
-        app->params(23, 41, params);
+    pm_compile_options o = pm_compile_options_default();
+    o.threads = threads;
+    pm_error err;
+    pm_kernel *k = pm_jit_compile(jit, p, estimates, &o, &err);
+    if (!CHECK(k != NULL))
+        fprintf(stderr, "  compile %s: %s\n", pm_pipeline_name(p), err.message);
+    return k;
+}
 
-        pm_error err;
-        pm_kernel *k = pm_jit_compile(jit, p, params, NULL, &err);
-        if (!CHECK(k != NULL)) {
-            fprintf(stderr, "  %s: %s\n", app->name, err.message);
-            pm_ctx_free(ctx);
-            continue;
-        }
-        int nin = pm_pipeline_ninputs(p), nout = pm_pipeline_noutputs(p);
-        pm_buffer in[8], want[8], got[8];
-        for (int i = 0; i < nin; i++) {
-            int nd;
-            int64_t ext[PM_MAX_DIMS];
-            pm_pipeline_buffer_shape(p, 0, i, params, &nd, ext);
-            in[i] = check_buffer_new(pm_func_type(pm_pipeline_input(p, i)), nd, ext);
-            if (app->fill_input)
-                app->fill_input(i, &in[i], params);
-            else
-                check_fill(&in[i], 5u + (unsigned)i, false);
-        }
-        for (int i = 0; i < nout; i++) {
-            int nd;
-            int64_t ext[PM_MAX_DIMS];
-            pm_pipeline_buffer_shape(p, 1, i, params, &nd, ext);
-            pm_type t = pm_func_type(pm_pipeline_output(p, i));
-            want[i] = check_buffer_new(t, nd, ext);
-            got[i] = check_buffer_new(t, nd, ext);
-        }
-        CHECK_STATUS(pm_interpret(p, params, in, want), PM_OK);
-        /* Twice: the second run reuses the scratch set of the first. */
-        for (int r = 0; r < 2; r++) {
-            CHECK_STATUS(pm_kernel_run(k, params, in, got, &err), PM_OK);
-            for (int i = 0; i < nout; i++) {
-                double d = check_buffer_maxdiff(&want[i], &got[i]);
-                if (!CHECK(d <= app->tolerance))
-                    fprintf(stderr, "  %s output %d: max diff %g\n", app->name, i, d);
-            }
-        }
-        for (int i = 0; i < nin; i++)
-            check_buffer_free(&in[i]);
-        for (int i = 0; i < nout; i++) {
-            check_buffer_free(&want[i]);
-            check_buffer_free(&got[i]);
-        }
-        pm_kernel_free(k);
+static void test_errors(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = pm_sample_harris.build(ctx);
+    pm_value params[2];
+    pm_sample_harris.params(20, 30, params);
+    pm_kernel *k = compile(p, params, 1);
+    if (!k) {
         pm_ctx_free(ctx);
+        return;
     }
+    float *in = calloc(20 * 30, sizeof(float)), *out = calloc(20 * 30, sizeof(float));
+    pm_buffer bin = pm_buffer_dense(in, PM_F32, 2, (int64_t[]){20, 30});
+    pm_buffer bout = pm_buffer_dense(out, PM_F32, 2, (int64_t[]){20, 30});
+    pm_error err;
+    CHECK_STATUS(pm_kernel_run(k, params, &bin, &bout, &err), PM_OK);
+
+    pm_buffer wrong = pm_buffer_dense(in, PM_F32, 2, (int64_t[]){20, 29});
+    CHECK_STATUS(pm_kernel_run(k, params, &wrong, &bout, &err), PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "I");
+    CHECK_CONTAINS(err.message, "f32[20][30]");
+
+    pm_buffer wrong_type = pm_buffer_dense(in, PM_U8, 2, (int64_t[]){20, 30});
+    CHECK_STATUS(pm_kernel_run(k, params, &wrong_type, &bout, &err), PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "u8");
+
+    pm_buffer no_data = pm_buffer_dense(NULL, PM_F32, 2, (int64_t[]){20, 30});
+    CHECK_STATUS(pm_kernel_run(k, params, &bin, &no_data, &err), PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "harris");
+
+    pm_value bad[2] = {PM_I(-10), PM_I(28)};
+    CHECK_STATUS(pm_kernel_run(k, bad, &bin, &bout, &err), PM_ERR_ARGUMENT);
+    pm_value huge[2] = {PM_I(1LL << 40), PM_I(28)};
+    CHECK_STATUS(pm_kernel_run(k, huge, &bin, &bout, &err), PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "R");
+
+    CHECK_STATUS(pm_kernel_run(NULL, params, &bin, &bout, &err), PM_ERR_MISUSE);
+    CHECK_STATUS(pm_kernel_run(k, params, NULL, &bout, &err), PM_ERR_ARGUMENT);
+    CHECK(pm_jit_compile(jit, NULL, NULL, NULL, &err) == NULL);
+    CHECK(err.status != PM_OK);
+    pm_kernel_free(k);
+    free(in);
+    free(out);
+    pm_ctx_free(ctx);
+}
+
+static void test_unsharp_ir(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = pm_sample_unsharp_mask.build(ctx);
+    pm_value est[4];
+    pm_sample_unsharp_mask.params(2048, 2048, est);
+    pm_compile_options o = pm_compile_options_default();
+    o.vector_width = 16; /* 16 lanes of f32: AVX-512 (the default on this host) */
+    pm_error err;
+    pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+    if (CHECK(k != NULL)) {
+        const char *ir = pm_kernel_dump(k, "llvm");
+        CHECK(ir != NULL);
+        CHECK_CONTAINS(ir, "<16 x float>");
+        CHECK_CONTAINS(ir, "GOMP_parallel");
+        CHECK(pm_kernel_compile_ms(k) > 0);
+        pm_kernel_free(k);
+    } else {
+        fprintf(stderr, "  unsharp compile: %s\n", err.message);
+    }
+    pm_ctx_free(ctx);
 }
 
 /* ---- many compiles, frees, and the jit freed before its kernels ----------------------- */
@@ -491,25 +463,18 @@ int main(void)
 {
     test_options();
     pm_error err;
-    pm_jit *jit = pm_jit_new(NULL, &err);
+    jit = pm_jit_new(NULL, &err);
     if (!CHECK(jit != NULL)) {
         fprintf(stderr, "pm_jit_new: %s\n", err.message);
-        return check_finish("test_runtime_kernel");
+        return check_finish("api_contract");
     }
-    fprintf(stderr, "-- test_compile_errors\n");
     test_compile_errors(jit);
-    fprintf(stderr, "-- test_blur\n");
     test_blur(jit);
-    fprintf(stderr, "-- test_thread_counts\n");
-    test_thread_counts(jit);
-    fprintf(stderr, "-- test_dumps\n");
+    test_errors();
     test_dumps(jit);
-    fprintf(stderr, "-- test_samples\n");
-    test_samples(jit);
-    fprintf(stderr, "-- test_concurrency\n");
+    test_unsharp_ir();
     test_concurrency(jit);
     pm_jit_free(jit);
-    fprintf(stderr, "-- test_lifetimes\n");
     test_lifetimes();
-    return check_finish("test_runtime_kernel");
+    return check_finish("api_contract");
 }

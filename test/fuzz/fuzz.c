@@ -1,0 +1,1044 @@
+/* fuzz.c — random pipelines, compiled vs the interpreter.
+ *
+ * One case is one seed: a random DAG of 2-15 stages (point-wise arithmetic over every
+ * element type, casts, select/min/max, stencils, up- and down-sampling, case pieces with
+ * boundary conditions, reductions and histograms with data-dependent indices,
+ * time-iterated self-references, interval steps other than 1, non-zero lower bounds,
+ * domains of different sizes), compiled once by pm_jit_compile with random options
+ * (vector width, opt level, and the optimizer's fusion / tile sizes / overlap threshold /
+ * group limit), then run at 3-4 random sizes (1x1, 1xN, Nx1, odd, smaller than a vector)
+ * with 1-3 threads and compared with pm_interpret on the same inputs. Output buffers
+ * start with the same garbage on both sides and may have padded rows.
+ *
+ * Comparison: integers exactly; floats within |a - b| <= 1e-3 * (1 + max |reference|)
+ * over the output buffer (the stated tolerance: reductions may sum in another order, FMA
+ * may contract). The generator keeps floats away from anything that turns a rounding
+ * difference into a different integer (no float -> integer casts, float comparisons,
+ * data-dependent indices from floats), so integer stages are exact by construction.
+ *
+ * A failing case prints its seed, the options, the sizes and the pipeline as C builder
+ * code that reproduces it. Usage:
+ *   pm_fuzz [--seed S] [--cases N] [--seconds T] [--verbose]
+ * Case i uses seed S + i; the same seed always gives the same pipeline, inputs, sizes and
+ * options. --seconds stops early (after the running case) and says how many ran.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "check.h"
+#include "frontend/ir.h"
+#include "runtime/kernel.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- random numbers ------------------------------------------------------------------ */
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t rnext(rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int rint_(rng *r, int lo, int hi) /* inclusive */
+{
+    return lo + (int)(rnext(r) % (uint64_t)(hi - lo + 1));
+}
+
+static bool rchance(rng *r, int percent)
+{
+    return rint_(r, 0, 99) < percent;
+}
+
+/* ---- strings kept for the case (freed together) ---------------------------------------- */
+
+typedef struct strpool {
+    char **items;
+    int n, cap;
+} strpool;
+
+static strpool pool;
+
+static const char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static const char *fmt(const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(NULL, 0, f, ap);
+    va_end(ap);
+    char *s = malloc((size_t)n + 1);
+    va_start(ap, f);
+    vsnprintf(s, (size_t)n + 1, f, ap);
+    va_end(ap);
+    if (pool.n == pool.cap) {
+        pool.cap = pool.cap ? 2 * pool.cap : 256;
+        pool.items = realloc(pool.items, (size_t)pool.cap * sizeof *pool.items);
+    }
+    pool.items[pool.n++] = s;
+    return s;
+}
+
+static void pool_clear(void)
+{
+    for (int i = 0; i < pool.n; i++)
+        free(pool.items[i]);
+    pool.n = 0;
+}
+
+/* The reproducer, line by line. */
+static char *code;
+static size_t code_len, code_cap;
+
+static void emit(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static void emit(const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(NULL, 0, f, ap);
+    va_end(ap);
+    if (code_len + (size_t)n + 2 > code_cap) {
+        code_cap = (code_len + (size_t)n + 2) * 2;
+        code = realloc(code, code_cap);
+    }
+    va_start(ap, f);
+    vsnprintf(code + code_len, (size_t)n + 1, f, ap);
+    va_end(ap);
+    code_len += (size_t)n;
+    code[code_len++] = '\n';
+    code[code_len] = '\0';
+}
+
+/* ---- expressions with their C spelling --------------------------------------------------- */
+
+typedef struct G {
+    pm_expr *e;
+    const char *c;
+} G;
+
+static G g_(pm_expr *e, const char *c) { return (G){e, c}; }
+static pm_type ty(G a) { return a.e ? a.e->type : PM_I32; }
+static bool is_float(G a) { return ty(a) == PM_F32 || ty(a) == PM_F64; }
+
+static const char *type_c(pm_type t)
+{
+    static const char *names[] = {"PM_BOOL", "PM_U8", "PM_I8", "PM_U16", "PM_I16",
+                                  "PM_U32", "PM_I32", "PM_I64", "PM_F32", "PM_F64"};
+    return names[t];
+}
+
+#define BIN(fn) static G b_##fn(G a, G b) { return g_(pm_##fn(a.e, b.e), fmt("pm_" #fn "(%s, %s)", a.c, b.c)); }
+BIN(add) BIN(sub) BIN(mul) BIN(div) BIN(mod) BIN(min) BIN(max) BIN(absd) BIN(band) BIN(bor)
+BIN(bxor) BIN(shl) BIN(shr) BIN(lt) BIN(le) BIN(eq) BIN(ne) BIN(ge) BIN(gt) BIN(and) BIN(or)
+BIN(cdiv) BIN(cmod)
+#undef BIN
+
+static G u_neg(G a) { return g_(pm_neg(a.e), fmt("pm_neg(%s)", a.c)); }
+static G u_abs(G a) { return g_(pm_abs(a.e), fmt("pm_abs(%s)", a.c)); }
+static G u_not(G a) { return g_(pm_not(a.e), fmt("pm_not(%s)", a.c)); }
+static G u_sqrt(G a) { return g_(pm_sqrt(a.e), fmt("pm_sqrt(%s)", a.c)); }
+static G cast(pm_type t, G a) { return g_(pm_cast(t, a.e), fmt("pm_cast(%s, %s)", type_c(t), a.c)); }
+static G sel(G c, G a, G b)
+{
+    return g_(pm_select(c.e, a.e, b.e), fmt("pm_select(%s, %s, %s)", c.c, a.c, b.c));
+}
+
+static pm_ctx *ctx;
+
+static G lit(int64_t v) { return g_(pm_int(ctx, v), fmt("pm_int(ctx, %lld)", (long long)v)); }
+static G flit(double v) { return g_(pm_float(ctx, v), fmt("pm_float(ctx, %.17g)", v)); }
+static G addi(G a, int64_t v)
+{
+    return v == 0 ? a : g_(pm_addi(a.e, v), fmt("pm_addi(%s, %lld)", a.c, (long long)v));
+}
+static G muli(G a, int64_t v) { return g_(pm_muli(a.e, v), fmt("pm_muli(%s, %lld)", a.c, (long long)v)); }
+static G divi(G a, int64_t v) { return g_(pm_divi(a.e, v), fmt("pm_divi(%s, %lld)", a.c, (long long)v)); }
+
+static G call(pm_func *f, const char *fname, int n, G *args)
+{
+    pm_expr *a[PM_MAX_DIMS];
+    const char *c = fmt("pm_call(%s", fname);
+    for (int i = 0; i < n; i++) {
+        a[i] = args[i].e;
+        c = fmt("%s, %s", c, args[i].c);
+    }
+    return g_(pm_call_n(f, n, a), fmt("%s)", c));
+}
+
+static G and_all(G *cs, int n)
+{
+    G r = cs[0];
+    for (int i = 1; i < n; i++)
+        r = b_and(r, cs[i]);
+    return r;
+}
+
+/* ---- the generated pipeline ------------------------------------------------------------ */
+
+enum { MAX_STAGES = 15, MAX_IMAGES = 3, MAX_FUNCS = MAX_STAGES + MAX_IMAGES, GUARDS = 96 };
+
+typedef struct dim {
+    G lb, ub;         /* the interval's bounds (images: 0 and extent - 1)      */
+    int64_t step;
+} dim;
+
+typedef struct node {
+    pm_func *f;
+    const char *name;
+    pm_type type;
+    bool is_image;
+    int ndims;
+    dim d[3];
+    bool exact;       /* an integer computed from integers only: may index, compare */
+} node;
+
+typedef struct gen {
+    rng r;
+    G R, C;
+    G var[3];         /* x, y, z */
+    G rvar[2];        /* r0, r1 */
+    int nnodes;
+    node nodes[MAX_FUNCS];
+    int nimages;
+    bool *reads;      /* reads[i * MAX_FUNCS + j]: node i reads node j */
+    /* guards collected while building one value */
+    G guards[GUARDS];
+    int nguards;
+} gen;
+
+static const pm_type int_types[] = {PM_U8, PM_I8, PM_U16, PM_I16, PM_U32, PM_I32, PM_I64};
+static const pm_type all_types[] = {PM_U8, PM_I8, PM_U16, PM_I16, PM_U32, PM_I32, PM_I64,
+                                    PM_F32, PM_F64};
+
+static pm_type random_type(gen *g)
+{
+    return rchance(&g->r, 35) ? (rchance(&g->r, 70) ? PM_F32 : PM_F64)
+                              : int_types[rint_(&g->r, 0, 6)];
+}
+
+/* An upper bound: R or C (or R/2) plus a small offset, or a small constant. */
+static G random_ub(gen *g, int which)
+{
+    G P = which ? g->C : g->R;
+    switch (rint_(&g->r, 0, 9)) {
+    case 0: return lit(rint_(&g->r, 0, 5));
+    case 1: return addi(divi(P, 2), rint_(&g->r, -1, 1));
+    default: return addi(P, rint_(&g->r, -3, 1));
+    }
+}
+
+static void random_dim(gen *g, dim *d, int which)
+{
+    int lb = rchance(&g->r, 60) ? 0 : rint_(&g->r, -2, 3);
+    d->lb = lit(lb);
+    d->ub = random_ub(g, which);
+    d->step = rchance(&g->r, 80) ? 1 : rint_(&g->r, 2, 3);
+}
+
+static pm_interval *interval_of(const dim *d)
+{
+    return pm_interval_new(d->lb.e, d->ub.e, d->step);
+}
+
+static const char *interval_c(const dim *d)
+{
+    return fmt("pm_interval_new(%s, %s, %lld)", d->lb.c, d->ub.c, (long long)d->step);
+}
+
+/* A coordinate of producer dimension pd read from the consumer's variable v: aligned to
+ * the producer's step by construction (lb + step * e), guarded by a case condition that
+ * keeps it inside the producer's box. */
+static G read_coord(gen *g, const node *p, int pd, G v, bool constant)
+{
+    const dim *d = &p->d[pd];
+    G e;
+    if (constant) {
+        e = lit(rint_(&g->r, 0, 2));
+    } else {
+        switch (rint_(&g->r, 0, 5)) {
+        case 0: e = addi(divi(v, 2), rint_(&g->r, -1, 1)); break;      /* upsampling */
+        case 1: e = addi(muli(v, 2), rint_(&g->r, -1, 1)); break;      /* downsampling */
+        default: e = addi(v, rint_(&g->r, -2, 2)); break;              /* stencil-like */
+        }
+    }
+    G c = d->step == 1 ? (rchance(&g->r, 50) ? e : addi(e, 0))
+                       : b_add(d->lb, muli(e, d->step));
+    g->guards[g->nguards++] = b_le(d->lb, c); /* value() keeps room for these */
+    g->guards[g->nguards++] = b_le(c, d->ub);
+    return c;
+}
+
+/* A guarded affine read of node p by consumer node `self` (with nv variables). */
+static G affine_read(gen *g, int self, int pi, int nv)
+{
+    node *p = &g->nodes[pi];
+    g->reads[self * MAX_FUNCS + pi] = true;
+    G args[3];
+    for (int d = 0; d < p->ndims; d++) {
+        bool constant = nv == 0 || rchance(&g->r, 10);
+        G v = g->var[nv ? (p->ndims == nv && rchance(&g->r, 85) ? d : rint_(&g->r, 0, nv - 1)) : 0];
+        args[d] = read_coord(g, p, d, v, constant);
+    }
+    return call(p->f, p->name, p->ndims, args);
+}
+
+/* A data-dependent read: an index taken from an exact integer producer (clamped into the
+ * callee's box by the language's rule). */
+static G indirect_read(gen *g, int self, int pi, int nv)
+{
+    node *p = &g->nodes[pi];
+    int src = -1;
+    for (int tries = 0; tries < 8 && src < 0; tries++) {
+        int j = rint_(&g->r, 0, self - 1);
+        if (g->nodes[j].exact)
+            src = j;
+    }
+    if (src < 0)
+        return affine_read(g, self, pi, nv);
+    G args[3];
+    G idx = affine_read(g, self, src, nv);
+    for (int d = 0; d < p->ndims; d++) {
+        if (d == 0)
+            args[d] = rchance(&g->r, 50) ? b_mod(cast(PM_I32, idx), lit(rint_(&g->r, 1, 9)))
+                                         : cast(PM_I32, idx);
+        else
+            args[d] = read_coord(g, p, d, g->var[nv ? rint_(&g->r, 0, nv - 1) : 0], nv == 0);
+    }
+    g->reads[self * MAX_FUNCS + pi] = true;
+    return call(p->f, p->name, p->ndims, args);
+}
+
+/* A value of stage `self`: integer stages read and compute integers only. */
+static G value(gen *g, int self, int nv, bool want_int, int depth)
+{
+    rng *r = &g->r;
+    int k = rint_(r, 0, depth <= 0 ? 3 : 13);
+    /* read a producer (an indirect read needs guards for two reads of 3 dimensions) */
+    if (k <= 2 && self > 0 && g->nguards + 12 <= GUARDS) {
+        for (int tries = 0; tries < 10; tries++) {
+            int pi = rint_(r, 0, self - 1);
+            node *p = &g->nodes[pi];
+            if (want_int && !p->exact)
+                continue;
+            if (k == 2 && p->ndims >= 1)
+                return indirect_read(g, self, pi, nv);
+            return affine_read(g, self, pi, nv);
+        }
+    }
+    if (k <= 3) {
+        switch (rint_(r, 0, 3)) {
+        case 0: return want_int ? lit(rint_(r, -20, 300)) : flit(rint_(r, -50, 50) / 8.0);
+        case 1: return nv ? g->var[rint_(r, 0, nv - 1)] : lit(7);
+        case 2: return rchance(r, 50) ? g->R : g->C;
+        default: return want_int ? cast(int_types[rint_(r, 0, 6)], lit(rint_(r, -300, 300)))
+                                 : cast(PM_F64, lit(rint_(r, 0, 9)));
+        }
+    }
+    G a = value(g, self, nv, want_int, depth - 1);
+    G b = value(g, self, nv, want_int, depth - 1);
+    bool fl = is_float(a) || is_float(b);
+    switch (k) {
+    case 4: return b_add(a, b);
+    case 5: return b_sub(a, b);
+    case 6: return b_mul(a, b);
+    case 7: return rchance(r, 50) ? b_min(a, b) : b_max(a, b);
+    case 8: /* select on an exact condition */
+        {
+            G x = value(g, self, nv, true, depth - 1), y = value(g, self, nv, true, 0);
+            G c;
+            switch (rint_(r, 0, 3)) {
+            case 0: c = b_lt(x, y); break;
+            case 1: c = b_or(b_gt(x, y), b_eq(y, lit(3))); break;
+            case 2: c = b_ge(x, y); break;
+            default: c = b_ne(b_band(cast(PM_I32, x), lit(1)), lit(0)); break;
+            }
+            return sel(c, a, b);
+        }
+    case 9:
+        if (fl)
+            return b_div(a, b_add(u_abs(b), flit(1.0)));
+        return rchance(r, 50) ? (rchance(r, 50) ? b_div(a, b) : b_mod(a, b))
+                              : (rchance(r, 50) ? b_cdiv(a, b) : b_cmod(a, b));
+    case 10:
+        if (fl)
+            return rchance(r, 50) ? u_sqrt(u_abs(a)) : u_neg(a);
+        switch (rint_(r, 0, 4)) {
+        case 0: return b_band(a, b);
+        case 1: return b_bor(a, b);
+        case 2: return b_bxor(a, b);
+        case 3: return b_shl(a, lit(rint_(r, 0, 40)));
+        default: return b_shr(a, b);
+        }
+    case 11:
+        return fl ? b_absd(a, b) : (rchance(r, 50) ? b_absd(a, b) : u_abs(a));
+    case 12: /* casts */
+        if (want_int)
+            return cast(int_types[rint_(r, 0, 6)], a);
+        return cast(rchance(r, 50) ? PM_F32 : PM_F64, a);
+    default:
+        /* a cast to the left operand's type, never float -> integer */
+        return rchance(r, 30) ? u_neg(a) : b_add(a, is_float(b) && !is_float(a) ? b : cast(ty(a), b));
+    }
+}
+
+static pm_func *new_func(gen *g, node *n, int nv)
+{
+    pm_expr *vars[3];
+    pm_interval *ivs[3];
+    const char *vc = "", *ic = "";
+    for (int d = 0; d < nv; d++) {
+        vars[d] = g->var[d].e;
+        ivs[d] = interval_of(&n->d[d]);
+        vc = fmt("%s%s%s", vc, d ? ", " : "", g->var[d].c);
+        ic = fmt("%s%s%s", ic, d ? ", " : "", interval_c(&n->d[d]));
+    }
+    emit("    pm_func *%s = pm_func_new(ctx, \"%s\", %s, %d, pm_exprs(%s), pm_intervals(%s));",
+         n->name, n->name, type_c(n->type), nv, vc, ic);
+    return pm_func_new(ctx, n->name, n->type, nv, vars, ivs);
+}
+
+/* Case pieces: the guarded value where every read is inside, a fallback elsewhere, and
+ * sometimes a split of the guarded part at a boundary x < k. */
+static void define_cases(gen *g, node *n, int self, int nv, bool want_int)
+{
+    g->nguards = 0;
+    G v = value(g, self, nv, want_int, rint_(&g->r, 1, 3));
+    int nguards = g->nguards;
+    G guards[GUARDS];
+    memcpy(guards, g->guards, sizeof guards);
+    pm_case *cases[4];
+    const char *cc[4];
+    int nc = 0;
+    G fallback = want_int ? lit(rint_(&g->r, -5, 5))
+                          : (nv ? cast(n->type, g->var[0]) : flit(0.5));
+    if (nguards == 0 && !rchance(&g->r, 25)) {
+        cases[nc] = pm_case_new(NULL, v.e);
+        cc[nc++] = fmt("pm_case_new(NULL, %s)", v.c);
+    } else {
+        G cond = nguards ? and_all(guards, nguards) : b_lt(g->var[0], addi(g->R, -2));
+        if (nv && rchance(&g->r, 30)) {
+            G split = b_lt(g->var[0], lit(rint_(&g->r, 0, 4)));
+            G other = value(g, self, nv, want_int, 0); /* no reads */
+            if (g->nguards > nguards) /* the other value read something: keep it simple */
+                other = fallback;
+            G c1 = b_and(cond, split), c2 = b_and(cond, u_not(split));
+            cases[nc] = pm_case_new(c1.e, v.e);
+            cc[nc++] = fmt("pm_case_new(%s, %s)", c1.c, v.c);
+            cases[nc] = pm_case_new(c2.e, other.e);
+            cc[nc++] = fmt("pm_case_new(%s, %s)", c2.c, other.c);
+        } else {
+            cases[nc] = pm_case_new(cond.e, v.e);
+            cc[nc++] = fmt("pm_case_new(%s, %s)", cond.c, v.c);
+        }
+        G nc_ = u_not(cond);
+        cases[nc] = pm_case_new(nc_.e, fallback.e);
+        cc[nc++] = fmt("pm_case_new(%s, %s)", nc_.c, fallback.c);
+    }
+    const char *all = "";
+    for (int i = 0; i < nc; i++)
+        all = fmt("%s,\n        %s", all, cc[i]);
+    emit("    pm_define(%s%s);", n->name, all);
+    pm_func_define(n->f, nc, cases);
+}
+
+/* Point-wise / stencil / sampling stage: 1-3 dimensions. */
+static void stage_function(gen *g, int self)
+{
+    node *n = &g->nodes[self];
+    int nv = rchance(&g->r, 75) ? 2 : rchance(&g->r, 60) ? 1 : 3;
+    n->ndims = nv;
+    n->type = random_type(g);
+    bool want_int = n->type != PM_F32 && n->type != PM_F64;
+    n->exact = want_int;
+    for (int d = 0; d < nv; d++)
+        random_dim(g, &n->d[d], d % 2);
+    n->f = new_func(g, n, nv);
+    /* a stencil of a float-free 2-D producer with unit steps, into a float stage */
+    if (!want_int && nv == 2 && rchance(&g->r, 30)) {
+        int pi = rint_(&g->r, 0, self - 1);
+        node *p = &g->nodes[pi];
+        if (p->ndims == 2 && p->d[0].step == 1 && p->d[1].step == 1) {
+            int rows = rint_(&g->r, 1, 3) | 1, cols = rint_(&g->r, 1, 3) | 1;
+            double w[9];
+            const char *wc = "";
+            for (int i = 0; i < rows * cols; i++) {
+                w[i] = rint_(&g->r, -2, 3);
+                wc = fmt("%s%s%g", wc, i ? ", " : "", w[i]);
+            }
+            double scale = 1.0 / rint_(&g->r, 1, 16);
+            G at[2] = {g->var[0], g->var[1]};
+            pm_expr *ate[2] = {at[0].e, at[1].e};
+            G s = g_(pm_stencil(p->f, ate, scale, rows, cols, w),
+                     fmt("pm_stencil(%s, pm_exprs(%s, %s), %.17g, %d, %d, (const double[]){%s})",
+                         p->name, at[0].c, at[1].c, scale, rows, cols, wc));
+            g->reads[self * MAX_FUNCS + pi] = true;
+            G guards[4] = {b_le(addi(p->d[0].lb, cols / 2), g->var[0]),
+                           b_le(addi(g->var[0], cols / 2), p->d[0].ub),
+                           b_le(addi(p->d[1].lb, rows / 2), g->var[1]),
+                           b_le(addi(g->var[1], rows / 2), p->d[1].ub)};
+            G cond = and_all(guards, 4), ncond = u_not(cond);
+            G fb = cast(n->type, g->var[1]);
+            emit("    pm_define(%s,\n        pm_case_new(%s, %s),\n        pm_case_new(%s, %s));",
+                 n->name, cond.c, s.c, ncond.c, fb.c);
+            pm_define(n->f, pm_case_new(cond.e, s.e), pm_case_new(ncond.e, fb.e));
+            return;
+        }
+    }
+    define_cases(g, n, self, nv, want_int);
+}
+
+/* Time-iterated: f(t, x), t in [0, T]; f(0, x) from a producer, then
+ * f(t, x) = f(t-1, x-s) + f(t-1, x) + f(t-1, x+s) inside, f(t-1, x) at the edges. */
+static void stage_iterated(gen *g, int self)
+{
+    node *n = &g->nodes[self];
+    n->ndims = 2;
+    n->type = random_type(g);
+    bool want_int = n->type != PM_F32 && n->type != PM_F64;
+    n->exact = want_int;
+    n->d[0] = (dim){lit(0), lit(rint_(&g->r, 1, 4)), 1};
+    random_dim(g, &n->d[1], rint_(&g->r, 0, 1));
+    n->f = new_func(g, n, 2);
+    G t = g->var[0], x = g->var[1];
+    int64_t s = n->d[1].step;
+    /* t == 0: any value of x (reads guarded) */
+    g->nguards = 0;
+    G init;
+    {
+        /* the value's reads use variable x only: make variable 0 stand for x */
+        G saved = g->var[0];
+        g->var[0] = x;
+        init = value(g, self, 1, want_int, 1);
+        g->var[0] = saved;
+    }
+    G first = b_eq(t, lit(0));
+    G c0 = g->nguards ? and_all(g->guards, g->nguards) : lit(1);
+    bool guarded = g->nguards > 0;
+    G inside = b_and(b_le(b_add(n->d[1].lb, lit(s)), x), b_le(addi(x, s), n->d[1].ub));
+    G later = b_ge(t, lit(1));
+    G tm1 = addi(t, -1);
+    G args0[2] = {tm1, addi(x, -s)}, args1[2] = {tm1, x}, args2[2] = {tm1, addi(x, s)};
+    G sum = b_add(b_add(call(n->f, n->name, 2, args0), call(n->f, n->name, 2, args1)),
+                  call(n->f, n->name, 2, args2));
+    if (!want_int)
+        sum = b_div(sum, flit(3.0));
+    G edge = call(n->f, n->name, 2, args1);
+    pm_case *cs[4];
+    const char *cc[4];
+    int nc = 0;
+    if (guarded) {
+        G a = b_and(first, c0), b = b_and(first, u_not(c0));
+        G fb = lit(1);
+        cs[nc] = pm_case_new(a.e, init.e);
+        cc[nc++] = fmt("pm_case_new(%s, %s)", a.c, init.c);
+        cs[nc] = pm_case_new(b.e, fb.e);
+        cc[nc++] = fmt("pm_case_new(%s, %s)", b.c, fb.c);
+    } else {
+        cs[nc] = pm_case_new(first.e, init.e);
+        cc[nc++] = fmt("pm_case_new(%s, %s)", first.c, init.c);
+    }
+    G ci = b_and(later, inside), ce = b_and(later, u_not(inside));
+    cs[nc] = pm_case_new(ci.e, sum.e);
+    cc[nc++] = fmt("pm_case_new(%s, %s)", ci.c, sum.c);
+    cs[nc] = pm_case_new(ce.e, edge.e);
+    cc[nc++] = fmt("pm_case_new(%s, %s)", ce.c, edge.c);
+    const char *all = "";
+    for (int i = 0; i < nc; i++)
+        all = fmt("%s,\n        %s", all, cc[i]);
+    emit("    pm_define(%s%s);", n->name, all);
+    pm_func_define(n->f, nc, cs);
+}
+
+/* Reductions: a histogram of an exact producer (data-dependent index, out-of-range
+ * indices skipped), or a reduction of a producer along its first dimension. */
+static void stage_reduction(gen *g, int self)
+{
+    node *n = &g->nodes[self];
+    int src = -1;
+    for (int tries = 0; tries < 10 && src < 0; tries++) {
+        int j = rint_(&g->r, 0, self - 1);
+        if (g->nodes[j].ndims >= 1 && g->nodes[j].ndims <= 2)
+            src = j;
+    }
+    if (src < 0) {
+        stage_function(g, self);
+        return;
+    }
+    node *q = &g->nodes[src];
+    bool hist = q->exact && rchance(&g->r, 50);
+    g->reads[self * MAX_FUNCS + src] = true;
+    /* reduction domain = q's domain */
+    int nr = q->ndims;
+    pm_expr *rv[2];
+    pm_interval *ri[2];
+    const char *rvc = "", *ric = "";
+    G rargs[2];
+    for (int d = 0; d < nr; d++) {
+        rv[d] = g->rvar[d].e;
+        ri[d] = interval_of(&q->d[d]);
+        rargs[d] = g->rvar[d];
+        rvc = fmt("%s%s%s", rvc, d ? ", " : "", g->rvar[d].c);
+        ric = fmt("%s%s%s", ric, d ? ", " : "", interval_c(&q->d[d]));
+    }
+    G read = call(q->f, q->name, nr, rargs);
+    n->ndims = 1;
+    pm_reduce_op op;
+    G index, val;
+    static const char *op_c[] = {"PM_REDUCE_SUM", "PM_REDUCE_PRODUCT", "PM_REDUCE_MIN",
+                                 "PM_REDUCE_MAX", "PM_REDUCE_AND", "PM_REDUCE_OR"};
+    if (hist) {
+        int nb = rint_(&g->r, 1, 12);
+        n->type = rchance(&g->r, 70) ? PM_I32 : int_types[rint_(&g->r, 0, 6)];
+        n->d[0] = (dim){lit(0), lit(nb - 1), 1};
+        index = b_sub(b_mod(cast(PM_I32, read), lit(nb + rint_(&g->r, 0, 2))),
+                      lit(rint_(&g->r, 0, 1)));
+        val = rchance(&g->r, 60) ? lit(1) : cast(n->type, read);
+        op = rchance(&g->r, 70) ? PM_REDUCE_SUM : (pm_reduce_op)rint_(&g->r, 0, 5);
+    } else {
+        n->type = q->exact ? int_types[rint_(&g->r, 0, 6)]
+                           : (rchance(&g->r, 50) ? PM_F32 : PM_F64);
+        if (!q->exact && !(n->type == PM_F32 || n->type == PM_F64))
+            n->type = PM_F64;
+        bool fl = n->type == PM_F32 || n->type == PM_F64;
+        int along = nr == 2 ? 1 : 0; /* output indexed by q's last dimension */
+        n->d[0] = q->d[along];
+        index = g->rvar[along];
+        val = fl ? b_mul(read, flit(0.125)) : read;
+        op = fl ? (pm_reduce_op)rint_(&g->r, 0, 3) : (pm_reduce_op)rint_(&g->r, 0, 5);
+        if (fl && op == PM_REDUCE_PRODUCT)
+            op = PM_REDUCE_SUM;
+    }
+    n->exact = n->type != PM_F32 && n->type != PM_F64 && (hist || q->exact);
+    pm_interval *iv = interval_of(&n->d[0]);
+    G init = rchance(&g->r, 50) ? lit(rint_(&g->r, 0, 3)) : g_(NULL, "NULL");
+    emit("    pm_func *%s = pm_reduction_new(ctx, \"%s\", %s, 1, pm_exprs(%s), pm_intervals(%s),\n"
+         "        %d, pm_exprs(%s), pm_intervals(%s), %s, %s);",
+         n->name, n->name, type_c(n->type), g->var[0].c, interval_c(&n->d[0]), nr, rvc, ric,
+         op_c[op], init.c);
+    n->f = pm_reduction_new(ctx, n->name, n->type, 1, &g->var[0].e, &iv, nr, rv, ri, op, init.e);
+    emit("    pm_reduction_define(%s, 1, pm_exprs(%s), %s);", n->name, index.c, val.c);
+    pm_reduction_define(n->f, 1, &index.e, val.e);
+}
+
+/* ---- one case ------------------------------------------------------------------------------ */
+
+typedef struct options_pick {
+    pm_compile_options co;
+    int nthreads, threads[3];
+    int nsizes;
+    int64_t sizes[4][2];
+} options_pick;
+
+static void pick_options(rng *r, options_pick *o)
+{
+    o->co = pm_compile_options_default();
+    static const int widths[] = {0, 1, 2, 4, 8, 16};
+    o->co.vector_width = widths[rint_(r, 0, 5)];
+    o->co.opt_level = rint_(r, 0, 3);
+    o->co.threads = 3;
+    o->co.fusion = rint_(r, 0, 1);
+    static const int tiles[] = {0, 1, 2, 3, 8, 16, 32, 64, 256};
+    for (int d = 0; d < PM_MAX_DIMS; d++)
+        o->co.tile_size[d] = rchance(r, 40) ? 0 : tiles[rint_(r, 0, 8)];
+    static const double thresholds[] = {-1, 0, 0.1, 0.4, 1.0, 4.0};
+    o->co.overlap_threshold = thresholds[rint_(r, 0, 5)];
+    o->co.group_limit = rint_(r, 0, 6);
+    o->nthreads = rint_(r, 1, 3);
+    for (int i = 0; i < o->nthreads; i++)
+        o->threads[i] = rint_(r, 1, 3);
+    o->nsizes = rint_(r, 3, 4);
+    for (int i = 0; i < o->nsizes; i++) {
+        int64_t a, b;
+        switch (rint_(r, 0, 7)) {
+        case 0: a = 1; b = 1; break;
+        case 1: a = 1; b = rint_(r, 2, 40); break;
+        case 2: a = rint_(r, 2, 40); b = 1; break;
+        case 3: a = rint_(r, 1, 7); b = rint_(r, 1, 7); break;           /* < a vector */
+        case 4: a = 2 * rint_(r, 1, 20) + 1; b = 2 * rint_(r, 1, 20) + 1; break; /* odd */
+        default: a = rint_(r, 1, 70); b = rint_(r, 1, 70); break;
+        }
+        o->sizes[i][0] = a;
+        o->sizes[i][1] = b;
+    }
+}
+
+typedef struct buffers {
+    int n;
+    pm_buffer b[MAX_FUNCS];
+    void *mem[MAX_FUNCS];
+} buffers;
+
+/* A buffer of the given shape with rows padded by 0-3 elements (strides explicit). */
+static pm_buffer alloc_buffer(rng *r, pm_type t, int nd, const int64_t *ext, void **mem)
+{
+    pm_buffer b = pm_buffer_dense(NULL, t, nd, ext);
+    int64_t stride = 1, total = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        int64_t pad = d == nd - 1 ? 0 : (rchance(r, 30) ? rint_(r, 1, 3) : 0);
+        b.stride[d] = stride;
+        stride *= ext[d] + pad;
+        total = stride;
+    }
+    size_t bytes = (size_t)(total > 0 ? total : 1) * pm_type_size(t);
+    *mem = malloc(bytes);
+    memset(*mem, 0xA5, bytes); /* the same garbage on both sides */
+    b.data = *mem;
+    return b;
+}
+
+static void buffers_free(buffers *bs)
+{
+    for (int i = 0; i < bs->n; i++)
+        free(bs->mem[i]);
+    bs->n = 0;
+}
+
+static int64_t offset_of(const pm_buffer *b, int64_t flat)
+{
+    int64_t off = 0;
+    for (int d = b->ndims - 1; d >= 0; d--) {
+        int64_t e = b->extent[d] > 0 ? b->extent[d] : 1;
+        off += (flat % e) * b->stride[d];
+        flat /= e;
+    }
+    return off;
+}
+
+static double as_double(pm_type t, const char *p)
+{
+    switch (t) {
+    case PM_F32: return *(const float *)p;
+    case PM_F64: return *(const double *)p;
+    default: return 0;
+    }
+}
+
+/* 0 when equal by the rule above; else prints the first difference and returns 1. */
+static int compare(const pm_buffer *want, const pm_buffer *got, const char *name)
+{
+    int64_t n = check_buffer_count(want);
+    size_t es = pm_type_size(want->type);
+    bool fl = want->type == PM_F32 || want->type == PM_F64;
+    double scale = 0;
+    if (fl)
+        for (int64_t i = 0; i < n; i++) {
+            double v = fabs(as_double(want->type, (const char *)want->data + offset_of(want, i) * (int64_t)es));
+            if (isfinite(v) && v > scale)
+                scale = v;
+        }
+    double tol = 1e-3 * (1 + scale);
+    for (int64_t i = 0; i < n; i++) {
+        const char *a = (const char *)want->data + offset_of(want, i) * (int64_t)es;
+        const char *b = (const char *)got->data + offset_of(got, i) * (int64_t)es;
+        bool ok;
+        if (fl) {
+            double x = as_double(want->type, a), y = as_double(want->type, b);
+            ok = (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= tol;
+        } else {
+            ok = memcmp(a, b, es) == 0;
+        }
+        if (!ok) {
+            char wa[64], gb[64];
+            if (fl) {
+                snprintf(wa, sizeof wa, "%.9g", as_double(want->type, a));
+                snprintf(gb, sizeof gb, "%.9g", as_double(want->type, b));
+            } else {
+                int64_t x = 0, y = 0;
+                memcpy(&x, a, es);
+                memcpy(&y, b, es);
+                snprintf(wa, sizeof wa, "0x%llx", (unsigned long long)x);
+                snprintf(gb, sizeof gb, "0x%llx", (unsigned long long)y);
+            }
+            fprintf(stderr, "  output %s element %lld: interpreter %s, compiled %s (tolerance %g)\n",
+                    name, (long long)i, wa, gb, fl ? tol : 0.0);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+typedef struct stats {
+    long cases, runs, mismatches, skipped;
+} stats;
+
+static pm_jit *jit;
+static bool verbose;
+
+static void report(uint64_t seed, const options_pick *o, const char *why)
+{
+    fprintf(stderr, "\n=== fuzz case seed %llu FAILED: %s\n", (unsigned long long)seed, why);
+    fprintf(stderr, "options: vector_width %d, opt_level %d, fusion %d, tile_size {%d, %d, %d}, "
+            "overlap_threshold %g, group_limit %d; threads", o->co.vector_width,
+            o->co.opt_level, o->co.fusion, o->co.tile_size[0], o->co.tile_size[1],
+            o->co.tile_size[2], o->co.overlap_threshold, o->co.group_limit);
+    for (int i = 0; i < o->nthreads; i++)
+        fprintf(stderr, " %d", o->threads[i]);
+    fprintf(stderr, "; sizes");
+    for (int i = 0; i < o->nsizes; i++)
+        fprintf(stderr, " %lldx%lld", (long long)o->sizes[i][0], (long long)o->sizes[i][1]);
+    fprintf(stderr, "\nreproduce: build/test/fuzz/pm_fuzz --seed %llu --cases 1\n"
+            "/* the pipeline, as builder code */\n%s\n", (unsigned long long)seed, code);
+}
+
+/* Builds, compiles once and runs one case. Returns false on a mismatch or error. */
+static bool run_case(uint64_t seed, stats *st)
+{
+    gen g;
+    memset(&g, 0, sizeof g);
+    g.r.s = seed * 0x2545F4914F6CDD1Dull + 1;
+    code_len = 0;
+    if (code)
+        code[0] = '\0';
+    ctx = pm_ctx_new();
+    g.reads = calloc(MAX_FUNCS * MAX_FUNCS, sizeof(bool));
+    emit("    pm_ctx *ctx = pm_ctx_new();");
+    emit("    pm_expr *R = pm_param(ctx, PM_I32, \"R\"), *C = pm_param(ctx, PM_I32, \"C\");");
+    emit("    pm_expr *x = pm_var(ctx, \"x\"), *y = pm_var(ctx, \"y\"), *z = pm_var(ctx, \"z\");");
+    emit("    pm_expr *r0 = pm_var(ctx, \"r0\"), *r1 = pm_var(ctx, \"r1\");");
+    g.R = g_(pm_param(ctx, PM_I32, "R"), "R");
+    g.C = g_(pm_param(ctx, PM_I32, "C"), "C");
+    const char *vn[3] = {"x", "y", "z"};
+    for (int i = 0; i < 3; i++)
+        g.var[i] = g_(pm_var(ctx, vn[i]), vn[i]);
+    g.rvar[0] = g_(pm_var(ctx, "r0"), "r0");
+    g.rvar[1] = g_(pm_var(ctx, "r1"), "r1");
+
+    /* images */
+    g.nimages = rint_(&g.r, 1, MAX_IMAGES);
+    for (int i = 0; i < g.nimages; i++) {
+        node *n = &g.nodes[g.nnodes++];
+        n->is_image = true;
+        n->name = fmt("I%d", i);
+        n->type = all_types[rint_(&g.r, 0, 8)];
+        n->exact = n->type != PM_F32 && n->type != PM_F64;
+        n->ndims = rchance(&g.r, 80) ? 2 : 1;
+        pm_expr *ext[2];
+        const char *ec = "";
+        for (int d = 0; d < n->ndims; d++) {
+            G e = addi(d ? g.C : g.R, rint_(&g.r, 0, 2));
+            n->d[d] = (dim){lit(0), addi(e, -1), 1};
+            ext[d] = e.e;
+            ec = fmt("%s, %s", ec, e.c);
+        }
+        emit("    pm_func *%s = pm_image(ctx, \"%s\", %s%s);", n->name, n->name, type_c(n->type), ec);
+        n->f = pm_image_new(ctx, n->name, n->type, n->ndims, ext);
+    }
+    /* stages */
+    int nstages = rint_(&g.r, 2, MAX_STAGES);
+    for (int s = 0; s < nstages; s++) {
+        int self = g.nnodes++;
+        node *n = &g.nodes[self];
+        n->name = fmt("f%d", s);
+        int kind = rint_(&g.r, 0, 99);
+        if (kind < 12)
+            stage_reduction(&g, self);
+        else if (kind < 20)
+            stage_iterated(&g, self);
+        else
+            stage_function(&g, self);
+    }
+    /* outputs: the last stage and maybe others; inputs: the images they reach */
+    pm_func *outs[4];
+    int outi[4], nout = 0;
+    outi[nout++] = g.nnodes - 1;
+    for (int k = 0; k < 2; k++) {
+        int j = rint_(&g.r, g.nimages, g.nnodes - 1);
+        bool dup = false;
+        for (int i = 0; i < nout; i++)
+            dup |= outi[i] == j;
+        if (!dup && rchance(&g.r, 40))
+            outi[nout++] = j;
+    }
+    bool reached[MAX_FUNCS] = {false};
+    for (int i = 0; i < nout; i++)
+        reached[outi[i]] = true;
+    for (int i = g.nnodes - 1; i >= 0; i--)
+        if (reached[i])
+            for (int j = 0; j < i; j++)
+                if (g.reads[i * MAX_FUNCS + j])
+                    reached[j] = true;
+    pm_func *ins[MAX_IMAGES];
+    int ini[MAX_IMAGES], nin = 0;
+    const char *inc = "", *outc = "";
+    for (int i = 0; i < g.nimages; i++)
+        if (reached[i]) {
+            ini[nin] = i;
+            ins[nin++] = g.nodes[i].f;
+            inc = fmt("%s%s%s", inc, nin > 1 ? ", " : "", g.nodes[i].name);
+        }
+    for (int i = 0; i < nout; i++) {
+        outs[i] = g.nodes[outi[i]].f;
+        outc = fmt("%s%s%s", outc, i ? ", " : "", g.nodes[outi[i]].name);
+    }
+    emit("    pm_pipeline *p;");
+    emit("    pm_pipeline_new(ctx, \"fuzz\", 2, pm_exprs(R, C), %d, (pm_func *[]){%s}, %d, "
+         "(pm_func *[]){%s}, &p);", nin, nin ? inc : "NULL", nout, outc);
+
+    options_pick o;
+    pick_options(&g.r, &o);
+    bool ok = true;
+    pm_pipeline *p = NULL;
+    pm_status s = pm_pipeline_new(ctx, "fuzz", 2, pm_exprs(g.R.e, g.C.e), nin, ins, nout, outs, &p);
+    if (s != PM_OK) {
+        /* The generator aims for valid pipelines; one it got wrong is skipped, not failed,
+         * unless the library reports an internal error. */
+        if (s == PM_ERR_INTERNAL || verbose) {
+            report(seed, &o, pm_ctx_errmsg(ctx));
+            ok = s != PM_ERR_INTERNAL;
+        }
+        st->skipped++;
+        goto out;
+    }
+    pm_error err;
+    pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(o.sizes[0][0]), PM_I(o.sizes[0][1])},
+                                  &o.co, &err);
+    if (!k) {
+        char why[1200];
+        snprintf(why, sizeof why, "pm_jit_compile: %s: %s", pm_status_name(err.status), err.message);
+        report(seed, &o, why);
+        ok = false;
+        goto out;
+    }
+    st->cases++;
+    for (int si = 0; si < o.nsizes && ok; si++) {
+        pm_value params[2] = {PM_I(o.sizes[si][0]), PM_I(o.sizes[si][1])};
+        buffers in = {0}, want = {0}, got = {0};
+        for (int i = 0; i < nin; i++) {
+            node *n = &g.nodes[ini[i]];
+            int nd;
+            int64_t ext[PM_MAX_DIMS];
+            pm_pipeline_buffer_shape(p, 0, i, params, &nd, ext);
+            in.b[i] = alloc_buffer(&g.r, n->type, nd, ext, &in.mem[i]);
+            pm_buffer dense = in.b[i];
+            /* fill through a dense copy so padding stays garbage */
+            pm_buffer tmp = check_buffer_new(n->type, nd, ext);
+            check_fill(&tmp, (unsigned)(seed * 31 + (uint64_t)si * 7 + (uint64_t)i), rchance(&g.r, 30));
+            int64_t cnt = check_buffer_count(&tmp);
+            size_t es = pm_type_size(n->type);
+            for (int64_t e = 0; e < cnt; e++)
+                memcpy((char *)dense.data + offset_of(&dense, e) * (int64_t)es,
+                       (char *)tmp.data + e * (int64_t)es, es);
+            check_buffer_free(&tmp);
+            in.n++;
+        }
+        for (int i = 0; i < nout; i++) {
+            node *n = &g.nodes[outi[i]];
+            int nd;
+            int64_t ext[PM_MAX_DIMS];
+            pm_pipeline_buffer_shape(p, 1, i, params, &nd, ext);
+            uint64_t save = g.r.s;
+            want.b[i] = alloc_buffer(&g.r, n->type, nd, ext, &want.mem[i]);
+            g.r.s = save; /* the same padding for both */
+            got.b[i] = alloc_buffer(&g.r, n->type, nd, ext, &got.mem[i]);
+            want.n++;
+            got.n++;
+        }
+        s = pm_interpret(p, params, in.b, want.b);
+        if (s != PM_OK) {
+            char why[2200];
+            snprintf(why, sizeof why, "pm_interpret at %lldx%lld: %s", (long long)params[0].i,
+                     (long long)params[1].i, pm_ctx_errmsg(ctx));
+            report(seed, &o, why);
+            ok = false;
+        }
+        for (int ti = 0; ti < o.nthreads && ok; ti++) {
+            /* One kernel for every thread count: it was compiled for 3 (scratch for 3
+             * workers), and a run may use fewer. runtime/kernel.h's field is the count
+             * pm_rt_threads gives the entry. */
+            k->threads = o.threads[ti];
+            s = pm_kernel_run(k, params, in.b, got.b, &err);
+            st->runs++;
+            if (s != PM_OK) {
+                char why[1200];
+                snprintf(why, sizeof why, "pm_kernel_run at %lldx%lld, %d threads: %s",
+                         (long long)params[0].i, (long long)params[1].i, o.threads[ti],
+                         err.message);
+                report(seed, &o, why);
+                ok = false;
+                break;
+            }
+            for (int i = 0; i < nout && ok; i++) {
+                if (compare(&want.b[i], &got.b[i], g.nodes[outi[i]].name)) {
+                    char why[200];
+                    snprintf(why, sizeof why, "mismatch at %lldx%lld, %d threads",
+                             (long long)params[0].i, (long long)params[1].i, o.threads[ti]);
+                    report(seed, &o, why);
+                    st->mismatches++;
+                    ok = false;
+                }
+            }
+        }
+        buffers_free(&in);
+        buffers_free(&want);
+        buffers_free(&got);
+    }
+    pm_kernel_free(k);
+out:
+    if (verbose && ok)
+        fprintf(stderr, "seed %llu: %d stages, ok\n%s\n", (unsigned long long)seed, nstages, code);
+    free(g.reads);
+    pm_ctx_free(ctx);
+    pool_clear();
+    return ok;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = 1;
+    long ncases = 50;
+    double seconds = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--cases") == 0 && i + 1 < argc)
+            ncases = strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
+            seconds = strtod(argv[++i], NULL);
+        else if (strcmp(argv[i], "--verbose") == 0)
+            verbose = true;
+        else {
+            fprintf(stderr, "usage: %s [--seed S] [--cases N] [--seconds T] [--verbose]\n", argv[0]);
+            return 2;
+        }
+    }
+    pm_jit_options jo = pm_jit_options_default();
+    jo.dump = getenv("PM_DUMP") ? NULL : ""; /* PM_DUMP=ast,... shows a case's phases */
+    pm_error err;
+    jit = pm_jit_new(&jo, &err);
+    if (!jit) {
+        fprintf(stderr, "pm_jit_new: %s\n", err.message);
+        return 1;
+    }
+    stats st = {0};
+    long failed = 0, tried = 0;
+    double t0 = now_s();
+    for (long i = 0; i < ncases; i++) {
+        if (seconds > 0 && now_s() - t0 > seconds)
+            break;
+        tried++;
+        if (!run_case(seed + (uint64_t)i, &st))
+            failed++;
+    }
+    pm_jit_free(jit);
+    free(code);
+    free(pool.items);
+    printf("fuzz: seeds %llu..%llu: %ld tried, %ld compiled and run (%ld runs), %ld skipped "
+           "(invalid), %ld failed (%ld mismatches), %.1f s\n",
+           (unsigned long long)seed, (unsigned long long)(seed + (uint64_t)tried - 1), tried,
+           st.cases, st.runs, st.skipped, failed, st.mismatches, now_s() - t0);
+    return failed ? 1 : 0;
+}

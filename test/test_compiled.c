@@ -1,0 +1,1062 @@
+/* test_compiled.c — compiled code gives the interpreter's answer, through pm_jit_compile.
+ *
+ * The one differential suite (it joins test_codegen_run, test_jit_e2e and the result
+ * checks of test_runtime_kernel): every sample app and hand-written pipelines of one
+ * feature each (integer wrap-around, floor and C division also by zero, saturating casts,
+ * shifts, case pieces, sampling, gathers, steps, reductions and histograms, time
+ * iteration, scans), at edge sizes (1x1, smaller than a vector, odd, not divisible by the
+ * vector width, large), vector widths 1, 8 and 16 and the host's, 1 to 8 threads, kernels
+ * run from 4 threads at once. Output buffers start with the same garbage on both sides,
+ * so points covered by no case must stay untouched. Integers compare exactly, floats
+ * within each pipeline's stated tolerance. The public API's contract (errors, options,
+ * dumps, lifetimes) is test_api_contract.c; random pipelines are test/fuzz/.
+ * PM_TEST_ONLY=name runs one group, PM_TEST_VERBOSE=1 prints labels and dumps.
+ */
+#include "check.h"
+#include "samples.h"
+
+#include "runtime/kernel.h" /* k->pool: the scratch sets concurrent runs made */
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- kernels by (pipeline, width, threads), through pm_jit_compile ------------------ */
+
+static pm_jit *jit;
+
+static pm_kernel *compile_with(pm_pipeline *p, const pm_value *estimates, int width, int threads)
+{
+    pm_compile_options o = pm_compile_options_default();
+    o.vector_width = width;
+    o.threads = threads;
+    if (getenv("PM_TEST_VERBOSE"))
+        o.dump = "domains,ast";
+    pm_error err;
+    pm_kernel *k = pm_jit_compile(jit, p, estimates, &o, &err);
+    if (!CHECK(k != NULL))
+        fprintf(stderr, "  compile %s W=%d threads=%d: %s\n", pm_pipeline_name(p), width,
+                threads, err.message);
+    return k;
+}
+
+/* Kernels are valid for every size: compile once per (pipeline, width, threads) and
+ * reuse across sizes. Cleared before the pipeline's context is freed. */
+typedef struct cached {
+    pm_pipeline *p;
+    int width, threads;
+    pm_kernel *k;
+} cached;
+static cached cache[16];
+static int ncached;
+
+static pm_kernel *kernel_get(pm_pipeline *p, int width, int threads)
+{
+    for (int i = 0; i < ncached; i++)
+        if (cache[i].p == p && cache[i].width == width && cache[i].threads == threads)
+            return cache[i].k;
+    if (ncached == 16)
+        return NULL;
+    cached *c = &cache[ncached++];
+    *c = (cached){p, width, threads, compile_with(p, NULL, width, threads)};
+    return c->k;
+}
+
+static void kernel_cache_clear(void)
+{
+    for (int i = 0; i < ncached; i++)
+        pm_kernel_free(cache[i].k);
+    ncached = 0;
+}
+
+/* Runs p compiled and interpreted at params; returns the largest output difference. */
+static double compare(pm_pipeline *p, const pm_value *params, int width, int threads,
+                      const pm_sample_app *app)
+{
+    int nin = pm_pipeline_ninputs(p), nout = pm_pipeline_noutputs(p);
+    pm_buffer in[8], want[8], got[8];
+    for (int i = 0; i < nin; i++) {
+        int nd;
+        int64_t ext[PM_MAX_DIMS];
+        pm_pipeline_buffer_shape(p, 0, i, params, &nd, ext);
+        in[i] = check_buffer_new(pm_func_type(pm_pipeline_input(p, i)), nd, ext);
+        if (app && app->fill_input)
+            app->fill_input(i, &in[i], params);
+        else
+            check_fill(&in[i], 17u + (unsigned)i, false);
+    }
+    for (int i = 0; i < nout; i++) {
+        int nd;
+        int64_t ext[PM_MAX_DIMS];
+        pm_pipeline_buffer_shape(p, 1, i, params, &nd, ext);
+        pm_type t = pm_func_type(pm_pipeline_output(p, i));
+        want[i] = check_buffer_new(t, nd, ext);
+        got[i] = check_buffer_new(t, nd, ext);
+        check_fill(&want[i], 99u, false);
+        check_fill(&got[i], 99u, false);
+    }
+    double diff = INFINITY;
+    pm_status st = pm_interpret(p, params, in, want);
+    pm_kernel *k = NULL;
+    pm_error err;
+    if (CHECK_STATUS(st, PM_OK) && (k = kernel_get(p, width, threads)) != NULL) {
+        if (CHECK_STATUS(pm_kernel_run(k, params, in, got, &err), PM_OK)) {
+            diff = 0;
+            for (int i = 0; i < nout; i++) {
+                double d = check_buffer_maxdiff(&want[i], &got[i]);
+                if (d > diff)
+                    diff = d;
+            }
+        }
+    } else if (st != PM_OK) {
+        fprintf(stderr, "  interpreter: %s\n", "(see the pipeline's context)");
+    }
+    for (int i = 0; i < nin; i++)
+        check_buffer_free(&in[i]);
+    for (int i = 0; i < nout; i++) {
+        check_buffer_free(&want[i]);
+        check_buffer_free(&got[i]);
+    }
+    return diff;
+}
+
+#define CHECK_SAME(p, params, width, threads, tol)                                       \
+    do {                                                                                 \
+        double d_ = compare((p), (params), (width), (threads), NULL);                   \
+        if (!CHECK(d_ <= (tol)))                                                         \
+            fprintf(stderr, "  %s W=%d threads=%d: max diff %g\n", pm_pipeline_name(p),  \
+                    (width), (threads), d_);                                             \
+    } while (0)
+
+/* ---- the samples ------------------------------------------------------------------------ */
+
+static void test_samples_widths(void)
+{
+    int n = 0;
+    const pm_sample_app *apps = pm_sample_apps(&n);
+    static const int64_t sizes[][2] = {{1, 1}, {3, 5}, {17, 33}, {40, 61}};
+    for (int a = 0; a < n; a++) {
+        pm_ctx *ctx = pm_ctx_new();
+        pm_pipeline *p = apps[a].build(ctx);
+        for (int s = 0; p && s < 4; s++) {
+            pm_value params[16];
+            apps[a].params(sizes[s][0], sizes[s][1], params);
+            for (int w = 0; w < 2; w++) {
+                int width = w ? 16 : 1, threads = w ? 2 : 1;
+                if (getenv("PM_TEST_VERBOSE"))
+                    fprintf(stderr, "%s %lldx%lld W=%d\n", apps[a].name, (long long)sizes[s][0],
+                            (long long)sizes[s][1], width);
+                double d = compare(p, params, width, threads, &apps[a]);
+                if (!CHECK(d <= apps[a].tolerance))
+                    fprintf(stderr, "  %s %lldx%lld W=%d threads=%d: max diff %g\n", apps[a].name,
+                            (long long)sizes[s][0], (long long)sizes[s][1], width, threads, d);
+            }
+        }
+        kernel_cache_clear();
+    pm_ctx_free(ctx);
+    }
+}
+
+
+/* ---- hand-written pipelines, one feature each ------------------------------------------ */
+
+static pm_pipeline *finish(pm_ctx *ctx, const char *name, int np, pm_expr *const *params, int ni,
+                           pm_func *const *inputs, int no, pm_func *const *outputs)
+{
+    pm_pipeline *p = NULL;
+    pm_status st = pm_pipeline_new(ctx, name, np, params, ni, inputs, no, outputs, &p);
+    if (!CHECK_STATUS(st, PM_OK))
+        fprintf(stderr, "  %s: %s\n", name, pm_ctx_errmsg(ctx));
+    return p;
+}
+
+/* u8 wrap-around, floor and C division/modulo (also by zero and negative), saturating
+ * casts, shifts and bitwise operations. */
+static void test_integers(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+    pm_func *I = pm_image(ctx, "I", PM_U8, R, C);
+    pm_func *J = pm_image(ctx, "J", PM_I16, R, C);
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1);
+    pm_expr *const xy[] = {x, y};
+    pm_interval *const dom[] = {rows, cols};
+    pm_expr *i = pm_call(I, x, y), *j = pm_call(J, x, y);
+
+    pm_func *wrap = pm_func_new(ctx, "wrap", PM_U8, 2, xy, dom);
+    pm_func_define_expr(wrap, pm_add(pm_muli(i, 3), pm_addi(i, 200)));
+    pm_func *divs = pm_func_new(ctx, "divs", PM_I32, 2, xy, dom);
+    pm_expr *v = pm_sub(pm_cast(PM_I32, j), pm_int(ctx, 7));
+    pm_expr *z = pm_addi(pm_modi(pm_cast(PM_I32, i), 5), -2); /* -2..2, zero included */
+    pm_func_define_expr(divs, pm_add(pm_add(pm_divi(v, 7), pm_muli(pm_modi(v, 7), 1000)),
+                                     pm_add(pm_muli(pm_div(v, z), 3), pm_mul(pm_mod(v, z), pm_int(ctx, 100000)))));
+    pm_func *cdivs = pm_func_new(ctx, "cdivs", PM_I16, 2, xy, dom);
+    pm_expr *j1 = pm_sub(j, pm_cast(PM_I16, pm_modi(pm_cast(PM_I32, i), 3)));
+    pm_func_define_expr(cdivs, pm_add(pm_cdiv(j, pm_cast(PM_I16, z)), pm_muli(pm_cmod(j, j1), 3)));
+    pm_func *sat = pm_func_new(ctx, "sat", PM_U8, 2, xy, dom);
+    pm_func_define_expr(sat, pm_cast(PM_U8, pm_mulf(pm_cast(PM_F32, j), 1.7)));
+    pm_func *sat8 = pm_func_new(ctx, "sat8", PM_I8, 2, xy, dom);
+    pm_func_define_expr(sat8, pm_cast(PM_I8, pm_mulf(pm_cast(PM_F32, j), -0.01)));
+    pm_func *bits = pm_func_new(ctx, "bits", PM_U16, 2, xy, dom);
+    pm_expr *u = pm_cast(PM_U16, j);
+    pm_func_define_expr(bits, pm_bxor(pm_bor(pm_shl(u, pm_cast(PM_U16, pm_modi(pm_cast(PM_I32, i), 19))),
+                                             pm_shr(u, pm_const(ctx, PM_U16, 3))),
+                                      pm_absd(u, pm_cast(PM_U16, i))));
+    pm_func *narrow = pm_func_new(ctx, "narrow", PM_I8, 2, xy, dom);
+    pm_func_define_expr(narrow, pm_cast(PM_I8, pm_add(pm_cast(PM_I32, j), pm_abs(pm_cast(PM_I32, j)))));
+    pm_pipeline *p = finish(ctx, "integers", 2, pm_exprs(R, C), 2, (pm_func *const[]){I, J}, 7,
+                            (pm_func *const[]){wrap, divs, cdivs, sat, sat8, bits, narrow});
+    static const int64_t sizes[][2] = {{1, 1}, {2, 7}, {9, 31}, {33, 100}};
+    for (int s = 0; p && s < 4; s++) {
+        pm_value params[2] = {PM_I(sizes[s][0]), PM_I(sizes[s][1])};
+        CHECK_SAME(p, params, 1, 1, 0);
+        CHECK_SAME(p, params, 16, 2, 0);
+    }
+    kernel_cache_clear();
+    pm_ctx_free(ctx);
+}
+
+/* Case pieces: an affine boundary case and its interior, plus a data-dependent case
+ * that leaves some points unwritten. */
+static void test_cases(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+    pm_func *I = pm_image(ctx, "I", PM_F32, R, C);
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1);
+    pm_expr *const xy[] = {x, y};
+    pm_interval *const dom[] = {rows, cols};
+    pm_expr *edge = pm_or(pm_or(pm_eq(x, pm_int(ctx, 0)), pm_eq(y, pm_int(ctx, 0))),
+                          pm_or(pm_eq(x, pm_addi(R, -1)), pm_eq(y, pm_addi(C, -1))));
+    pm_func *f = pm_func_new(ctx, "smooth", PM_F32, 2, xy, dom);
+    pm_expr *avg = pm_mulf(pm_add(pm_add(pm_call(I, pm_addi(x, -1), y), pm_call(I, pm_addi(x, 1), y)),
+                                  pm_add(pm_call(I, x, pm_addi(y, -1)), pm_call(I, x, pm_addi(y, 1)))),
+                           0.25);
+    pm_define(f, pm_case_new(edge, pm_call(I, x, y)), pm_case_new(pm_not(edge), avg));
+    pm_func *g = pm_func_new(ctx, "bright", PM_F32, 2, xy, dom);
+    pm_define(g, pm_case_new(pm_and(pm_gt(pm_call(f, x, y), pm_float(ctx, 0.5)), pm_ge(x, pm_int(ctx, 1))),
+                             pm_mulf(pm_call(f, x, y), 2)));
+    /* a clamped (min/max) affine read and a select */
+    pm_func *h = pm_func_new(ctx, "left", PM_F32, 2, xy, dom);
+    pm_func_define_expr(h, pm_select(pm_gt(y, pm_int(ctx, 0)),
+                                     pm_call(f, x, pm_max(pm_addi(y, -1), pm_int(ctx, 0))),
+                                     pm_float(ctx, -1)));
+    pm_pipeline *p = finish(ctx, "cases", 2, pm_exprs(R, C), 1, (pm_func *const[]){I}, 3,
+                            (pm_func *const[]){f, g, h});
+    static const int64_t sizes[][2] = {{1, 1}, {2, 2}, {3, 17}, {20, 47}, {64, 130}};
+    for (int s = 0; p && s < 5; s++) {
+        pm_value params[2] = {PM_I(sizes[s][0]), PM_I(sizes[s][1])};
+        CHECK_SAME(p, params, 1, 1, 1e-6);
+        CHECK_SAME(p, params, 16, 2, 1e-6);
+        CHECK_SAME(p, params, 8, 1, 1e-6);
+    }
+    kernel_cache_clear();
+    pm_ctx_free(ctx);
+}
+
+/* Stride-2 reads (downsampling), x/2 reads (upsampling), table look-ups (gathers), one
+ * of them clamped, and an interval with a step. */
+static void test_sampling(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+    pm_func *I = pm_image(ctx, "I", PM_F32, pm_muli(R, 2), pm_muli(C, 2));
+    pm_func *K = pm_image(ctx, "K", PM_U8, R, C);
+    pm_func *lut = pm_image(ctx, "lut", PM_F32, pm_int(ctx, 256));
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_expr *const xy[] = {x, y};
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1);
+    pm_interval *rows2 = pm_interval_new(pm_int(ctx, 0), pm_addi(pm_muli(R, 2), -1), 1);
+    pm_interval *cols2 = pm_interval_new(pm_int(ctx, 0), pm_addi(pm_muli(C, 2), -1), 1);
+    pm_func *down = pm_func_new(ctx, "down", PM_F32, 2, xy, pm_intervals(rows, cols));
+    pm_func_define_expr(down, pm_add(pm_call(I, pm_muli(x, 2), pm_muli(y, 2)),
+                                     pm_call(I, pm_addi(pm_muli(x, 2), 1), pm_addi(pm_muli(y, 2), 1))));
+    pm_func *up = pm_func_new(ctx, "up", PM_F32, 2, xy, pm_intervals(rows2, cols2));
+    pm_func_define_expr(up, pm_sub(pm_call(I, x, y), pm_call(down, pm_divi(x, 2), pm_divi(y, 2))));
+    pm_func *look = pm_func_new(ctx, "look", PM_F32, 2, xy, pm_intervals(rows, cols));
+    pm_expr *k = pm_cast(PM_I32, pm_call(K, x, y));
+    pm_func_define_expr(look, pm_add(pm_call(lut, k), pm_call(lut, pm_addi(k, 100))));
+    /* odd columns only: y = 1, 3, ..., 2C-1 */
+    pm_interval *odd = pm_interval_new(pm_int(ctx, 1), pm_addi(pm_muli(C, 2), -1), 2);
+    pm_func *odds = pm_func_new(ctx, "odds", PM_F32, 2, xy, pm_intervals(rows, odd));
+    pm_func_define_expr(odds, pm_mulf(pm_call(I, x, y), 3));
+    pm_func *pick = pm_func_new(ctx, "pick", PM_F32, 2, xy, pm_intervals(rows, cols));
+    pm_func_define_expr(pick, pm_call(odds, x, pm_addi(pm_muli(y, 2), 1)));
+    pm_pipeline *p = finish(ctx, "sampling", 2, pm_exprs(R, C), 3, (pm_func *const[]){I, K, lut}, 4,
+                            (pm_func *const[]){up, look, odds, pick});
+    static const int64_t sizes[][2] = {{1, 1}, {2, 3}, {5, 19}, {31, 40}};
+    for (int s = 0; p && s < 4; s++) {
+        pm_value params[2] = {PM_I(sizes[s][0]), PM_I(sizes[s][1])};
+        CHECK_SAME(p, params, 1, 1, 1e-6);
+        CHECK_SAME(p, params, 16, 2, 1e-6);
+    }
+    kernel_cache_clear();
+    pm_ctx_free(ctx);
+}
+
+/* Reductions: a histogram with a data-dependent index, one whose index can leave the
+ * variable domain (skipped), and a row-sum with an affine index. */
+static void test_reductions(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+    pm_func *I = pm_image(ctx, "I", PM_U8, R, C);
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y"), *v = pm_var(ctx, "v");
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1);
+    pm_interval *bins = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 255), 1);
+    pm_interval *half = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 127), 1);
+    pm_expr *const xy[] = {x, y};
+    pm_func *hist = pm_reduction_new(ctx, "hist", PM_I32, 1, (pm_expr *const[]){v}, pm_intervals(bins),
+                                     2, xy, pm_intervals(rows, cols), PM_REDUCE_SUM, NULL);
+    pm_reduction_define(hist, 1, pm_exprs(pm_cast(PM_I32, pm_call(I, x, y))), pm_int(ctx, 1));
+    pm_func *low = pm_reduction_new(ctx, "low", PM_U8, 1, (pm_expr *const[]){v}, pm_intervals(half),
+                                    2, xy, pm_intervals(rows, cols), PM_REDUCE_MAX, pm_const(ctx, PM_U8, 7));
+    pm_reduction_define(low, 1, pm_exprs(pm_cast(PM_I32, pm_call(I, x, y))), pm_call(I, x, y));
+    pm_func *rowsum = pm_reduction_new(ctx, "rowsum", PM_F32, 1, (pm_expr *const[]){v}, pm_intervals(rows),
+                                       2, xy, pm_intervals(rows, cols), PM_REDUCE_SUM, pm_float(ctx, 0.5));
+    pm_reduction_define(rowsum, 1, pm_exprs(x), pm_cast(PM_F32, pm_call(I, x, y)));
+    pm_pipeline *p = finish(ctx, "reductions", 2, pm_exprs(R, C), 1, (pm_func *const[]){I}, 3,
+                            (pm_func *const[]){hist, low, rowsum});
+    static const int64_t sizes[][2] = {{1, 1}, {3, 5}, {40, 70}};
+    for (int s = 0; p && s < 3; s++) {
+        pm_value params[2] = {PM_I(sizes[s][0]), PM_I(sizes[s][1])};
+        CHECK_SAME(p, params, 1, 1, 1e-3);
+        CHECK_SAME(p, params, 16, 2, 1e-3);
+    }
+    kernel_cache_clear();
+    pm_ctx_free(ctx);
+}
+
+/* A time-iterated stencil: f(t, x) reads f(t-1, ...), so t runs in order and only x is
+ * parallel and vectorized. */
+static void test_time_iterated(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *T = pm_param(ctx, PM_I32, "T"), *N = pm_param(ctx, PM_I32, "N");
+    pm_func *I = pm_image(ctx, "I", PM_F32, N);
+    pm_expr *t = pm_var(ctx, "t"), *x = pm_var(ctx, "x");
+    pm_interval *steps = pm_interval_new(pm_int(ctx, 0), T, 1);
+    pm_interval *cells = pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1);
+    pm_func *f = pm_func_new(ctx, "heat", PM_F32, 2, (pm_expr *const[]){t, x}, pm_intervals(steps, cells));
+    pm_expr *inside = pm_and(pm_gt(x, pm_int(ctx, 0)), pm_lt(x, pm_addi(N, -1)));
+    pm_expr *later = pm_gt(t, pm_int(ctx, 0));
+    pm_expr *tm1 = pm_addi(t, -1);
+    pm_expr *step = pm_mulf(pm_add(pm_add(pm_call(f, tm1, pm_addi(x, -1)), pm_call(f, tm1, x)),
+                                   pm_call(f, tm1, pm_addi(x, 1))), 1.0 / 3);
+    pm_define(f, pm_case_new(pm_eq(t, pm_int(ctx, 0)), pm_call(I, x)),
+              pm_case_new(pm_and(later, inside), step),
+              pm_case_new(pm_and(later, pm_not(inside)), pm_call(f, tm1, x)));
+    pm_pipeline *p = finish(ctx, "heat", 2, pm_exprs(T, N), 1, (pm_func *const[]){I}, 1,
+                            (pm_func *const[]){f});
+    static const int64_t sizes[][2] = {{0, 1}, {1, 2}, {5, 33}, {20, 100}};
+    for (int s = 0; p && s < 4; s++) {
+        pm_value params[2] = {PM_I(sizes[s][0]), PM_I(sizes[s][1])};
+        CHECK_SAME(p, params, 1, 1, 1e-5);
+        CHECK_SAME(p, params, 16, 2, 1e-5);
+    }
+    kernel_cache_clear();
+    pm_ctx_free(ctx);
+}
+
+/* A scan along the innermost dimension: rows are parallel, columns are not, and not
+ * vectorized; with one row isl drops the row loop, and the column loop below the
+ * parallel mark must still run in order. */
+static void test_scan(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+    pm_func *I = pm_image(ctx, "I", PM_I32, R, C);
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1);
+    pm_func *f = pm_func_new(ctx, "scan", PM_I32, 2, (pm_expr *const[]){x, y}, pm_intervals(rows, cols));
+    pm_define(f, pm_case_new(pm_eq(y, pm_int(ctx, 0)), pm_call(I, x, y)),
+              pm_case_new(pm_gt(y, pm_int(ctx, 0)), pm_add(pm_call(f, x, pm_addi(y, -1)), pm_call(I, x, y))));
+    pm_pipeline *p = finish(ctx, "scan", 2, pm_exprs(R, C), 1, (pm_func *const[]){I}, 1,
+                            (pm_func *const[]){f});
+    static const int64_t sizes[][2] = {{1, 1}, {1, 5000}, {3, 77}, {64, 300}};
+    for (int s = 0; p && s < 4; s++) {
+        pm_value params[2] = {PM_I(sizes[s][0]), PM_I(sizes[s][1])};
+        CHECK_SAME(p, params, 1, 1, 0);
+        CHECK_SAME(p, params, 16, 2, 0);
+    }
+    kernel_cache_clear();
+    pm_ctx_free(ctx);
+}
+
+/* ---- regressions found by the fuzzer ------------------------------------------------ */
+
+/* A stage whose domain is empty at every size (x in [2, 0]) between two others: the
+ * schedule used to drop every stage before it (fuzz, an early seed 18). */
+static void test_empty_stage(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *R = pm_param(ctx, PM_I32, "R");
+    pm_expr *x = pm_var(ctx, "x");
+    pm_interval *all = pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1);
+    pm_func *fa = pm_func_new(ctx, "fa", PM_I32, 1, pm_exprs(x), pm_intervals(all));
+    pm_func_define_expr(fa, pm_addi(x, 1));
+    pm_func *fb = pm_func_new(ctx, "fb", PM_I32, 1, pm_exprs(x),
+                              pm_intervals(pm_interval_new(pm_int(ctx, 2), pm_int(ctx, 0), 1)));
+    pm_func_define_expr(fb, pm_addi(x, 2));
+    pm_func *fc = pm_func_new(ctx, "fc", PM_I32, 1, pm_exprs(x), pm_intervals(all));
+    pm_func_define_expr(fc, pm_add(pm_call(fa, x), pm_int(ctx, 3)));
+    pm_pipeline *p = NULL;
+    CHECK_STATUS(pm_pipeline_new(ctx, "empty_stage", 1, &R, 0, NULL, 3,
+                                 (pm_func *const[]){fa, fb, fc}, &p), PM_OK);
+    for (int s = 1; p && s < 40; s += 13) {
+        pm_value params[1] = {PM_I(s)};
+        CHECK_SAME(p, params, 1, 1, 0);
+        CHECK_SAME(p, params, 16, 2, 0);
+    }
+    kernel_cache_clear();
+    pm_ctx_free(ctx);
+}
+
+/* One kernel (W=16, 2 threads) run from 4 threads at once, each with its own buffers;
+ * the scratch pool grows a set per concurrent run. */
+typedef struct concurrent_job {
+    pm_kernel *k;
+    const pm_value *params;
+    pm_buffer *in;
+    pm_buffer out;
+    pm_status result;
+} concurrent_job;
+
+static void *concurrent_run(void *arg)
+{
+    concurrent_job *j = arg;
+    pm_error err;
+    for (int i = 0; i < 5 && j->result == PM_OK; i++)
+        j->result = pm_kernel_run(j->k, j->params, j->in, &j->out, &err);
+    return NULL;
+}
+
+static void test_concurrent(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    const pm_sample_app *app = &pm_sample_unsharp_mask;
+    pm_pipeline *p = app->build(ctx);
+    pm_value params[4];
+    app->params(37, 70, params);
+    int nd;
+    int64_t ext[PM_MAX_DIMS];
+    pm_pipeline_buffer_shape(p, 0, 0, params, &nd, ext);
+    pm_buffer in = check_buffer_new(PM_F32, nd, ext);
+    app->fill_input(0, &in, params);
+    pm_pipeline_buffer_shape(p, 1, 0, params, &nd, ext);
+    pm_buffer want = check_buffer_new(PM_F32, nd, ext);
+    CHECK_STATUS(pm_interpret(p, params, &in, &want), PM_OK);
+    pm_kernel *k = compile_with(p, NULL, 16, 2);
+    if (k) {
+        concurrent_job jobs[4];
+        pthread_t th[4];
+        for (int i = 0; i < 4; i++) {
+            jobs[i] = (concurrent_job){k, params, &in, check_buffer_new(PM_F32, nd, ext), PM_OK};
+            pthread_create(&th[i], NULL, concurrent_run, &jobs[i]);
+        }
+        for (int i = 0; i < 4; i++) {
+            pthread_join(th[i], NULL);
+            CHECK(jobs[i].result == PM_OK);
+            CHECK(check_buffer_maxdiff(&want, &jobs[i].out) <= app->tolerance);
+            check_buffer_free(&jobs[i].out);
+        }
+        CHECK(pm_scratch_pool_nsets(k->pool) >= 1);
+        pm_kernel_free(k);
+    }
+    check_buffer_free(&want);
+    check_buffer_free(&in);
+    pm_ctx_free(ctx);
+}
+
+/* Fills a buffer with a byte pattern that no computation is likely to produce. */
+static void fill_sentinel(pm_buffer *b)
+{
+    memset(b->data, 0x5a, (size_t)check_buffer_count(b) * pm_type_size(b->type));
+}
+
+typedef struct run_set {
+    int ninputs, noutputs;
+    pm_buffer in[8], ref[8], got[8];
+} run_set;
+
+static bool make_buffers(pm_pipeline *p, const pm_value *params, run_set *rs, unsigned seed,
+                         const pm_sample_app *app)
+{
+    rs->ninputs = pm_pipeline_ninputs(p);
+    rs->noutputs = pm_pipeline_noutputs(p);
+    for (int i = 0; i < rs->ninputs; i++) {
+        int nd;
+        int64_t ext[PM_MAX_DIMS];
+        if (!CHECK(pm_pipeline_buffer_shape(p, 0, i, params, &nd, ext) == PM_OK))
+            return false;
+        rs->in[i] = check_buffer_new(pm_func_type(pm_pipeline_input(p, i)), nd, ext);
+        if (app)
+            app->fill_input(i, &rs->in[i], params);
+        else
+            check_fill(&rs->in[i], seed + (unsigned)i, false);
+    }
+    for (int i = 0; i < rs->noutputs; i++) {
+        int nd;
+        int64_t ext[PM_MAX_DIMS];
+        if (!CHECK(pm_pipeline_buffer_shape(p, 1, i, params, &nd, ext) == PM_OK))
+            return false;
+        pm_type t = pm_func_type(pm_pipeline_output(p, i));
+        rs->ref[i] = check_buffer_new(t, nd, ext);
+        rs->got[i] = check_buffer_new(t, nd, ext);
+        fill_sentinel(&rs->ref[i]);
+        fill_sentinel(&rs->got[i]);
+    }
+    return true;
+}
+
+static void free_buffers(run_set *rs)
+{
+    for (int i = 0; i < rs->ninputs; i++)
+        check_buffer_free(&rs->in[i]);
+    for (int i = 0; i < rs->noutputs; i++) {
+        check_buffer_free(&rs->ref[i]);
+        check_buffer_free(&rs->got[i]);
+    }
+}
+
+/* Interprets and runs `k` on the same inputs; returns the largest difference. */
+static double differential(pm_pipeline *p, pm_kernel *k, const pm_value *params, unsigned seed,
+                           const pm_sample_app *app, const char *label)
+{
+    run_set rs;
+    memset(&rs, 0, sizeof rs);
+    double worst = INFINITY;
+    if (getenv("PM_TEST_VERBOSE"))
+        fprintf(stderr, "  %s\n", label);
+    if (!make_buffers(p, params, &rs, seed, app))
+        goto done;
+    pm_ctx *ctx = NULL;
+    (void)ctx;
+    pm_status st = pm_interpret(p, params, rs.in, rs.ref);
+    if (!CHECK(st == PM_OK)) {
+        fprintf(stderr, "  %s: interpreter: %s\n", label, pm_status_name(st));
+        goto done;
+    }
+    pm_error err;
+    st = pm_kernel_run(k, params, rs.in, rs.got, &err);
+    if (!CHECK(st == PM_OK)) {
+        fprintf(stderr, "  %s: kernel: %s\n", label, err.message);
+        goto done;
+    }
+    worst = 0;
+    for (int i = 0; i < rs.noutputs; i++) {
+        double d = check_buffer_maxdiff(&rs.ref[i], &rs.got[i]);
+        if (d > worst)
+            worst = d;
+    }
+done:
+    free_buffers(&rs);
+    return worst;
+}
+
+static pm_kernel *compile(pm_pipeline *p, const pm_value *estimates, int threads)
+{
+    pm_compile_options o = pm_compile_options_default();
+    o.threads = threads;
+    pm_error err;
+    pm_kernel *k = pm_jit_compile(jit, p, estimates, &o, &err);
+    if (!CHECK(k != NULL))
+        fprintf(stderr, "  compile %s: %s\n", pm_pipeline_name(p), err.message);
+    return k;
+}
+
+/* ---- the sample apps ------------------------------------------------------------------ */
+
+static void test_app_sizes(const pm_sample_app *app, const int64_t (*sizes)[2], int nsizes)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = app->build(ctx);
+    if (!CHECK(p != NULL)) {
+        fprintf(stderr, "  %s: %s\n", app->name, pm_ctx_errmsg(ctx));
+        pm_ctx_free(ctx);
+        return;
+    }
+    int np = pm_pipeline_nparams(p);
+    pm_value est[16];
+    app->params(app->quick_rows, app->quick_cols, est);
+    for (int threads = 1; threads <= 2; threads++) {
+        pm_kernel *k = compile(p, est, threads);
+        if (!k)
+            continue;
+        for (int s = 0; s < nsizes; s++) {
+            pm_value params[16];
+            app->params(sizes[s][0], sizes[s][1], params);
+            (void)np;
+            char label[128];
+            snprintf(label, sizeof label, "%s %lldx%lld threads=%d", app->name,
+                     (long long)sizes[s][0], (long long)sizes[s][1], threads);
+            double d = differential(p, k, params, 7, app, label);
+            if (!CHECK(d <= app->tolerance))
+                fprintf(stderr, "  %s: max diff %g > %g\n", label, d, app->tolerance);
+        }
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+}
+
+static void test_samples_sizes(void)
+{
+    /* Harris needs rows, cols >= 2 (R = rows - 2 >= 0); 3x3 has a 1-pixel interior-less
+     * frame, 5x7 is smaller than a vector, odd and prime sizes, then large. */
+    static const int64_t harris_sizes[][2] = {{3, 3}, {4, 4}, {5, 7}, {17, 15}, {37, 53},
+                                              {101, 67}, {480, 640}};
+    test_app_sizes(pm_sample_find("harris"), harris_sizes, 7);
+    static const int64_t unsharp_sizes[][2] = {{1, 1}, {2, 3}, {5, 7}, {16, 16}, {33, 17},
+                                               {101, 67}, {300, 400}};
+    test_app_sizes(pm_sample_find("unsharp_mask"), unsharp_sizes, 7);
+    int n;
+    const pm_sample_app *apps = pm_sample_apps(&n);
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(apps[i].name, "harris") || !strcmp(apps[i].name, "unsharp_mask"))
+            continue;
+        int64_t sizes[1][2] = {{apps[i].quick_rows, apps[i].quick_cols}};
+        test_app_sizes(&apps[i], (const int64_t(*)[2])sizes, 1);
+    }
+}
+
+/* ---- small pipelines of one feature each ---------------------------------------------- */
+
+typedef pm_pipeline *(*pipeline_builder)(pm_ctx *ctx);
+
+/* Runs a one-parameter-pair (R, C) pipeline at many sizes, 1 and 2 threads. */
+static void test_builder(const char *name, pipeline_builder build, double tolerance)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build(ctx);
+    if (!CHECK(p != NULL)) {
+        fprintf(stderr, "  %s: %s\n", name, pm_ctx_errmsg(ctx));
+        pm_ctx_free(ctx);
+        return;
+    }
+    static const int64_t sizes[][2] = {{1, 1}, {1, 5}, {3, 2}, {7, 15}, {16, 17}, {33, 65},
+                                       {129, 200}};
+    pm_value est[2] = {PM_I(64), PM_I(64)};
+    for (int threads = 1; threads <= 2; threads++) {
+        pm_kernel *k = compile(p, est, threads);
+        if (!k)
+            continue;
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            pm_value params[2] = {PM_I(sizes[s][0]), PM_I(sizes[s][1])};
+            char label[128];
+            snprintf(label, sizeof label, "%s %lldx%lld threads=%d", name,
+                     (long long)sizes[s][0], (long long)sizes[s][1], threads);
+            double d = differential(p, k, params, 11 + (unsigned)s, NULL, label);
+            if (!CHECK(d <= tolerance))
+                fprintf(stderr, "  %s: max diff %g > %g\n", label, d, tolerance);
+        }
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+}
+
+#define DOMAIN2(ctx, R, C, x, y, row, col)                                         \
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");       \
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");                          \
+    pm_interval *row = pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1);         \
+    pm_interval *col = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1)
+
+static pm_pipeline *finish_rc(pm_ctx *ctx, const char *name, pm_expr *R, pm_expr *C, int nin,
+                           pm_func *const *in, int nout, pm_func *const *out)
+{
+    pm_pipeline *p = NULL;
+    pm_pipeline_new(ctx, name, 2, pm_exprs(R, C), nin, in, nout, out, &p);
+    return p;
+}
+
+/* u8 and u16 arithmetic wraps; casts between widths; i8 negation and floor division. */
+static pm_pipeline *build_wrap(pm_ctx *ctx)
+{
+    DOMAIN2(ctx, R, C, x, y, row, col);
+    pm_func *a = pm_image(ctx, "a", PM_U8, R, C);
+    pm_func *b = pm_image(ctx, "b", PM_U16, R, C);
+    pm_expr *const xy[] = {x, y};
+    pm_interval *const dom[] = {row, col};
+    pm_func *sum8 = pm_func_new(ctx, "sum8", PM_U8, 2, xy, dom);
+    pm_func_define_expr(sum8, pm_add(pm_muli(pm_call(a, x, y), 3), pm_addi(pm_call(a, x, y), 200)));
+    pm_func *mix16 = pm_func_new(ctx, "mix16", PM_U16, 2, xy, dom);
+    pm_func_define_expr(mix16, pm_sub(pm_mul(pm_call(b, x, y), pm_cast(PM_U16, pm_call(sum8, x, y))),
+                                      pm_shr(pm_call(b, x, y), pm_int(ctx, 3))));
+    pm_func *signed8 = pm_func_new(ctx, "signed8", PM_I8, 2, xy, dom);
+    pm_expr *s = pm_cast(PM_I8, pm_call(mix16, x, y));
+    pm_func_define_expr(signed8, pm_add(pm_neg(s), pm_divi(s, 4)));
+    pm_func *out = pm_func_new(ctx, "out", PM_I32, 2, xy, dom);
+    pm_expr *w = pm_cast(PM_I32, pm_call(signed8, x, y));
+    pm_func_define_expr(out, pm_add(pm_add(pm_modi(w, 7), pm_cdiv(w, pm_int(ctx, 3))),
+                                    pm_absd(pm_call(sum8, x, y), pm_call(a, x, y))));
+    return finish_rc(ctx, "wrap", R, C, 2, (pm_func *const[]){a, b}, 2,
+                  (pm_func *const[]){out, mix16});
+}
+
+/* Float to integer casts saturate; math functions; select; min/max/clamp. */
+static pm_pipeline *build_float_int(pm_ctx *ctx)
+{
+    DOMAIN2(ctx, R, C, x, y, row, col);
+    pm_func *f = pm_image(ctx, "f", PM_F32, R, C);
+    pm_expr *const xy[] = {x, y};
+    pm_interval *const dom[] = {row, col};
+    pm_func *scaled = pm_func_new(ctx, "scaled", PM_F32, 2, xy, dom);
+    pm_expr *v = pm_call(f, x, y);
+    /* sqrt and floor are exact in IEEE arithmetic, so the u8 cast below cannot flip; exp
+     * (which libm and LLVM may round differently by an ulp) only feeds the f64 output. */
+    pm_func_define_expr(scaled, pm_add(pm_mulf(pm_sqrt(v), 600.0f), pm_floor(pm_mulf(v, 10))));
+    pm_func *u8 = pm_func_new(ctx, "u8", PM_U8, 2, xy, dom);
+    pm_func_define_expr(u8, pm_cast(PM_U8, pm_addf(pm_call(scaled, x, y), -100)));
+    pm_func *mixed = pm_func_new(ctx, "mixed", PM_F64, 2, xy, dom);
+    pm_expr *s = pm_call(scaled, x, y);
+    pm_func_define_expr(mixed, pm_select(pm_gt(s, pm_float(ctx, 300)),
+                                         pm_cast(PM_F64, pm_clamp(s, pm_float(ctx, 350), pm_float(ctx, 500))),
+                                         pm_add(pm_exp(pm_f64(ctx, 0.5)), pm_cast(PM_F64, pm_call(u8, x, y)))));
+    return finish_rc(ctx, "float_int", R, C, 1, (pm_func *const[]){f}, 2,
+                  (pm_func *const[]){u8, mixed});
+}
+
+/* Down- and up-sampling: scaled accesses 2x+1 and x/2, with boundary cases. */
+static pm_pipeline *build_sampling(pm_ctx *ctx)
+{
+    DOMAIN2(ctx, R, C, x, y, row, col);
+    (void)row;
+    pm_func *img = pm_image(ctx, "img", PM_F32, pm_muli(R, 2), pm_muli(C, 2));
+    pm_expr *const xy[] = {x, y};
+    pm_func *down = pm_func_new(ctx, "down", PM_F32, 2, xy, pm_intervals(row, col));
+    pm_expr *sum = pm_add(pm_add(pm_call(img, pm_muli(x, 2), pm_muli(y, 2)),
+                                 pm_call(img, pm_addi(pm_muli(x, 2), 1), pm_muli(y, 2))),
+                          pm_add(pm_call(img, pm_muli(x, 2), pm_addi(pm_muli(y, 2), 1)),
+                                 pm_call(img, pm_addi(pm_muli(x, 2), 1), pm_addi(pm_muli(y, 2), 1))));
+    pm_func_define_expr(down, pm_mulf(sum, 0.25));
+    pm_interval *row2 = pm_interval_new(pm_int(ctx, 0), pm_addi(pm_muli(R, 2), -1), 1);
+    pm_interval *col2 = pm_interval_new(pm_int(ctx, 0), pm_addi(pm_muli(C, 2), -1), 1);
+    pm_func *up = pm_func_new(ctx, "up", PM_F32, 2, xy, pm_intervals(row2, col2));
+    pm_expr *even = pm_eq(pm_modi(x, 2), pm_int(ctx, 0));
+    pm_define(up,
+              pm_case_new(pm_and(even, pm_ge(x, pm_int(ctx, 2))),
+                          pm_mulf(pm_add(pm_call(down, pm_divi(x, 2), pm_divi(y, 2)),
+                                         pm_call(down, pm_addi(pm_divi(x, 2), -1), pm_divi(y, 2))), 0.5)),
+              pm_case_new(pm_or(pm_not(even), pm_lt(x, pm_int(ctx, 2))),
+                          pm_sub(pm_call(img, x, y), pm_call(down, pm_divi(x, 2), pm_divi(y, 2)))));
+    return finish_rc(ctx, "sampling", R, C, 1, (pm_func *const[]){img}, 2,
+                  (pm_func *const[]){up, down});
+}
+
+/* A histogram of a u8 image and a data-dependent lookup through it. */
+static pm_pipeline *build_histogram(pm_ctx *ctx)
+{
+    DOMAIN2(ctx, R, C, x, y, row, col);
+    pm_func *img = pm_image(ctx, "img", PM_U8, R, C);
+    pm_expr *bin = pm_var(ctx, "bin");
+    pm_interval *bins = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 255), 1);
+    pm_func *hist = pm_reduction_new(ctx, "hist", PM_I32, 1, pm_exprs(bin), pm_intervals(bins),
+                                     2, pm_exprs(x, y), pm_intervals(row, col),
+                                     PM_REDUCE_SUM, NULL);
+    pm_reduction_define(hist, 1, pm_exprs(pm_call(img, x, y)), pm_int(ctx, 1));
+    pm_func *maxv = pm_reduction_new(ctx, "maxv", PM_U8, 1, pm_exprs(bin),
+                                     pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 3), 1)),
+                                     2, pm_exprs(x, y), pm_intervals(row, col), PM_REDUCE_MAX,
+                                     pm_int(ctx, 7));
+    pm_reduction_define(maxv, 1, pm_exprs(pm_modi(pm_add(x, y), 4)), pm_call(img, x, y));
+    pm_func *lookup = pm_func_new(ctx, "lookup", PM_I32, 2, pm_exprs(x, y), pm_intervals(row, col));
+    pm_func_define_expr(lookup, pm_add(pm_call(hist, pm_call(img, x, y)),
+                                       pm_cast(PM_I32, pm_call(maxv, pm_modi(x, 4)))));
+    return finish_rc(ctx, "histogram", R, C, 1, (pm_func *const[]){img}, 3,
+                  (pm_func *const[]){lookup, hist, maxv});
+}
+
+/* A time-iterated 1-D stencil over rows: f(t, y) from f(t-1, y-1 .. y+1). */
+static pm_pipeline *build_iterated(pm_ctx *ctx)
+{
+    DOMAIN2(ctx, R, C, t, y, steps, col);
+    pm_func *img = pm_image(ctx, "img", PM_F32, C);
+    pm_func *f = pm_func_new(ctx, "f", PM_F32, 2, pm_exprs(t, y), pm_intervals(steps, col));
+    pm_expr *interior = pm_and(pm_ge(t, pm_int(ctx, 1)),
+                               pm_between(y, pm_int(ctx, 1), pm_addi(C, -2)));
+    pm_expr *edge = pm_and(pm_ge(t, pm_int(ctx, 1)),
+                           pm_or(pm_eq(y, pm_int(ctx, 0)), pm_eq(y, pm_addi(C, -1))));
+    pm_define(f,
+              pm_case_new(pm_eq(t, pm_int(ctx, 0)), pm_call(img, y)),
+              pm_case_new(interior, pm_mulf(pm_add(pm_add(pm_call(f, pm_addi(t, -1), pm_addi(y, -1)),
+                                                          pm_call(f, pm_addi(t, -1), y)),
+                                                   pm_call(f, pm_addi(t, -1), pm_addi(y, 1))),
+                                            1.0 / 3)),
+              pm_case_new(edge, pm_call(f, pm_addi(t, -1), y)));
+    return finish_rc(ctx, "iterated", R, C, 1, (pm_func *const[]){img}, 1, (pm_func *const[]){f});
+}
+
+static void test_wrap(void) { test_builder("wrap", build_wrap, 0); }
+static void test_float_int(void) { test_builder("float_int", build_float_int, 1e-3); }
+static void test_sampling2(void) { test_builder("sampling", build_sampling, 1e-5); }
+static void test_histogram(void) { test_builder("histogram", build_histogram, 0); }
+static void test_iterated(void) { test_builder("iterated", build_iterated, 1e-5); }
+
+typedef struct harris_job {
+    pm_kernel *k;
+    pm_value params[2];
+    pm_buffer in, out;
+    pm_status status;
+} harris_job;
+
+static void *harris_job_run(void *arg)
+{
+    harris_job *job = arg;
+    pm_error err;
+    for (int i = 0; i < 5 && job->status == PM_OK; i++)
+        job->status = pm_kernel_run(job->k, job->params, &job->in, &job->out, &err);
+    return NULL;
+}
+
+static void test_concurrent_harris(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = pm_sample_harris.build(ctx);
+    pm_value est[2];
+    pm_sample_harris.params(200, 200, est);
+    pm_kernel *k = compile(p, est, 2);
+    if (!k) {
+        pm_ctx_free(ctx);
+        return;
+    }
+    harris_job jobs[4];
+    pthread_t threads[4];
+    for (int t = 0; t < 4; t++) {
+        int64_t rows = 60 + 37 * t, cols = 90 + 11 * t; /* different sizes share scratch pools */
+        harris_job *j = &jobs[t];
+        pm_sample_harris.params(rows, cols, j->params);
+        j->k = k;
+        j->in = check_buffer_new(PM_F32, 2, (int64_t[]){rows, cols});
+        j->out = check_buffer_new(PM_F32, 2, (int64_t[]){rows, cols});
+        pm_sample_harris.fill_input(0, &j->in, j->params);
+        j->status = PM_OK;
+        pthread_create(&threads[t], NULL, harris_job_run, j);
+    }
+    for (int t = 0; t < 4; t++) {
+        pthread_join(threads[t], NULL);
+        harris_job *j = &jobs[t];
+        CHECK_STATUS(j->status, PM_OK);
+        pm_buffer ref = check_buffer_new(PM_F32, 2, j->out.extent);
+        CHECK_STATUS(pm_interpret(p, j->params, &j->in, &ref), PM_OK);
+        double d = check_buffer_maxdiff(&ref, &j->out);
+        if (!CHECK(d <= pm_sample_harris.tolerance))
+            fprintf(stderr, "  concurrent run %d: max diff %g\n", t, d);
+        check_buffer_free(&ref);
+        check_buffer_free(&j->in);
+        check_buffer_free(&j->out);
+    }
+    pm_kernel_free(k);
+    pm_ctx_free(ctx);
+}
+
+/* blur(x, y) = (I(x-1, y) + I(x, y) + I(x+1, y)) / 3 over 1 <= x <= R-2, 0 <= y < C:
+ * output extents (R-2) x C, input R x C (f32). */
+static pm_pipeline *build_blur(pm_ctx *ctx)
+{
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+    pm_func *I = pm_image(ctx, "I", PM_F32, R, C);
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 1), pm_addi(R, -2), 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1);
+    pm_func *blur = pm_func_new(ctx, "blur", PM_F32, 2, pm_exprs(x, y), pm_intervals(rows, cols));
+    pm_func_define_expr(blur, pm_mulf(pm_add(pm_add(pm_call(I, pm_addi(x, -1), y), pm_call(I, x, y)),
+                                             pm_call(I, pm_addi(x, 1), y)),
+                                      1.0 / 3.0));
+    pm_pipeline *p = NULL;
+    pm_status s = pm_pipeline_new(ctx, "blur", 2, pm_exprs(R, C), 1, (pm_func *const[]){I}, 1,
+                                  (pm_func *const[]){blur}, &p);
+    if (!CHECK_STATUS(s, PM_OK))
+        fprintf(stderr, "  blur: %s\n", pm_ctx_errmsg(ctx));
+    return p;
+}
+
+typedef struct blur_case {
+    pm_value params[2];
+    pm_buffer in, want, got;
+} blur_case;
+
+static void blur_case_new(blur_case *c, pm_pipeline *p, int64_t rows, int64_t cols, unsigned seed)
+{
+    c->params[0] = PM_I(rows);
+    c->params[1] = PM_I(cols);
+    c->in = check_buffer_new(PM_F32, 2, (int64_t[]){rows, cols});
+    check_fill(&c->in, seed, false);
+    c->want = check_buffer_new(PM_F32, 2, (int64_t[]){rows - 2, cols});
+    c->got = check_buffer_new(PM_F32, 2, (int64_t[]){rows - 2, cols});
+    CHECK_STATUS(pm_interpret(p, c->params, &c->in, &c->want), PM_OK);
+}
+
+static void blur_case_free(blur_case *c)
+{
+    check_buffer_free(&c->in);
+    check_buffer_free(&c->want);
+    check_buffer_free(&c->got);
+}
+
+/* The blur at sizes around vectors and tiles, 1-row outputs, and a size far from the
+ * estimate; the kernel outlives the context it was compiled from. */
+static void test_blur_sizes(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx);
+    pm_error err;
+    pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(64), PM_I(64)}, NULL, &err);
+    if (!CHECK(k != NULL)) {
+        fprintf(stderr, "  compile: %s\n", err.message);
+        pm_ctx_free(ctx);
+        return;
+    }
+    /* The kernel does not keep the pipeline: free the context first. */
+    pm_ctx_free(ctx);
+    ctx = pm_ctx_new();
+    p = build_blur(ctx);
+    static const int64_t sizes[][2] = {{3, 1}, {3, 17}, {5, 33}, {64, 64}, {130, 7}, {257, 300}};
+    for (int s = 0; s < 6; s++) {
+        blur_case c;
+        blur_case_new(&c, p, sizes[s][0], sizes[s][1], 7u + (unsigned)s);
+        CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &c.got, &err), PM_OK);
+        double d = check_buffer_maxdiff(&c.want, &c.got);
+        if (!CHECK(d <= 1e-6))
+            fprintf(stderr, "  blur %lldx%lld: max diff %g (%s)\n", (long long)sizes[s][0],
+                    (long long)sizes[s][1], d, err.message);
+        blur_case_free(&c);
+    }
+    pm_kernel_free(k);
+    pm_ctx_free(ctx);
+}
+
+/* ---- threads and vector widths ----------------------------------------------------- */
+
+static void test_thread_counts(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx);
+    blur_case c;
+    blur_case_new(&c, p, 101, 77, 11u);
+    static const int threads[] = {1, 2, 3, 8};
+    static const int widths[] = {0, 1, 4, 16};
+    for (int t = 0; t < 4; t++) {
+        pm_compile_options co = pm_compile_options_default();
+        co.threads = threads[t];
+        co.vector_width = widths[t];
+        co.opt_level = t % 4;
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, NULL, &co, &err);
+        if (!CHECK(k != NULL)) {
+            fprintf(stderr, "  threads %d: %s\n", threads[t], err.message);
+            continue;
+        }
+        memset(c.got.data, 0, 99 * 77 * sizeof(float));
+        CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &c.got, &err), PM_OK);
+        CHECK(check_buffer_maxdiff(&c.want, &c.got) <= 1e-6);
+        pm_kernel_free(k);
+    }
+    blur_case_free(&c);
+    pm_ctx_free(ctx);
+}
+
+/* ---- the samples -------------------------------------------------------------------- */
+
+/* Apps that exercise the runtime's paths (scratch slots, reductions, several inputs and
+ * outputs); test_samples_widths compares every app at many sizes and widths. */
+static const char *const runtime_apps[] = {"unsharp_mask", "harris", "bilateral_grid",
+                                           "camera_pipe", "pyramid_blend", "interpolate"};
+
+static void test_samples_rerun(void)
+{
+    int n = (int)(sizeof runtime_apps / sizeof runtime_apps[0]);
+    for (int a = 0; a < n; a++) {
+        const pm_sample_app *app = pm_sample_find(runtime_apps[a]);
+        if (!CHECK(app != NULL))
+            continue;
+        pm_ctx *ctx = pm_ctx_new();
+        pm_pipeline *p = app->build(ctx);
+        if (!CHECK(p != NULL)) {
+            pm_ctx_free(ctx);
+            continue;
+        }
+        pm_value params[32];
+        app->params(23, 41, params);
+
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, params, NULL, &err);
+        if (!CHECK(k != NULL)) {
+            fprintf(stderr, "  %s: %s\n", app->name, err.message);
+            pm_ctx_free(ctx);
+            continue;
+        }
+        int nin = pm_pipeline_ninputs(p), nout = pm_pipeline_noutputs(p);
+        pm_buffer in[8], want[8], got[8];
+        for (int i = 0; i < nin; i++) {
+            int nd;
+            int64_t ext[PM_MAX_DIMS];
+            pm_pipeline_buffer_shape(p, 0, i, params, &nd, ext);
+            in[i] = check_buffer_new(pm_func_type(pm_pipeline_input(p, i)), nd, ext);
+            if (app->fill_input)
+                app->fill_input(i, &in[i], params);
+            else
+                check_fill(&in[i], 5u + (unsigned)i, false);
+        }
+        for (int i = 0; i < nout; i++) {
+            int nd;
+            int64_t ext[PM_MAX_DIMS];
+            pm_pipeline_buffer_shape(p, 1, i, params, &nd, ext);
+            pm_type t = pm_func_type(pm_pipeline_output(p, i));
+            want[i] = check_buffer_new(t, nd, ext);
+            got[i] = check_buffer_new(t, nd, ext);
+        }
+        CHECK_STATUS(pm_interpret(p, params, in, want), PM_OK);
+        /* Twice: the second run reuses the scratch set of the first. */
+        for (int r = 0; r < 2; r++) {
+            CHECK_STATUS(pm_kernel_run(k, params, in, got, &err), PM_OK);
+            for (int i = 0; i < nout; i++) {
+                double d = check_buffer_maxdiff(&want[i], &got[i]);
+                if (!CHECK(d <= app->tolerance))
+                    fprintf(stderr, "  %s output %d: max diff %g\n", app->name, i, d);
+            }
+        }
+        for (int i = 0; i < nin; i++)
+            check_buffer_free(&in[i]);
+        for (int i = 0; i < nout; i++) {
+            check_buffer_free(&want[i]);
+            check_buffer_free(&got[i]);
+        }
+        pm_kernel_free(k);
+        pm_ctx_free(ctx);
+    }
+}
+
+int main(void)
+{
+    pm_error err;
+    jit = pm_jit_new(NULL, &err);
+    if (!CHECK(jit != NULL)) {
+        fprintf(stderr, "pm_jit_new: %s\n", err.message);
+        return check_finish("compiled");
+    }
+    static const struct { const char *name; void (*fn)(void); } groups[] = {
+        {"integers", test_integers}, {"cases", test_cases}, {"sampling", test_sampling},
+        {"reductions", test_reductions}, {"time", test_time_iterated}, {"scan", test_scan},
+        {"empty_stage", test_empty_stage}, {"concurrent", test_concurrent},
+        {"samples", test_samples_widths}, {"sample_sizes", test_samples_sizes},
+        {"samples_rerun", test_samples_rerun}, {"wrap", test_wrap},
+        {"float_int", test_float_int}, {"sampling2", test_sampling2},
+        {"histogram", test_histogram}, {"iterated", test_iterated},
+        {"concurrent_harris", test_concurrent_harris}, {"blur", test_blur_sizes},
+        {"threads", test_thread_counts}};
+    const char *only = getenv("PM_TEST_ONLY");
+    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
+        if (!only || strcmp(only, groups[i].name) == 0)
+            groups[i].fn();
+    kernel_cache_clear();
+    pm_jit_free(jit);
+    return check_finish("compiled");
+}
