@@ -144,6 +144,83 @@ static void check_app(const pm_sample_app *app, const setting *s, const int64_t 
     pm_ctx_free(ctx);
 }
 
+/* ---- structural checks on the "groups" dump ---------------------------------------- */
+
+static const char *groups_of(pm_pipeline *p, const pm_value *est, int fusion, pm_kernel **k)
+{
+    pm_compile_options o = pm_compile_options_default();
+    o.fusion = fusion;
+    o.threads = 2;
+    pm_error err;
+    *k = pm_jit_compile(jit, p, est, &o, &err);
+    if (!CHECK(*k != NULL)) {
+        fprintf(stderr, "  compile: %s\n", err.message);
+        return "";
+    }
+    const char *g = pm_kernel_dump(*k, "groups");
+    return g ? g : "";
+}
+
+static void check_sample_groups(const char *name, int64_t rows, int64_t cols,
+                                const char *const *want, int nwant)
+{
+    const pm_sample_app *app = pm_sample_find(name);
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = app ? app->build(ctx) : NULL;
+    if (CHECK(p != NULL)) {
+        pm_value est[16];
+        app->params(rows, cols, est);
+        pm_kernel *k;
+        const char *g = groups_of(p, est, 1, &k);
+        for (int i = 0; i < nwant; i++)
+            if (!CHECK(strstr(g, want[i]) != NULL))
+                fprintf(stderr, "  %s: no \"%s\" in\n%s\n", name, want[i], g);
+        pm_kernel_free(k);
+        g = groups_of(p, est, 0, &k);
+        CHECK(strstr(g, "overlapped tiles") == NULL);
+        CHECK(strstr(g, "inlined: none") != NULL);
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+}
+
+/* out(x, y) = t(y, x) + 1 with t(x, y) = in(x, y) * 2 + in(x + 1, y): the transpose
+ * must not be grouped with its producer. */
+static void check_transpose(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *N = pm_param(ctx, PM_I32, "N");
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_expr *one = pm_int(ctx, 1);
+    pm_func *in = pm_image(ctx, "in", PM_F32, pm_add(N, one), N);
+    pm_interval *r = pm_interval_new(pm_int(ctx, 0), pm_sub(N, one), 1);
+    pm_func *t = pm_func_new(ctx, "t", PM_F32, 2, pm_exprs(x, y), pm_intervals(r, r));
+    pm_define(t, pm_case_new(NULL, pm_add(pm_mul(pm_call(in, x, y), pm_float(ctx, 2)),
+                                          pm_call(in, pm_add(x, one), y))));
+    pm_func *out = pm_func_new(ctx, "out", PM_F32, 2, pm_exprs(x, y), pm_intervals(r, r));
+    pm_define(out, pm_case_new(NULL, pm_add(pm_call(t, y, x), pm_float(ctx, 1))));
+    pm_pipeline *p = NULL;
+    if (CHECK(pm_pipeline_new(ctx, "transpose", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
+        pm_value est[1] = {PM_I(512)};
+        pm_kernel *k;
+        const char *g = groups_of(p, est, 1, &k);
+        CHECK(strstr(g, "overlapped tiles") == NULL);
+        pm_kernel_free(k);
+    } else {
+        fprintf(stderr, "  transpose: %s\n", pm_ctx_errmsg(ctx));
+    }
+    pm_ctx_free(ctx);
+}
+
+static void check_structure(void)
+{
+    static const char *const unsharp[] = {"inlined: sharpen", "live-out mask, 3 stages, overlapped tiles"};
+    check_sample_groups("unsharp_mask", 2048, 2048, unsharp, 2);
+    static const char *const harris[] = {"live-out harris, 11 stages, overlapped tiles"};
+    check_sample_groups("harris", 6400, 6400, harris, 1);
+    check_transpose();
+}
+
 static const setting kCovering[] = {
     /* tile0 tile1 threads width threshold limit fusion */
     {0, 0, 2, 0, -1, 0, 1},       /* the model's choice */
@@ -176,6 +253,7 @@ int main(int argc, char **argv)
         pm_jit_free(jit);
         return check_finish("optimizer");
     }
+    check_structure();
     int napps;
     const pm_sample_app *apps = pm_sample_apps(&napps);
     for (int a = 0; a < napps; a++)
