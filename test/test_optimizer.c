@@ -9,6 +9,7 @@
  * one group, a transpose is never grouped with its producer, fusion off gives no tiles.
  *
  *   test_optimizer                 the covering set
+ *   test_optimizer --quick         three settings, three sizes (the sanitizer build)
  *   test_optimizer APP [T0 T1 THREADS WIDTH THRESHOLD]   one setting, for debugging
  *   PM_TEST_VERBOSE=1              print each case
  */
@@ -242,7 +243,8 @@ int main(int argc, char **argv)
     jit = pm_jit_new(NULL, &err);
     if (!CHECK(jit != NULL))
         return check_finish("optimizer");
-    if (argc >= 2) { /* one app, one setting */
+    bool quick = argc >= 2 && strcmp(argv[1], "--quick") == 0;
+    if (argc >= 2 && !quick) { /* one app, one setting */
         const pm_sample_app *app = pm_sample_find(argv[1]);
         setting s = {argc > 2 ? atoi(argv[2]) : 0, argc > 3 ? atoi(argv[3]) : 0,
                      argc > 4 ? atoi(argv[4]) : 2, argc > 5 ? atoi(argv[5]) : 0,
@@ -256,9 +258,14 @@ int main(int argc, char **argv)
     check_structure();
     int napps;
     const pm_sample_app *apps = pm_sample_apps(&napps);
+    /* --quick (the sanitizer build, where compiles are slow): three settings that still
+     * cover forced 1x1 and odd tiles, 1..3 threads and the model, at three sizes */
+    size_t nset = quick ? 3 : sizeof kCovering / sizeof kCovering[0];
+    int nsizes = quick ? 3 : (int)(sizeof kSizes / sizeof kSizes[0]);
+    static const int64_t kQuickSizes[][2] = {{1, 1}, {5, 3}, {17, 33}};
     for (int a = 0; a < napps; a++)
-        for (size_t s = 0; s < sizeof kCovering / sizeof kCovering[0]; s++)
-            check_app(&apps[a], &kCovering[s], kSizes, (int)(sizeof kSizes / sizeof kSizes[0]));
+        for (size_t s = 0; s < nset; s++)
+            check_app(&apps[a], &kCovering[s], quick ? kQuickSizes : kSizes, nsizes);
     pm_jit_free(jit);
     return check_finish("optimizer");
 }
