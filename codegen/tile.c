@@ -19,6 +19,10 @@
 
 /* Defaults of the model (plan options may override). */
 #define PM_OVERLAP_THRESHOLD 0.5
+/* Costs in the model's unit, one vector operation: starting a row of a stage inside a
+ * tile, and calling a stage's function once per tile. */
+#define PM_ROW_COST 8.0
+#define PM_STAGE_CALL_COST 50.0
 
 /* ---- the model: interval propagation at the estimates ---------------------------------- */
 
@@ -34,6 +38,7 @@ typedef struct model_out {
     double redundancy;
     double scratch;
     double ntiles;
+    double time;  /* estimated run time of the group, in vector operations            */
 } model_out;
 
 static int member_of(const pm_group *gr, int stage)
@@ -116,30 +121,41 @@ static void model_eval(const model_in *in, const int64_t *tile, bool clip, model
             }
         }
     }
-    double tiled = 0, full = 0, scratch = 0;
+    double tiled = 0, full = 0, scratch = 0, time = 0;
+    double W = elem_lanes(plan);
     for (int m = 0; m < nm; m++) {
         int s = gr->members[m];
         const pm_poly_storage *st = &poly->storage[poly->stages[s].storage];
-        double vol = 1, bytes = (double)pm_type_size(st->type);
+        double vol = 1, rows = 1, steps = 0, bytes = (double)pm_type_size(st->type);
         for (int d = 0; d < st->ndims; d++) {
             double e = floor((out->hi[m][d] - out->lo[m][d]) / (double)st->step[d]) + 1;
             if (e < 0)
                 e = 0;
             vol *= e;
             bytes *= d == st->ndims - 1 ? (double)round_up((int64_t)e, elem_lanes(plan)) : e;
+            if (d < st->ndims - 1)
+                rows *= e;
+            else /* the vector loop: full vectors, then a scalar remainder */
+                steps = floor(e / W) + fmod(e, W);
         }
+        if (st->ndims == 0)
+            steps = 1;
         double cost = pm_plan_stage_cost(plan, s);
         tiled += cost * vol * out->ntiles;
         full += cost * pm_plan_stage_volume(plan, s);
+        /* per tile: each row's vector steps plus a start-up cost per row (loop entry,
+         * address set-up, the hardware prefetcher's ramp) and per stage (its call) */
+        time += out->ntiles * (rows * (cost * steps + PM_ROW_COST) + PM_STAGE_CALL_COST);
         if (m < nm - 1)
             scratch += bytes;
     }
     out->redundancy = full > 0 ? fmax(0, tiled / full - 1) : 0;
     out->scratch = scratch;
+    out->time = time;
 }
 
-static const int64_t kOuter[] = {8, 16, 32, 64, 128};
-static const int64_t kInner[] = {64, 128, 256, 512, 1024};
+static const int64_t kOuter[] = {4, 8, 16, 32, 64, 128};
+static const int64_t kInner[] = {64, 128, 256, 512, 1024, 2048, 4096};
 
 bool pm_tile_model(const pm_plan *plan, pm_group *gr)
 {
@@ -203,14 +219,11 @@ bool pm_tile_model(const pm_plan *plan, pm_group *gr)
             bool user = plan->o.tile_size[0] > 0; /* the options decide: keep it */
             if (out->redundancy > threshold || (!user && !fits))
                 continue;
-            /* parallel first, then least redundancy, then least scratch */
-            bool better = !found || (par && !best_par) ||
-                          (par == best_par && (out->redundancy < best - 1e-3 ||
-                                               (out->redundancy <= best + 1e-3 &&
-                                                scratch < best_out->scratch)));
+            /* parallel first, then the least estimated time */
+            bool better = !found || (par && !best_par) || (par == best_par && out->time < best);
             if (better) {
                 found = true;
-                best = out->redundancy;
+                best = out->time;
                 best_par = par;
                 best_tile[0] = tile[0];
                 best_tile[1] = tile[1];

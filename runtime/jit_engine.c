@@ -10,6 +10,8 @@
 #include <llvm-c/IRReader.h>
 #include <llvm-c/LLJIT.h>
 #include <llvm-c/Orc.h>
+#include <llvm-c/OrcEE.h>
+#include <llvm-c/ExecutionEngine.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -76,6 +78,22 @@ static pm_status llvm_error(pm_error *err, LLVMErrorRef e, const char *what)
  * the looking-up thread (in-place dispatch, under compile_lock), so the reporter keeps
  * the story per thread for pm_engine_lookup to add to its message. */
 static _Thread_local char session_error[512];
+
+/* PM_PERF=1: link JIT code with RTDyld and tell perf about every function (jitdump
+ * files for `perf record -k 1` + `perf inject --jit`), so profiles name the kernel's
+ * functions. Off by default: the normal path links with LLVM's default linker. */
+static LLVMOrcObjectLayerRef perf_object_layer(void *ctx, LLVMOrcExecutionSessionRef es,
+                                               const char *triple)
+{
+    (void)ctx;
+    (void)triple;
+    LLVMOrcObjectLayerRef layer =
+        LLVMOrcCreateRTDyldObjectLinkingLayerWithSectionMemoryManager(es);
+    LLVMJITEventListenerRef perf = LLVMCreatePerfJITEventListener();
+    if (perf) /* NULL when LLVM was built without perf support */
+        LLVMOrcRTDyldObjectLinkingLayerRegisterJITEventListener(layer, perf);
+    return layer;
+}
 
 static void report_session_error(void *ctx, LLVMErrorRef e)
 {
@@ -245,6 +263,9 @@ pm_engine *pm_engine_new(int opt_level, pm_error *err)
         LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm);
     LLVMOrcLLJITBuilderRef builder = LLVMOrcCreateLLJITBuilder();
     LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);
+    const char *perf = getenv("PM_PERF");
+    if (perf && *perf && strcmp(perf, "0") != 0)
+        LLVMOrcLLJITBuilderSetObjectLinkingLayerCreator(builder, perf_object_layer, NULL);
     LLVMErrorRef e2 = LLVMOrcCreateLLJIT(&e->jit, builder); /* takes builder */
     if (e2) {
         e->jit = NULL;

@@ -53,7 +53,7 @@ static LLVMValueRef k64(pm_llvm *g, const pm_point *pt, int64_t v)
 LLVMValueRef pm_llvm_index(pm_llvm *g, const pm_point *pt, int storage, int d, LLVMValueRef c)
 {
     const pm_poly_storage *st = &g->poly->storage[storage];
-    LLVMValueRef r = LLVMBuildSub(g->B, c, lanes(g, pt, g->env.bufs[storage].lb[d]), "");
+    LLVMValueRef r = LLVMBuildNSWSub(g->B, c, lanes(g, pt, g->env.bufs[storage].lb[d]), "");
     if (st->step[d] != 1) {
         /* floor division by the (positive) step */
         LLVMValueRef s = k64(g, pt, st->step[d]);
@@ -74,8 +74,9 @@ LLVMValueRef pm_llvm_addr(pm_llvm *g, int storage, LLVMValueRef *idx)
         LLVMValueRef s = b->stride[d];
         if (is_vec(idx[d]))
             s = pm_llvm_splat_n(g, LLVMGetVectorSize(LLVMTypeOf(idx[d])), s);
-        LLVMValueRef t = LLVMBuildMul(g->B, idx[d], s, "");
-        off = off ? LLVMBuildAdd(g->B, off, t, "") : t;
+        /* an element's offset fits: buffer sizes are checked (issue 8's size rules) */
+        LLVMValueRef t = LLVMBuildNSWMul(g->B, idx[d], s, "");
+        off = off ? LLVMBuildNSWAdd(g->B, off, t, "") : t;
     }
     if (!off)
         off = c64(g, 0);
@@ -145,14 +146,72 @@ static int lane_coef(const pm_point *pt, const pm_expr *e)
 }
 
 /* The buffer indices of a call's arguments for pt's lanes (vectors when W > 1). */
+/* An integer argument as its exact i64 value, or NULL when it is not an affine form of
+ * the point's coordinates, integer parameters and constants (then the caller evaluates
+ * it in the language's types). Only for reads proven in bounds: there the exact value is
+ * the element read, and i64 arithmetic marked nsw lets LLVM see the addresses as affine
+ * functions of the loop counters (strength reduction, hoisting), which sext(i32) hides. */
+static LLVMValueRef affine_i64(pm_llvm *g, const pm_point *pt, const pm_expr *e)
+{
+    if (pt->W > 1 || !pm_type_is_int(e->type))
+        return NULL;
+    switch (e->kind) {
+    case PM_EXPR_INT:
+        return c64(g, e->ival);
+    case PM_EXPR_VAR:
+        for (int d = 0; d < pt->stmt->ndims; d++)
+            if (pt->stmt->vars[d]->id == e->id)
+                return pt->pos[d];
+        return NULL;
+    case PM_EXPR_PARAM: {
+        int slot = g->poly->pipeline->param_slot[e->id];
+        /* the raw slot holds an integer parameter's value as an i64 */
+        return slot >= 0 ? g->env.param_raw[slot] : NULL;
+    }
+    case PM_EXPR_CAST: /* integer widening (or same width) keeps the value */
+        if (!pm_type_is_int(e->a->type) || pm_type_bits(e->type) < pm_type_bits(e->a->type) ||
+            (pm_type_bits(e->type) == pm_type_bits(e->a->type) &&
+             pm_type_is_signed(e->type) != pm_type_is_signed(e->a->type)))
+            return NULL;
+        return affine_i64(g, pt, e->a);
+    case PM_EXPR_UNARY: {
+        LLVMValueRef a = e->op == PM_OP_NEG ? affine_i64(g, pt, e->a) : NULL;
+        return a ? LLVMBuildNSWNeg(g->B, a, "") : NULL;
+    }
+    case PM_EXPR_BINARY: {
+        if (e->op != PM_OP_ADD && e->op != PM_OP_SUB && e->op != PM_OP_MUL &&
+            !(e->op == PM_OP_DIV && e->b->kind == PM_EXPR_INT && e->b->ival > 0))
+            return NULL;
+        LLVMValueRef a = affine_i64(g, pt, e->a);
+        LLVMValueRef b = a ? affine_i64(g, pt, e->b) : NULL;
+        if (!b)
+            return NULL;
+        switch (e->op) {
+        case PM_OP_ADD: return LLVMBuildNSWAdd(g->B, a, b, "");
+        case PM_OP_SUB: return LLVMBuildNSWSub(g->B, a, b, "");
+        case PM_OP_MUL: return LLVMBuildNSWMul(g->B, a, b, "");
+        default: { /* floor division by a positive constant */
+            LLVMValueRef q = LLVMBuildSDiv(g->B, a, b, "");
+            LLVMValueRef neg = LLVMBuildICmp(g->B, LLVMIntSLT, LLVMBuildSRem(g->B, a, b, ""),
+                                             c64(g, 0), "");
+            return LLVMBuildNSWSub(g->B, q, LLVMBuildZExt(g->B, neg, g->t_i64, ""), "");
+        }
+        }
+    }
+    default:
+        return NULL;
+    }
+}
+
 static void call_indices(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call, bool clamp,
                          LLVMValueRef *idx)
 {
     const pm_llvm_buf *b = &g->env.bufs[s];
     for (int d = 0; d < call->nargs; d++) {
         const pm_expr *a = call->args[d];
-        LLVMValueRef v = pm_llvm_expr(g, pt, a);
-        v = pm_llvm_convert(g, v, a->type, PM_I64);
+        LLVMValueRef v = clamp ? NULL : affine_i64(g, pt, a);
+        if (!v)
+            v = pm_llvm_convert(g, pm_llvm_expr(g, pt, a), a->type, PM_I64);
         LLVMValueRef i = pm_llvm_index(g, pt, s, d, v);
         if (clamp) {
             LLVMValueRef hi = lanes(g, pt, LLVMBuildSub(g->B, b->ext[d], c64(g, 1), ""));
@@ -308,6 +367,7 @@ static LLVMValueRef inline_call(pm_llvm *g, const pm_point *pt, const pm_expr *c
             return pm_llvm_const(g, pt, call->type, 0, 0);
         }
         q.var[d] = pm_llvm_convert(g, pm_llvm_expr(g, &first, a), a->type, PM_I32);
+        q.pos[d] = affine_i64(g, &first, a);
         q.lane_step[d] = pt->W > 1 ? coef : 0;
     }
     const pm_expr *value = f->cases[0]->value;
@@ -386,7 +446,9 @@ void pm_llvm_store_own(pm_llvm *g, const pm_point *pt, LLVMValueRef v, LLVMValue
     first.W = 1;
     LLVMValueRef idx[PM_MAX_DIMS];
     for (int d = 0; d < st->ndims; d++)
-        idx[d] = pm_llvm_index(g, &first, s, d, LLVMBuildSExt(g->B, pt->var[d], g->t_i64, ""));
+        idx[d] = pm_llvm_index(g, &first, s, d,
+                               pt->pos[d] ? pt->pos[d]
+                                          : LLVMBuildSExt(g->B, pt->var[d], g->t_i64, ""));
     LLVMValueRef p = pm_llvm_addr(g, s, idx);
     if (pt->W <= 1 || !mask) {
         LLVMValueRef store = LLVMBuildStore(g->B, v, p);

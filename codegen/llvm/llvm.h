@@ -70,7 +70,8 @@ typedef struct pm_llvm {
 typedef struct pm_point {
     const pm_poly_stmt *stmt;
     int W;
-    LLVMValueRef var[PM_MAX_DIMS];
+    LLVMValueRef var[PM_MAX_DIMS];  /* the coordinates as the language's i32 variables   */
+    LLVMValueRef pos[PM_MAX_DIMS];  /* the same as exact i64 values (lane 0), or NULL    */
     int lane_step[PM_MAX_DIMS];
 } pm_point;
 

@@ -125,14 +125,17 @@ LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e)
         }
         return r;
     }
+    /* isl's expressions are exact integers of values that fit in i64 (coordinates and
+     * extents of checked buffers): nsw tells LLVM so, for its induction-variable and
+     * address analyses. */
     case isl_ast_expr_op_minus:
-        return LLVMBuildNeg(B, as_int(g, arg(g, e, 0)), "");
+        return LLVMBuildNSWNeg(B, as_int(g, arg(g, e, 0)), "");
     case isl_ast_expr_op_add:
-        return LLVMBuildAdd(B, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
+        return LLVMBuildNSWAdd(B, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
     case isl_ast_expr_op_sub:
-        return LLVMBuildSub(B, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
+        return LLVMBuildNSWSub(B, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
     case isl_ast_expr_op_mul:
-        return LLVMBuildMul(B, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
+        return LLVMBuildNSWMul(B, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
     case isl_ast_expr_op_div: /* exact */
         return LLVMBuildExactSDiv(B, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
     case isl_ast_expr_op_fdiv_q:
@@ -185,7 +188,7 @@ void pm_llvm_counted_loop(pm_llvm *g, LLVMValueRef lo, LLVMValueRef hi, int64_t 
     LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLE, i, hi, ""), bb, done);
     LLVMPositionBuilderAtEnd(g->B, bb);
     body(g, i, user);
-    LLVMValueRef next = LLVMBuildAdd(g->B, i, c64(g, step), "");
+    LLVMValueRef next = LLVMBuildNSWAdd(g->B, i, c64(g, step), "");
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->B);
     LLVMAddIncoming(i, &next, &latch, 1);
     LLVMBuildBr(g->B, head);
@@ -213,7 +216,7 @@ static void for_loop_from(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRe
     LLVMBuildCondBr(g->B, as_bool(g, pm_llvm_ast_expr(g, cond)), bb, done);
     LLVMPositionBuilderAtEnd(g->B, bb);
     pm_llvm_node(g, body);
-    LLVMValueRef next = LLVMBuildAdd(g->B, i, pm_llvm_ast_expr(g, inc), "");
+    LLVMValueRef next = LLVMBuildNSWAdd(g->B, i, pm_llvm_ast_expr(g, inc), "");
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->B);
     LLVMAddIncoming(i, &next, &latch, 1);
     LLVMBuildBr(g->B, head);

@@ -23,7 +23,8 @@ bool pm_llvm_point_of_call(pm_llvm *g, __isl_keep isl_ast_expr *call, pm_point *
     pt->W = 1;
     for (int d = 0; d < n; d++) {
         isl_ast_expr *a = isl_ast_expr_op_get_arg(call, d + 1);
-        pt->var[d] = LLVMBuildTrunc(g->B, pm_llvm_ast_expr(g, a), g->t_i32, s->vars[d]->name);
+        pt->pos[d] = pm_llvm_ast_expr(g, a);
+        pt->var[d] = LLVMBuildTrunc(g->B, pt->pos[d], g->t_i32, s->vars[d]->name);
         pt->lane_step[d] = 0;
         isl_ast_expr_free(a);
     }

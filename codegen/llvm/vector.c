@@ -164,7 +164,7 @@ bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
         LLVMValueRef i = LLVMBuildPhi(B, g->t_i64, "vi");
         LLVMAddIncoming(i, &start, &pre, 1);
         /* the condition at the last lane */
-        LLVMValueRef last = LLVMBuildAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W - 1, 0), "");
+        LLVMValueRef last = LLVMBuildNSWAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W - 1, 0), "");
         pm_llvm_push_iter(g, id, last);
         LLVMValueRef c = pm_llvm_ast_expr(g, cond);
         pm_llvm_pop_iter(g);
@@ -183,7 +183,7 @@ bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
             isl_ast_expr_free(call);
         }
         pm_llvm_pop_iter(g);
-        LLVMValueRef next = LLVMBuildAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W, 0), "");
+        LLVMValueRef next = LLVMBuildNSWAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W, 0), "");
         LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
         LLVMAddIncoming(i, &next, &latch, 1);
         LLVMBuildBr(B, head);
