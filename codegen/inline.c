@@ -1,6 +1,8 @@
 /* inline.c — point-wise stages folded into their consumers (see inline.h). */
 #include "codegen/inline.h"
 
+#include <isl/map.h>
+#include <isl/set.h>
 #include <stdlib.h>
 
 /* Default work factor a consumer may grow by (inline.h). */
@@ -84,6 +86,36 @@ static bool reads_proven(const pm_poly *poly, int c, const pm_func *f)
     return true;
 }
 
+/* f has one case; when it has a condition, f is defined only on its statement's domain
+ * (f's box cut by the condition). Every read of f by stage c must land there, so that
+ * evaluating f's value in place gives what the buffer would have held. */
+static bool reads_defined(const pm_poly *poly, int c, int fs)
+{
+    const pm_poly_stage *fst = &poly->stages[fs];
+    if (fst->nstmts != 1)
+        return false;
+    const pm_poly_stmt *def = &poly->stmts[fst->first_stmt];
+    if (def->nresidual > 0 || !def->domain)
+        return false;
+    const pm_poly_stage *st = &poly->stages[c];
+    for (int k = 0; k < st->nstmts; k++) {
+        const pm_poly_stmt *s = &poly->stmts[st->first_stmt + k];
+        for (int a = 0; a < s->naccesses; a++) {
+            const pm_poly_access *acc = &s->accesses[a];
+            if (acc->callee != fst->func)
+                continue;
+            if (!acc->rel || !s->domain)
+                return false;
+            isl_set *read = isl_set_apply(isl_set_copy(s->domain), isl_map_copy(acc->rel));
+            isl_bool sub = isl_set_is_subset(read, def->domain);
+            isl_set_free(read);
+            if (sub != isl_bool_true)
+                return false;
+        }
+    }
+    return true;
+}
+
 static bool self_reads(const pm_func *f)
 {
     call_check c = {f, f, false, true, 0};
@@ -110,12 +142,20 @@ void pm_inline_decide(pm_plan *plan)
         base[s] = work[s] = pm_plan_stage_cost(plan, s);
     for (int s = 0; s < n; s++) { /* producers first */
         const pm_func *f = poly->stages[s].func;
-        if (f->kind != PM_FUNC_FUNCTION || f->ncases != 1 || f->cases[0]->cond ||
-            is_output(poly->pipeline, f) || self_reads(f))
+        if (f->kind != PM_FUNC_FUNCTION || f->ncases != 1 || is_output(poly->pipeline, f) ||
+            self_reads(f))
             continue;
         call_check own = {f, NULL, true, true, 0};
         if (!walk_func(f, &own))
             continue;
+        /* one read in all (at a shift, so each point of f is read once): inlining only
+         * moves f's work into its consumer and saves the store and load */
+        int total = 0;
+        for (int c = s + 1; c < n; c++) {
+            call_check cc = {poly->stages[c].func, f, false, true, 0};
+            walk_func(poly->stages[c].func, &cc);
+            total += cc.ncalls;
+        }
         bool ok = true, any = false;
         for (int c = s + 1; c < n && ok; c++) {
             const pm_func *g = poly->stages[c].func;
@@ -125,7 +165,8 @@ void pm_inline_decide(pm_plan *plan)
                 continue;
             any = true;
             ok = cc.ok && g->kind == PM_FUNC_FUNCTION && reads_proven(poly, c, f) &&
-                 work[c] + cc.ncalls * (work[s] - 1) <= limit * base[c];
+                 (!f->cases[0]->cond || reads_defined(poly, c, s)) &&
+                 (total == 1 || work[c] + cc.ncalls * (work[s] - 1) <= limit * base[c]);
         }
         if (!ok || !any)
             continue;

@@ -2,8 +2,10 @@
  *
  * Promise: pm_inline_decide sets plan->inlined[s] for every stage s it folds. A stage is
  * inlined only when all of these hold:
- *  - it is a plain function of one case that holds everywhere (no pieces, no reduction,
- *    no self-reference), and not a pipeline output (a live-out is always stored);
+ *  - it is a plain function of one case (no pieces, no reduction, no self-reference),
+ *    and not a pipeline output (a live-out is always stored); when the case has a
+ *    condition, every consumer's reads are proven (isl) to land where it holds, so
+ *    evaluating the value in place gives what the buffer would have held;
  *  - it is point-wise: every call in its definition reads at its own variables or at
  *    constants (img(0, x, y), never img(x + 1, y)), so inlining moves no stencil;
  *  - every consumer is a function (not a reduction) that reads it at shifts of its own
@@ -11,7 +13,8 @@
  *    the emitter can evaluate the definition at the read point, in vectors too;
  *  - the work limit: in each consumer, the work after inlining (expression nodes, loads
  *    counted) is at most plan->o.inline_limit (default 2) times the work before — so a
- *    9-tap stencil never recomputes an expensive producer nine times.
+ *    9-tap stencil never recomputes an expensive producer nine times. A stage read
+ *    once in all is exempt: inlining it only moves its work.
  * Stages are considered producers-last, so chains of point-wise stages fold together.
  * With plan->o.fusion false nothing is inlined.
  */

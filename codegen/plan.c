@@ -111,16 +111,29 @@ static bool count_node(const pm_expr *e, void *user)
 
 double pm_plan_stage_cost(const pm_plan *plan, int stage)
 {
-    const pm_func *f = plan->poly->stages[stage].func;
-    const pm_expr *roots[64];
-    int n = pm_func_exprs(f, roots, 64);
+    const pm_poly *poly = plan->poly;
+    const pm_poly_stage *ps = &poly->stages[stage];
+    const pm_func *f = ps->func;
     double cost = 0;
-    for (int i = 0; i < n; i++)
-        if (roots[i])
-            pm_expr_walk(roots[i], count_node, &cost);
-    /* a case function computes one of its cases per point */
-    if (f->kind == PM_FUNC_FUNCTION && f->ncases > 1)
-        cost /= f->ncases;
+    if (f->kind == PM_FUNC_FUNCTION) {
+        /* a point computes one case's value; affine conditions became the statements'
+         * domains and cost nothing per point, only residual conjuncts are evaluated */
+        for (int i = 0; i < f->ncases; i++)
+            pm_expr_walk(f->cases[i]->value, count_node, &cost);
+        if (f->ncases > 1)
+            cost /= f->ncases;
+        for (int k = 0; k < ps->nstmts; k++) {
+            const pm_poly_stmt *st = &poly->stmts[ps->first_stmt + k];
+            for (int r = 0; r < st->nresidual; r++)
+                pm_expr_walk(st->residual[r], count_node, &cost);
+        }
+    } else {
+        const pm_expr *roots[64];
+        int n = pm_func_exprs(f, roots, 64);
+        for (int i = 0; i < n; i++)
+            if (roots[i])
+                pm_expr_walk(roots[i], count_node, &cost);
+    }
     return cost > 1 ? cost : 1;
 }
 

@@ -6,7 +6,9 @@
  * widths 1/4/16, 1..3 threads; each kernel runs at edge sizes (1x1, 1xN, odd, smaller
  * than a tile or a vector, larger than a tile) against pm_interpret. Then structural
  * checks on the "groups" dump: unsharp mask is one group with sharpen inlined, Harris is
- * one group, a transpose is never grouped with its producer, fusion off gives no tiles.
+ * one group with its products and det inlined, a transpose is never grouped with its
+ * producer, a conditional stage is inlined only where its reads stay inside its case,
+ * fusion off gives no tiles.
  *
  *   test_optimizer                 the covering set
  *   test_optimizer --quick         three settings, three sizes (the sanitizer build)
@@ -213,13 +215,69 @@ static void check_transpose(void)
     pm_ctx_free(ctx);
 }
 
+static void fill_any(int index, pm_buffer *b, const pm_value *params)
+{
+    (void)params;
+    check_fill(b, 77u + (unsigned)index, false);
+}
+
+/* f(x, y) = in(x, y) * 2 + 1 only where 1 <= x <= N (its box is [0, N+1] x [0, N-1]);
+ * out(x, y) over [1, N] x [0, N-1] reads f(x + shift, y) (the value dropped where x + shift
+ * < 1). With shift 0 every read lands where f's case holds: f is inlined. With shift -1
+ * out reads f(0, y), outside the case: f must stay stored. Both equal the interpreter. */
+static void check_conditional_inline(int shift, const char *want)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *N = pm_param(ctx, PM_I32, "N");
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_expr *one = pm_int(ctx, 1);
+    pm_func *in = pm_image(ctx, "in", PM_F32, pm_add(N, pm_int(ctx, 2)), N);
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_add(N, one), 1);
+    pm_interval *inner = pm_interval_new(one, N, 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_sub(N, one), 1);
+    pm_func *f = pm_func_new(ctx, "f", PM_F32, 2, pm_exprs(x, y), pm_intervals(rows, cols));
+    pm_define(f, pm_case_new(pm_and(pm_ge(x, one), pm_le(x, N)),
+                             pm_add(pm_mul(pm_call(in, x, y), pm_float(ctx, 2)), pm_float(ctx, 1))));
+    pm_func *out = pm_func_new(ctx, "out", PM_F32, 2, pm_exprs(x, y), pm_intervals(inner, cols));
+    /* f's value where no case holds is undefined: the select drops it */
+    pm_expr *at = pm_add(x, pm_int(ctx, shift));
+    pm_define(out, pm_case_new(NULL, pm_add(pm_select(pm_ge(at, one), pm_call(f, at, y),
+                                                      pm_float(ctx, 0)),
+                                            pm_call(in, x, y))));
+    pm_pipeline *p = NULL;
+    static const pm_sample_app app = {.name = "conditional", .fill_input = fill_any};
+    if (CHECK(pm_pipeline_new(ctx, "conditional", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
+        pm_value est[1] = {PM_I(256)};
+        pm_kernel *k;
+        const char *g = groups_of(p, est, 1, &k);
+        if (!CHECK(strstr(g, want) != NULL))
+            fprintf(stderr, "  conditional inline (shift %d): no \"%s\" in\n%s\n", shift, want, g);
+        static const int64_t sizes[] = {1, 2, 17, 300};
+        for (int i = 0; k && i < 4; i++) {
+            pm_value params[1] = {PM_I(sizes[i])};
+            double d = differential(p, k, &app, params);
+            if (!CHECK(d <= 1e-6))
+                fprintf(stderr, "  conditional inline (shift %d) N=%lld: max|diff| %g\n", shift,
+                        (long long)sizes[i], d);
+        }
+        pm_kernel_free(k);
+    } else {
+        fprintf(stderr, "  conditional: %s\n", pm_ctx_errmsg(ctx));
+    }
+    pm_ctx_free(ctx);
+}
+
 static void check_structure(void)
 {
     static const char *const unsharp[] = {"inlined: sharpen", "live-out mask, 3 stages, overlapped tiles"};
     check_sample_groups("unsharp_mask", 2048, 2048, unsharp, 2);
-    static const char *const harris[] = {"live-out harris, 11 stages, overlapped tiles"};
-    check_sample_groups("harris", 6400, 6400, harris, 1);
+    /* the products and det are read inside their cases' conditions: inlined */
+    static const char *const harris[] = {"inlined: Ixx Iyy Ixy det",
+                                         "live-out harris, 7 stages, overlapped tiles"};
+    check_sample_groups("harris", 6400, 6400, harris, 2);
     check_transpose();
+    check_conditional_inline(0, "inlined: f\n");
+    check_conditional_inline(-1, "inlined: none");
 }
 
 static const setting kCovering[] = {

@@ -212,6 +212,38 @@ static LLVMValueRef slot_ptr(pm_llvm *g, LLVMValueRef base, int i)
     return LLVMBuildGEP2(g->B, g->t_i64, base, &idx, 1, "");
 }
 
+/* ---- names -------------------------------------------------------------------------------- */
+
+typedef struct first_user {
+    pm_llvm *g;
+    const char *name;
+} first_user;
+
+static isl_bool find_user(__isl_keep isl_ast_node *node, void *user)
+{
+    first_user *fu = user;
+    if (fu->name)
+        return isl_bool_false;
+    if (isl_ast_node_get_type(node) != isl_ast_node_user)
+        return isl_bool_true;
+    isl_ast_expr *call = isl_ast_node_user_get_expr(node);
+    const pm_poly_stmt *s = pm_ast_stmt(fu->g->poly, call);
+    isl_ast_expr_free(call);
+    if (s)
+        fu->name = s->name;
+    return isl_bool_false;
+}
+
+/* <entry>_<kind><k>_<first statement>: profiles (PM_PERF=1) and dumps name the stage. */
+static void outlined_name(pm_llvm *g, __isl_keep isl_ast_node *node, const char *kind,
+                          char *name, size_t size)
+{
+    first_user fu = {g, NULL};
+    isl_ast_node_foreach_descendant_top_down(node, find_user, &fu);
+    snprintf(name, size, "%s_%s%d%s%s", g->entry_name, kind, g->noutlined++,
+             fu.name ? "_" : "", fu.name ? fu.name : "");
+}
+
 /* ---- the loop ----------------------------------------------------------------------------- */
 
 typedef struct body_ctx {
@@ -298,8 +330,8 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool indepe
     LLVMBuildStore(B, n, slot_ptr(g, data, pk.n + 1));
 
     /* the outlined function */
-    char name[96];
-    snprintf(name, sizeof name, "%s_par%d", g->entry_name, g->noutlined++);
+    char name[192];
+    outlined_name(g, node, "par", name, sizeof name);
     LLVMTypeRef fnty = LLVMFunctionType(g->t_void, &g->t_ptr, 1, 0);
     LLVMValueRef fn = LLVMAddFunction(g->M, name, fnty);
     LLVMSetLinkage(fn, LLVMInternalLinkage);
@@ -381,8 +413,8 @@ bool pm_llvm_outline(pm_llvm *g, __isl_keep isl_ast_node *node)
         types[i] = LLVMTypeOf(*pk.slot[i]);
         LLVMBuildStore(B, to_i64(g, *pk.slot[i]), slot_ptr(g, data, i));
     }
-    char name[96];
-    snprintf(name, sizeof name, "%s_part%d", g->entry_name, g->noutlined++);
+    char name[192];
+    outlined_name(g, node, "part", name, sizeof name);
     LLVMTypeRef fnty = LLVMFunctionType(g->t_void, &g->t_ptr, 1, 0);
     LLVMValueRef fn = LLVMAddFunction(g->M, name, fnty);
     LLVMSetLinkage(fn, LLVMInternalLinkage);
