@@ -1,5 +1,7 @@
 /* test_api_contract.c — the public JIT API's contract (pm_jit_*, pm_kernel_*): options
- * and their errors, compile errors, argument checks before any code runs (the output
+ * and their errors (the optimizer's too: fusion, tile sizes, group limit, overlap
+ * threshold), a valid non-default optimizer setting against the interpreter, compile
+ * errors, argument checks before any code runs (the output
  * left untouched, the kernel usable afterwards), strided views, a kernel outliving its
  * pipeline's context, dumps and the IR they show, many compiles and frees (ASan), runs
  * of one kernel from 4 threads at once and compiles from 2 threads at once, pm_jit_free
@@ -118,12 +120,77 @@ static void test_compile_errors(pm_jit *jit)
     CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
     CHECK_CONTAINS(err.message, "blur: opt_level = 4");
 
+    /* The optimizer's options: each bad value is PM_ERR_ARGUMENT, no kernel, and a
+     * message naming the pipeline, the option and the value. */
+    co = pm_compile_options_default();
+    co.fusion = 2;
+    CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+    CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "blur: fusion = 2");
+    co = pm_compile_options_default();
+    co.tile_size[0] = -3;
+    CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+    CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "blur: tile_size[0] = -3");
+    co = pm_compile_options_default();
+    co.tile_size[1] = (1 << 20) + 1;
+    CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+    CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "blur: tile_size[1] = 1048577");
+    co = pm_compile_options_default();
+    co.group_limit = -1;
+    CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+    CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "blur: group_limit = -1");
+    co = pm_compile_options_default();
+    co.overlap_threshold = NAN;
+    CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+    CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "blur: overlap_threshold is not a number");
+
     /* Kernel calls on NULL. */
     CHECK_STATUS(pm_kernel_run(NULL, NULL, NULL, NULL, &err), PM_ERR_MISUSE);
     CHECK_CONTAINS(err.message, "kernel is NULL");
     CHECK(pm_kernel_dump(NULL, "llvm") == NULL);
     CHECK(pm_kernel_compile_ms(NULL) == 0.0);
     pm_kernel_free(NULL);
+    pm_ctx_free(ctx);
+}
+
+/* A valid non-default option set (fusion off; tile sizes 8 x 64; overlap threshold 0.2;
+ * group limit 2) compiles, and the kernel equals the interpreter at sizes smaller than,
+ * equal to and not a multiple of the tiles; the same set with fusion on (where the tile
+ * sizes are used) too. */
+static void test_nondefault_options(pm_jit *jit)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx);
+    static const int64_t sizes[][2] = {{3, 1}, {10, 64}, {37, 150}, {9, 200}};
+    for (int fusion = 0; fusion <= 1; fusion++) {
+        pm_compile_options co = pm_compile_options_default();
+        co.fusion = fusion;
+        co.tile_size[0] = 8;
+        co.tile_size[1] = 64;
+        co.overlap_threshold = 0.2;
+        co.group_limit = 2;
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(64), PM_I(256)}, &co, &err);
+        if (!CHECK(k != NULL)) {
+            fprintf(stderr, "  compile (fusion %d): %s\n", fusion, err.message);
+            continue;
+        }
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            blur_case c;
+            blur_case_new(&c, p, sizes[i][0], sizes[i][1], 7u + (unsigned)i);
+            CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &c.got, &err), PM_OK);
+            double d = check_buffer_maxdiff(&c.want, &c.got);
+            if (!CHECK(d <= 1e-6))
+                fprintf(stderr, "  fusion %d, %lld x %lld: max|diff| %g\n", fusion,
+                        (long long)sizes[i][0], (long long)sizes[i][1], d);
+            blur_case_free(&c);
+        }
+        pm_kernel_free(k);
+    }
     pm_ctx_free(ctx);
 }
 
@@ -469,6 +536,7 @@ int main(void)
         return check_finish("api_contract");
     }
     test_compile_errors(jit);
+    test_nondefault_options(jit);
     test_blur(jit);
     test_errors();
     test_dumps(jit);
