@@ -9,6 +9,7 @@
 #include <isl/union_set.h>
 #include <isl/map.h>
 #include <isl/ast_build.h>
+#include <isl/val.h>
 #include <isl/id.h>
 #include <isl/options.h>
 #include <isl/printer.h>
@@ -94,7 +95,17 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
             isl_pw_aff *pa = isl_pw_aff_copy(gr->fp[m].lb[d]);
             pa = isl_pw_aff_align_params(pa, isl_pw_multi_aff_get_space(tmap));
             pa = isl_pw_aff_pullback_pw_multi_aff(pa, isl_pw_multi_aff_copy(tmap));
-            o->lb[o->n][d] = pa ? isl_ast_build_expr_from_pw_aff(build, pa) : NULL;
+            /* a member may compute nothing in these tiles (its reads sit in an empty
+             * case piece): any origin will do, and isl has no expression for an empty
+             * piecewise function */
+            isl_bool none = pa ? isl_set_is_empty(isl_pw_aff_domain(isl_pw_aff_copy(pa)))
+                               : isl_bool_error;
+            if (none == isl_bool_true) {
+                isl_pw_aff_free(pa);
+                o->lb[o->n][d] = isl_ast_expr_from_val(isl_val_zero(isl_ast_node_get_ctx(node)));
+            } else {
+                o->lb[o->n][d] = pa ? isl_ast_build_expr_from_pw_aff(build, pa) : NULL;
+            }
             if (!o->lb[o->n][d])
                 mc->failed = true;
         }

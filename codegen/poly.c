@@ -336,12 +336,62 @@ static bool small_constant_extent(const pm_interval *iv)
            (iv->ub->ival - iv->lb->ival) / iv->step + 1 <= 4;
 }
 
+/* Distances between update instances that may write the same cell: pairs r, r' of the
+ * reduction domain whose affine index components are equal (a data-dependent component,
+ * like a histogram's bin, may be anything). NULL when the reduction reads itself (then
+ * reads order the updates too) or no component is affine. Updates of one cell keep
+ * their order when the outermost dimension they differ in runs serially, so a dimension
+ * free in these distances may run in parallel with results identical to serial ones. */
+static __isl_give isl_set *update_distances(const pm_poly *poly, const pm_poly_stmt *s)
+{
+    pm_func *f = poly->stages[s->stage].func;
+    for (int i = 0; i < s->naccesses; i++)
+        if (s->accesses[i].callee == f)
+            return NULL;
+    isl_space *sp = isl_set_get_space(s->domain);
+    pm_isl_env env = {sp, s->ndims, s->vars};
+    isl_pw_multi_aff *cell = NULL;
+    for (int d = 0; d < f->ndims; d++) {
+        isl_pw_aff *pa = pm_isl_pw_aff(&env, f->rindex[d]);
+        if (!pa)
+            continue; /* data-dependent: no constraint */
+        isl_pw_multi_aff *one = isl_pw_multi_aff_from_pw_aff(pa);
+        cell = cell ? isl_pw_multi_aff_flat_range_product(cell, one) : one;
+    }
+    isl_space_free(sp);
+    if (!cell)
+        return NULL;
+    isl_map *w = isl_map_intersect_domain(isl_map_from_pw_multi_aff(cell),
+                                          isl_set_copy(s->domain));
+    isl_map *back = isl_map_reverse(isl_map_copy(w)); /* before w is consumed */
+    return isl_map_deltas(isl_map_apply_range(w, back));
+}
+
 static void stmt_dependences(const pm_poly *poly, pm_poly_stmt *s)
 {
     s->parallel_dim = -1;
     s->vectorizable = false;
-    if (s->kind == PM_STMT_UPDATE || s->ndims == 0)
-        return; /* updates run in the reduction domain's lexicographic order */
+    if (s->ndims == 0)
+        return;
+    if (s->kind == PM_STMT_UPDATE) {
+        /* updates run in the reduction domain's lexicographic order, except along an
+         * outer dimension whose instances never write a common cell */
+        isl_set *deltas = update_distances(poly, s);
+        if (!deltas)
+            return;
+        for (int k = 0; k < s->ndims; k++)
+            if (dim_free(deltas, k)) {
+                pm_func *f = poly->stages[s->stage].func;
+                /* past a few fixed iterations (channels), as for cases below */
+                if (k + 1 < s->ndims && small_constant_extent(f->rintervals[k]) &&
+                    dim_free(deltas, k + 1))
+                    k++;
+                s->parallel_dim = k;
+                break;
+            }
+        isl_set_free(deltas);
+        return;
+    }
     bool nonaffine = false;
     isl_set *deltas = s->kind == PM_STMT_CASE ? self_distances(poly, s, &nonaffine) : NULL;
     if (!nonaffine) {

@@ -13,8 +13,12 @@
  *  - dependences: for each statement, the outermost dimension that carries no
  *    dependence (parallel_dim, -1 for none) and whether the innermost one is free
  *    (vectorizable). Self-reading functions (f(t,x) reads f(t-1,..)) are measured with
- *    isl dependence distances; a data-dependent self read or a reduction update makes
- *    the statement fully sequential.
+ *    isl dependence distances; a data-dependent self read makes the statement fully
+ *    sequential. A reduction update may run in parallel along the outermost dimension
+ *    whose instances never write a common cell (equal affine index components; a
+ *    data-dependent component, a histogram's bin, matches anything): updates of one
+ *    cell stay in one thread in serial order, so results equal the serial ones. An
+ *    update that reads its own function stays sequential.
  *  - storage: per function (and input image) its buffer: caller input, caller output or
  *    a run-time scratch slot, with box bounds lb/ub as isl functions of the parameters.
  * The next issue (grouping, overlapped tiles) works on these same sets, maps and storage.

@@ -11,6 +11,9 @@
 #include <isl/space.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
+#include <isl/schedule.h>
+#include <isl/set.h>
+#include <stdbool.h>
 
 /* { S[x0..xn-1] -> [x0..xn-1] } for the statements first..first+n-1, as the band's
  * partial schedule. */
@@ -34,6 +37,15 @@ static __isl_give isl_union_set *domains(const pm_poly *poly, int first, int n)
     for (int i = first; i < first + n; i++)
         us = isl_union_set_add_set(us, isl_set_copy(poly->stmts[i].domain));
     return us;
+}
+
+/* Do statements first..first+n-1 have any point (for some parameter values)? */
+static bool nonempty(const pm_poly *poly, int first, int n)
+{
+    isl_union_set *dom = domains(poly, first, n);
+    isl_bool empty = isl_union_set_is_empty(dom);
+    isl_union_set_free(dom);
+    return empty == isl_bool_false;
 }
 
 /* A schedule for statements first..first+n-1 sharing one band. */
@@ -96,6 +108,8 @@ static __isl_give isl_schedule_node *point_band(const pm_poly *poly, int stage,
 {
     const pm_poly_stage *st = &poly->stages[stage];
     int n = poly->stmts[st->first_stmt].ndims;
+    if (n == 0 || !nonempty(poly, st->first_stmt, st->nstmts))
+        return node; /* no points: no band (isl cannot build one from nothing) */
     node = isl_schedule_node_insert_partial_schedule(node, identity_band(poly, st->first_stmt,
                                                                          st->nstmts));
     for (int d = 0; d < n; d++) {
@@ -104,6 +118,136 @@ static __isl_give isl_schedule_node *point_band(const pm_poly *poly, int stage,
             node, d, inner ? isl_ast_loop_separate : isl_ast_loop_atomic);
     }
     return node;
+}
+
+/* ---- producers sharing one point loop ------------------------------------------------ */
+
+/* The member's only statement, or NULL (several case pieces, or not a case). */
+static const pm_poly_stmt *single_stmt(const pm_poly *poly, int stage)
+{
+    const pm_poly_stage *st = &poly->stages[stage];
+    const pm_poly_stmt *s = &poly->stmts[st->first_stmt];
+    return st->nstmts == 1 && s->kind == PM_STMT_CASE && s->ndims > 0 ? s : NULL;
+}
+
+static bool same_set(__isl_keep isl_set *a, __isl_keep isl_set *b)
+{
+    isl_set *x = isl_set_reset_tuple_id(isl_set_copy(a));
+    isl_set *y = isl_set_reset_tuple_id(isl_set_copy(b));
+    isl_bool eq = isl_set_is_equal(x, y);
+    isl_set_free(x);
+    isl_set_free(y);
+    return eq == isl_bool_true;
+}
+
+static bool same_box(__isl_keep isl_map *a, __isl_keep isl_map *b)
+{
+    isl_map *x = isl_map_reset_tuple_id(isl_map_copy(a), isl_dim_out);
+    isl_map *y = isl_map_reset_tuple_id(isl_map_copy(b), isl_dim_out);
+    isl_bool eq = isl_map_is_equal(x, y);
+    isl_map_free(x);
+    isl_map_free(y);
+    return eq == isl_bool_true;
+}
+
+/* rel (S[x] -> callee[...]) reads the callee at S's own point. */
+static bool reads_same_point(__isl_keep isl_map *rel)
+{
+    if (!rel)
+        return false;
+    isl_map *r = isl_map_reset_tuple_id(isl_map_copy(rel), isl_dim_out);
+    isl_space *sp = isl_space_domain(isl_map_get_space(r));
+    if (isl_space_dim(sp, isl_dim_set) != isl_map_dim(r, isl_dim_out)) {
+        isl_space_free(sp);
+        isl_map_free(r);
+        return false;
+    }
+    isl_map *id = isl_map_reset_tuple_id(isl_map_identity(isl_space_map_from_set(sp)), isl_dim_out);
+    isl_bool sub = isl_map_is_subset(r, id);
+    isl_map_free(r);
+    isl_map_free(id);
+    return sub == isl_bool_true;
+}
+
+static bool in_run(const pm_group *gr, int first, int n, const pm_func *f, const pm_poly *poly)
+{
+    for (int m = first; m < first + n; m++)
+        if (poly->stages[gr->members[m]].func == f)
+            return true;
+    return false;
+}
+
+/* Statement s's reads of run members (directly, or through inlined stages, whose reads
+ * are in their own coordinates) are all at s's own point: a point loop shared with them
+ * runs each producer point before the consumer's same point reads it. */
+static bool reads_run_pointwise(const pm_poly *poly, const pm_group *gr, int first, int n,
+                                const pm_poly_stmt *s, bool path_same, int depth)
+{
+    for (int a = 0; a < s->naccesses; a++) {
+        const pm_poly_access *acc = &s->accesses[a];
+        bool same = path_same && reads_same_point(acc->rel);
+        if (in_run(gr, first, n, acc->callee, poly) && !same)
+            return false;
+        const pm_poly_storage *st = pm_poly_storage_of(poly, acc->callee);
+        if (st && st->kind == PM_STORAGE_INLINED) {
+            if (depth > 32)
+                return false;
+            for (int i = 0; i < poly->nstages; i++)
+                if (poly->stages[i].func == acc->callee &&
+                    !reads_run_pointwise(poly, gr, first, n,
+                                         &poly->stmts[poly->stages[i].first_stmt], same, depth + 1))
+                    return false;
+        }
+    }
+    return true;
+}
+
+/* How many producers from member m on share one point loop: single-statement stages
+ * with the same domain and the same footprint per tile, each reading the earlier ones
+ * only at its own point (Harris: Ix with Iy; Sxx, Syy, Sxy and trace). One loop then
+ * loads a shared input once for all of them and keeps the loop overhead of one. */
+static int fused_run(const pm_poly *poly, const pm_group *gr, int m)
+{
+    const pm_poly_stmt *s0 = single_stmt(poly, gr->members[m]);
+    if (!s0)
+        return 1;
+    int n = 1;
+    while (m + n < gr->nmembers - 1) {
+        const pm_poly_stmt *s = single_stmt(poly, gr->members[m + n]);
+        if (!s || s->ndims != s0->ndims || !same_set(s->domain, s0->domain) ||
+            !same_box(gr->fp[m + n].box, gr->fp[m].box) ||
+            !reads_run_pointwise(poly, gr, m, n, s, true, 0))
+            break;
+        n++;
+    }
+    return n;
+}
+
+/* The identity band over the run's statements, then a sequence of them in order. */
+static __isl_give isl_schedule_node *fused_band(const pm_poly *poly, const pm_group *gr, int m,
+                                                int n, __isl_take isl_schedule_node *node)
+{
+    /* the members share one domain: all of them empty, or none */
+    const pm_poly_stmt *s0 = single_stmt(poly, gr->members[m]);
+    if (!nonempty(poly, (int)(s0 - poly->stmts), 1))
+        return node;
+    isl_union_map *um = NULL;
+    isl_union_set_list *filters = isl_union_set_list_alloc(poly->ctx, n);
+    for (int k = m; k < m + n; k++) {
+        const pm_poly_stmt *s = single_stmt(poly, gr->members[k]);
+        isl_map *id = isl_map_identity(isl_space_map_from_set(isl_set_get_space(s->domain)));
+        id = isl_map_reset_tuple_id(id, isl_dim_out);
+        isl_union_map *u = isl_union_map_from_map(isl_map_intersect_domain(id, isl_set_copy(s->domain)));
+        um = um ? isl_union_map_union(um, u) : u;
+        filters = isl_union_set_list_add(filters, isl_union_set_from_set(isl_set_copy(s->domain)));
+    }
+    int nd = single_stmt(poly, gr->members[m])->ndims;
+    node = isl_schedule_node_insert_partial_schedule(node, isl_multi_union_pw_aff_from_union_map(um));
+    for (int d = 0; d < nd; d++)
+        node = isl_schedule_node_band_member_set_ast_loop_type(node, d, isl_ast_loop_atomic);
+    node = isl_schedule_node_child(node, 0);
+    node = isl_schedule_node_insert_sequence(node, filters);
+    return isl_schedule_node_parent(node);
 }
 
 /* A tiled group (see schedule.h). */
@@ -126,20 +270,24 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
     node = isl_schedule_node_child(node, 0); /* below the tile band */
     node = point_band(poly, gr->liveout, node);
     /* producers, in topological order, before the live-out: each computes its footprint */
-    for (int m = 0; m < gr->nmembers - 1; m++) {
-        int p = gr->members[m];
-        const pm_poly_stage *ps = &poly->stages[p];
+    for (int m = 0, run; m < gr->nmembers - 1; m += run) {
+        run = fused_run(poly, gr, m);
         isl_union_map *ext = NULL;
-        for (int i = ps->first_stmt; i < ps->first_stmt + ps->nstmts; i++) {
-            const pm_poly_stmt *sm = &poly->stmts[i];
-            isl_map *e = isl_map_copy(gr->fp[m].box);
-            e = isl_map_set_tuple_id(e, isl_dim_out, isl_set_get_tuple_id(sm->domain));
-            e = isl_map_intersect_range(e, isl_set_copy(sm->domain));
-            isl_union_map *u = isl_union_map_from_map(e);
-            ext = ext ? isl_union_map_union(ext, u) : u;
+        for (int k = m; k < m + run; k++) {
+            const pm_poly_stage *ps = &poly->stages[gr->members[k]];
+            for (int i = ps->first_stmt; i < ps->first_stmt + ps->nstmts; i++) {
+                const pm_poly_stmt *sm = &poly->stmts[i];
+                isl_map *e = isl_map_copy(gr->fp[k].box);
+                e = isl_map_set_tuple_id(e, isl_dim_out, isl_set_get_tuple_id(sm->domain));
+                e = isl_map_intersect_range(e, isl_set_copy(sm->domain));
+                isl_union_map *u = isl_union_map_from_map(e);
+                ext = ext ? isl_union_map_union(ext, u) : u;
+            }
         }
         isl_schedule_node *graft = isl_schedule_node_from_extension(ext);
-        graft = point_band(poly, p, isl_schedule_node_child(graft, 0));
+        graft = isl_schedule_node_child(graft, 0);
+        graft = run > 1 ? fused_band(poly, gr, m, run, graft)
+                        : point_band(poly, gr->members[m], graft);
         graft = isl_schedule_node_root(graft);
         node = isl_schedule_node_graft_before(node, graft);
     }

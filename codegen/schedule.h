@@ -16,7 +16,11 @@
  *            extension { [T] -> P[x] : x in P's footprint box of tile T }  per producer
  *              mark "tile" (the group)   re-base the group's scratchpads at this tile
  *                sequence: producers in topological order, then the live-out, each
- *                an identity band over its own dimensions, every member `separate`.
+ *                an identity band over its own dimensions (case pieces: innermost
+ *                member `separate`, else `atomic`). Consecutive producers with one
+ *                statement each, the same domain and the same footprint per tile,
+ *                reading each other only at their own point, share one band with a
+ *                sequence of them below (one loop nest: shared loads, one overhead).
  *    Producers are in the tree only through the extension: isl generates each instance
  *    once per tile that needs it, which is how overlapped tiles recompute their halos.
  * Ownership: the caller frees the result (isl_schedule_free).

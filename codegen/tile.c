@@ -19,8 +19,8 @@
 
 /* Defaults of the model (plan options may override). */
 #define PM_OVERLAP_THRESHOLD 0.5
-/* Costs in the model's unit, one vector operation: starting a row of a stage inside a
- * tile, and calling a stage's function once per tile. */
+/* Costs in the model's unit, one vector step of one expression node: starting a row of
+ * a stage inside a tile, and calling a stage's function once per tile. */
 #define PM_ROW_COST 8.0
 #define PM_STAGE_CALL_COST 50.0
 
@@ -135,8 +135,9 @@ static void model_eval(const model_in *in, const int64_t *tile, bool clip, model
             bytes *= d == st->ndims - 1 ? (double)round_up((int64_t)e, elem_lanes(plan)) : e;
             if (d < st->ndims - 1)
                 rows *= e;
-            else /* the vector loop: full vectors, then a scalar remainder */
-                steps = floor(e / W) + fmod(e, W);
+            else /* the vector loop: vectors (the last one overlapping), or scalars when
+                    the row is shorter than a vector (codegen/llvm/vector.c) */
+                steps = e >= W ? ceil(e / W) : e;
         }
         if (st->ndims == 0)
             steps = 1;

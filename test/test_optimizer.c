@@ -164,6 +164,42 @@ static const char *groups_of(pm_pipeline *p, const pm_value *est, int fusion, pm
     return g ? g : "";
 }
 
+/* In the AST text, statement `a` is directly followed by statement `b` (same loop body). */
+static bool adjacent(const char *ast, const char *a, const char *b)
+{
+    const char *p = ast ? strstr(ast, a) : NULL;
+    if (!p)
+        return false;
+    p += strlen(a);
+    while (*p == ' ' || *p == '\n')
+        p++;
+    return strncmp(p, b, strlen(b)) == 0;
+}
+
+/* Harris's producers of one shape share a point loop: Iy with Ix, and Sxx, Syy, Sxy
+ * with trace (schedule.c); the live-out keeps its own. */
+static void check_shared_loops(void)
+{
+    const pm_sample_app *app = pm_sample_find("harris");
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = app ? app->build(ctx) : NULL;
+    if (CHECK(p != NULL)) {
+        pm_value est[16];
+        app->params(640, 640, est);
+        pm_kernel *k;
+        groups_of(p, est, 1, &k);
+        const char *ast = k ? pm_kernel_dump(k, "ast") : NULL;
+        bool ok = adjacent(ast, "Iy(c2, c3);", "Ix(c2, c3);") &&
+                  adjacent(ast, "Sxx(c2, c3);", "Syy(c2, c3);") &&
+                  adjacent(ast, "Syy(c2, c3);", "Sxy(c2, c3);") &&
+                  adjacent(ast, "Sxy(c2, c3);", "trace(c2, c3);");
+        if (!CHECK(ok))
+            fprintf(stderr, "  harris: producers not in shared loops:\n%s\n", ast ? ast : "(no ast)");
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+}
+
 static void check_sample_groups(const char *name, int64_t rows, int64_t cols,
                                 const char *const *want, int nwant)
 {
@@ -275,6 +311,7 @@ static void check_structure(void)
     static const char *const harris[] = {"inlined: Ixx Iyy Ixy det",
                                          "live-out harris, 7 stages, overlapped tiles"};
     check_sample_groups("harris", 6400, 6400, harris, 2);
+    check_shared_loops();
     check_transpose();
     check_conditional_inline(0, "inlined: f\n");
     check_conditional_inline(-1, "inlined: none");

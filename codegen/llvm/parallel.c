@@ -12,11 +12,13 @@
 #include "codegen/llvm/llvm.h"
 
 #include "codegen/ast.h"
+#include "codegen/schedule.h"
 
 #include <isl/id.h>
 #include <isl/val.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static LLVMValueRef c64(pm_llvm *g, int64_t v)
 {
@@ -115,6 +117,17 @@ static void mark_reads(uses *u, const pm_poly_stmt *s, int depth)
 static isl_bool mark_uses(__isl_keep isl_ast_node *node, void *user)
 {
     uses *u = user;
+    if (isl_ast_node_get_type(node) == isl_ast_node_mark) {
+        /* a tile re-bases every scratchpad of its group, even one of a member that
+         * computes nothing here (loops.c, tile_body) */
+        isl_id *ann = isl_ast_node_get_annotation(node);
+        const pm_tile_origins *o = ann ? isl_id_get_user(ann) : NULL;
+        if (o && strcmp(isl_id_get_name(ann), PM_MARK_TILE) == 0)
+            for (int i = 0; i < o->n; i++)
+                u->storage[o->storage[i]] = true;
+        isl_id_free(ann);
+        return isl_bool_true;
+    }
     if (isl_ast_node_get_type(node) != isl_ast_node_user)
         return isl_bool_true;
     isl_ast_expr *call = isl_ast_node_user_get_expr(node);
@@ -169,6 +182,13 @@ static bool collect(pm_llvm *g, __isl_keep isl_ast_node *loop, packed *pk)
     for (int i = 0; i < e->niters; i++)
         pk->slot[pk->n++] = &e->iter[i];
     free(used);
+    /* constants (a scratchpad's strides and extents, ...) are valid in every function:
+     * passing them through memory would hide them from LLVM in the outlined body */
+    int k = 0;
+    for (int i = 0; i < pk->n; i++)
+        if (!LLVMIsConstant(*pk->slot[i]))
+            pk->slot[k++] = pk->slot[i];
+    pk->n = k;
     return true;
 }
 

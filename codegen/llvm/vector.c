@@ -12,7 +12,8 @@
  *     i = init
  *     if (all caller buffers have unit innermost stride)
  *         while (cond(i + W - 1)) { body for lanes i..i+W-1; i += W }
- *     while (cond(i)) { scalar body; i += 1 }        -- the remainder (and the fallback)
+ *     if (vectors ran and cond(i)) body for lanes last-W+1..last   -- overlapping tail
+ *     else while (cond(i)) { scalar body; i += 1 }   -- short loops (and the fallback)
  * W is options.vector_width for every element type (16 on AVX-512: <16 x float> fills a
  * zmm register; narrower types use part of one, wider ones two).
  */
@@ -135,6 +136,54 @@ static bool upper_bound_cond(__isl_keep isl_ast_expr *cond, __isl_keep isl_id *i
 }
 
 #define MAX_USERS 32
+#define PM_POLY_MAX_STORAGE_UNIT 256
+
+/* set: saves the innermost strides of the caller buffers into saved[] and makes them the
+ * constant 1 (returns how many buffers, or -1 when there are too many to save, leaving
+ * them as they are); !set: restores them. */
+static int unit_strides(pm_llvm *g, LLVMValueRef *saved, bool set)
+{
+    const pm_poly *poly = g->poly;
+    if (set && poly->nstorage > PM_POLY_MAX_STORAGE_UNIT)
+        return -1;
+    for (int s = 0; s < poly->nstorage; s++) {
+        const pm_poly_storage *st = &poly->storage[s];
+        if ((st->kind != PM_STORAGE_INPUT && st->kind != PM_STORAGE_OUTPUT) || st->ndims == 0)
+            continue;
+        LLVMValueRef *stride = &g->env.bufs[s].stride[st->ndims - 1];
+        if (set) {
+            saved[s] = *stride;
+            *stride = LLVMConstInt(g->t_i64, 1, 0);
+        } else {
+            *stride = saved[s];
+        }
+    }
+    return poly->nstorage;
+}
+
+/* The users' statements for lanes i .. i+W-1. Vectors run only where every caller
+ * buffer's innermost stride is 1: the body says so, so that a stencil's taps in one row
+ * are one address plus constant offsets. */
+static void vector_step(pm_llvm *g, __isl_keep isl_id *id, LLVMValueRef i, isl_ast_node **users,
+                        int n, int W)
+{
+    LLVMValueRef strides[PM_POLY_MAX_STORAGE_UNIT];
+    int nsaved = unit_strides(g, strides, true);
+    pm_llvm_push_iter(g, id, i);
+    for (int k = 0; k < n; k++) {
+        isl_ast_expr *call = isl_ast_node_user_get_expr(users[k]);
+        pm_point pt;
+        if (pm_llvm_point_of_call(g, call, &pt)) {
+            pt.W = W;
+            pt.lane_step[pt.stmt->ndims - 1] = 1;
+            pm_llvm_stmt(g, &pt);
+        }
+        isl_ast_expr_free(call);
+    }
+    pm_llvm_pop_iter(g);
+    if (nsaved >= 0)
+        unit_strides(g, strides, false);
+}
 
 bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
 {
@@ -171,24 +220,39 @@ bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
         c = LLVMBuildAnd(B, c, g->env.unit_stride, "");
         LLVMBuildCondBr(B, c, vbody, rest);
         LLVMPositionBuilderAtEnd(B, vbody);
-        pm_llvm_push_iter(g, id, i);
-        for (int k = 0; k < n; k++) {
-            isl_ast_expr *call = isl_ast_node_user_get_expr(users[k]);
-            pm_point pt;
-            if (pm_llvm_point_of_call(g, call, &pt)) {
-                pt.W = W;
-                pt.lane_step[pt.stmt->ndims - 1] = 1;
-                pm_llvm_stmt(g, &pt);
-            }
-            isl_ast_expr_free(call);
-        }
-        pm_llvm_pop_iter(g);
+        vector_step(g, id, i, users, n, W);
         LLVMValueRef next = LLVMBuildNSWAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W, 0), "");
         LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
         LLVMAddIncoming(i, &next, &latch, 1);
         LLVMBuildBr(B, head);
+
+        /* The remainder. When vectors ran (so the loop has at least W iterations) and
+         * points are left, one more vector ending at the last point covers them: it
+         * recomputes some lanes, which is harmless because the statements are pure (no
+         * updates; vectorizable = nothing carried along this loop). Otherwise (fewer
+         * than W iterations, or a caller buffer with a non-unit stride) scalar code. */
         LLVMPositionBuilderAtEnd(B, rest);
+        LLVMBasicBlockRef vtail = pm_llvm_block(g, "vtail"), scalar = pm_llvm_block(g, "vscalar");
+        LLVMBasicBlockRef done = pm_llvm_block(g, "vdone");
+        pm_llvm_push_iter(g, id, i);
+        LLVMValueRef left = pm_llvm_ast_expr(g, cond);
+        pm_llvm_pop_iter(g);
+        LLVMValueRef ran = LLVMBuildICmp(B, LLVMIntNE, i, start, "");
+        LLVMValueRef tail = LLVMBuildAnd(B, LLVMBuildAnd(B, left, ran, ""), g->env.unit_stride, "");
+        LLVMBuildCondBr(B, tail, vtail, scalar);
+        LLVMPositionBuilderAtEnd(B, vtail);
+        isl_ast_expr *bound = isl_ast_expr_op_get_arg(cond, 1);
+        LLVMValueRef e = pm_llvm_ast_expr(g, bound);
+        isl_ast_expr_free(bound);
+        if (isl_ast_expr_op_get_type(cond) == isl_ast_expr_op_lt) /* i < e: the last is e - 1 */
+            e = LLVMBuildNSWSub(B, e, LLVMConstInt(g->t_i64, 1, 0), "");
+        vector_step(g, id, LLVMBuildNSWSub(B, e, LLVMConstInt(g->t_i64, (unsigned)W - 1, 0), "tail"),
+                    users, n, W);
+        LLVMBuildBr(B, done);
+        LLVMPositionBuilderAtEnd(B, scalar);
         pm_llvm_for_from(g, node, i); /* scalar remainder from where the vectors stopped */
+        LLVMBuildBr(B, done);
+        LLVMPositionBuilderAtEnd(B, done);
     }
     for (int k = 0; k < n; k++)
         isl_ast_node_free(users[k]);

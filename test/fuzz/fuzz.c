@@ -1001,9 +1001,19 @@ int main(int argc, char **argv)
     uint64_t seed = 1;
     long ncases = 50;
     double seconds = 0;
+    uint64_t list[256];
+    int nlist = 0; /* --seeds a,b,c: exactly these cases (regressions) */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
             seed = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc)
+            for (char *p = argv[++i]; *p && nlist < 256;) {
+                list[nlist++] = strtoull(p, &p, 10);
+                if (*p == ',')
+                    p++;
+                else if (*p)
+                    break;
+            }
         else if (strcmp(argv[i], "--cases") == 0 && i + 1 < argc)
             ncases = strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
@@ -1011,7 +1021,8 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--verbose") == 0)
             verbose = true;
         else {
-            fprintf(stderr, "usage: %s [--seed S] [--cases N] [--seconds T] [--verbose]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--seed S] [--cases N] [--seeds S1,S2,...] [--seconds T] "
+                            "[--verbose]\n", argv[0]);
             return 2;
         }
     }
@@ -1026,16 +1037,20 @@ int main(int argc, char **argv)
     stats st = {0};
     long failed = 0, tried = 0;
     double t0 = now_s();
+    if (nlist > 0)
+        ncases = nlist;
     for (long i = 0; i < ncases; i++) {
         if (seconds > 0 && now_s() - t0 > seconds)
             break;
         tried++;
-        if (!run_case(seed + (uint64_t)i, &st))
+        if (!run_case(nlist > 0 ? list[i] : seed + (uint64_t)i, &st))
             failed++;
     }
     pm_jit_free(jit);
     free(code);
     free(pool.items);
+    if (nlist > 0)
+        seed = list[0]; /* the summary's first seed; the list is in the command line */
     printf("fuzz: seeds %llu..%llu: %ld tried, %ld compiled and run (%ld runs), %ld skipped "
            "(invalid), %ld failed (%ld mismatches), %.1f s\n",
            (unsigned long long)seed, (unsigned long long)(seed + (uint64_t)tried - 1), tried,
