@@ -14,6 +14,7 @@
 #include <isl/schedule.h>
 #include <isl/set.h>
 #include <stdbool.h>
+#include <stdlib.h>
 
 /* { S[x0..xn-1] -> [x0..xn-1] } for the statements first..first+n-1, as the band's
  * partial schedule. */
@@ -91,11 +92,20 @@ static __isl_give isl_schedule *seq(__isl_take isl_schedule *a, __isl_take isl_s
 }
 
 /* The tile band: the live-out's statements to their tile (tile.h). */
-static __isl_give isl_multi_union_pw_aff *tile_band(const pm_poly *poly, const pm_plan *plan,
-                                                    const pm_group *gr)
+static __isl_give isl_union_map *tile_band_map(const pm_plan *plan, const pm_group *gr)
 {
-    (void)poly;
-    return isl_multi_union_pw_aff_from_union_map(pm_tile_index_map(plan, gr));
+    return pm_tile_index_map(plan, gr);
+}
+
+/* The only map of a union map, or NULL. */
+static __isl_give isl_map *single_map(__isl_keep isl_union_map *um)
+{
+    isl_map *m = NULL;
+    isl_map_list *maps = um ? isl_union_map_get_map_list(um) : NULL;
+    if (maps && isl_map_list_n_map(maps) == 1)
+        m = isl_map_list_get_map(maps, 0);
+    isl_map_list_free(maps);
+    return m;
 }
 
 /* An identity band over a stage's statements below node. One statement: every member
@@ -223,6 +233,40 @@ static int fused_run(const pm_poly *poly, const pm_group *gr, int m)
     return n;
 }
 
+/* The live-out joins the last run of producers (m .. nmembers-2) in its point loop: one
+ * statement, the same domain, reading the run only at its own point, and each run
+ * member's per-tile points are exactly the live-out's (no halo). Harris: Sxx, Syy,
+ * Sxy, trace and harris in one loop, each value used right after it is computed. */
+static bool liveout_joins(const pm_poly *poly, const pm_plan *plan, const pm_group *gr, int m)
+{
+    int nm = gr->nmembers;
+    const pm_poly_stmt *ls = single_stmt(poly, gr->liveout);
+    const pm_poly_stmt *s0 = single_stmt(poly, gr->members[m]);
+    if (!ls || !s0 || ls->ndims != s0->ndims || !same_set(ls->domain, s0->domain) ||
+        !reads_run_pointwise(poly, gr, m, nm - 1 - m, ls, true, 0))
+        return false;
+    isl_union_map *ti = pm_tile_index_map(plan, gr);
+    isl_map *idx = single_map(ti);
+    isl_union_map_free(ti);
+    if (!idx)
+        return false;
+    isl_map *mine = isl_map_intersect_range(isl_map_reverse(idx), isl_set_copy(ls->domain));
+    mine = isl_map_reset_tuple_id(mine, isl_dim_out);
+    bool ok = true;
+    for (int k = m; k < nm - 1 && ok; k++) {
+        const pm_poly_stmt *s = single_stmt(poly, gr->members[k]);
+        isl_map *box = isl_map_intersect_range(isl_map_copy(gr->fp[k].box), isl_set_copy(s->domain));
+        box = isl_map_reset_tuple_id(box, isl_dim_out);
+        box = isl_map_reset_tuple_id(box, isl_dim_in);
+        isl_map *tmp = isl_map_reset_tuple_id(isl_map_copy(mine), isl_dim_in);
+        ok = isl_map_is_equal(box, tmp) == isl_bool_true;
+        isl_map_free(box);
+        isl_map_free(tmp);
+    }
+    isl_map_free(mine);
+    return ok;
+}
+
 /* The identity band over the run's statements, then a sequence of them in order. */
 static __isl_give isl_schedule_node *fused_band(const pm_poly *poly, const pm_group *gr, int m,
                                                 int n, __isl_take isl_schedule_node *node)
@@ -259,8 +303,41 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
     isl_union_set *dom = domains(poly, lst->first_stmt, lst->nstmts);
     if (isl_union_set_is_empty(dom) != isl_bool_false) /* nothing to tile (see band_schedule) */
         return isl_schedule_from_domain(dom);
+    /* the producers in runs sharing a point loop (fused_run), topological order */
+    int nm = gr->nmembers, nruns = 0;
+    int *first = malloc((size_t)nm * sizeof *first), *len = malloc((size_t)nm * sizeof *len);
+    if (!first || !len) {
+        free(first);
+        free(len);
+        isl_union_set_free(dom);
+        return NULL;
+    }
+    for (int m = 0; m < nm - 1; m += len[nruns++]) {
+        first[nruns] = m;
+        len[nruns] = fused_run(poly, gr, m);
+    }
+    /* When the last run computes exactly the live-out's points per tile, its statements
+     * are tiled like the live-out (no extension: nothing is recomputed) and share the
+     * live-out's point loop. */
+    int m0 = nm - 1, n0 = 0;
+    isl_union_map *tiles = tile_band_map(plan, gr);
+    if (nruns > 0 && first[nruns - 1] + len[nruns - 1] == nm - 1 &&
+        liveout_joins(poly, plan, gr, first[nruns - 1])) {
+        m0 = first[--nruns];
+        n0 = len[nruns];
+        isl_map *idx = single_map(tiles);
+        for (int k = m0; k < m0 + n0; k++) {
+            const pm_poly_stmt *sm = single_stmt(poly, gr->members[k]);
+            dom = isl_union_set_add_set(dom, isl_set_copy(sm->domain));
+            isl_map *mk = isl_map_set_tuple_id(isl_map_copy(idx), isl_dim_in,
+                                               isl_set_get_tuple_id(sm->domain));
+            mk = isl_map_intersect_domain(mk, isl_set_copy(sm->domain));
+            tiles = isl_union_map_add_map(tiles, mk);
+        }
+        isl_map_free(idx);
+    }
     isl_schedule *sched = isl_schedule_from_domain(dom);
-    sched = isl_schedule_insert_partial_schedule(sched, tile_band(poly, plan, gr));
+    sched = isl_schedule_insert_partial_schedule(sched, isl_multi_union_pw_aff_from_union_map(tiles));
     isl_schedule_node *node = isl_schedule_get_root(sched);
     isl_schedule_free(sched);
     node = isl_schedule_node_child(node, 0);
@@ -268,10 +345,30 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
     for (int t = 0; t < gr->ntiled; t++)
         node = isl_schedule_node_band_member_set_ast_loop_type(node, t, isl_ast_loop_atomic);
     node = isl_schedule_node_child(node, 0); /* below the tile band */
-    node = point_band(poly, gr->liveout, node);
-    /* producers, in topological order, before the live-out: each computes its footprint */
-    for (int m = 0, run; m < gr->nmembers - 1; m += run) {
-        run = fused_run(poly, gr, m);
+    if (n0 > 0) {
+        /* one band over the joined run and the live-out, a sequence of them below */
+        isl_union_map *um = NULL;
+        isl_union_set_list *filters = isl_union_set_list_alloc(ctx, n0 + 1);
+        for (int k = m0; k <= m0 + n0; k++) {
+            const pm_poly_stmt *sm = single_stmt(poly, k < m0 + n0 ? gr->members[k] : gr->liveout);
+            isl_map *id = isl_map_identity(isl_space_map_from_set(isl_set_get_space(sm->domain)));
+            id = isl_map_reset_tuple_id(id, isl_dim_out);
+            isl_union_map *u = isl_union_map_from_map(isl_map_intersect_domain(id, isl_set_copy(sm->domain)));
+            um = um ? isl_union_map_union(um, u) : u;
+            filters = isl_union_set_list_add(filters, isl_union_set_from_set(isl_set_copy(sm->domain)));
+        }
+        int nd = single_stmt(poly, gr->liveout)->ndims;
+        node = isl_schedule_node_insert_partial_schedule(node, isl_multi_union_pw_aff_from_union_map(um));
+        for (int d = 0; d < nd; d++)
+            node = isl_schedule_node_band_member_set_ast_loop_type(node, d, isl_ast_loop_atomic);
+        node = isl_schedule_node_insert_sequence(isl_schedule_node_child(node, 0), filters);
+        node = isl_schedule_node_parent(node);
+    } else {
+        node = point_band(poly, gr->liveout, node);
+    }
+    /* the other producers before it: each computes its footprint */
+    for (int r = 0; r < nruns; r++) {
+        int m = first[r], run = len[r];
         isl_union_map *ext = NULL;
         for (int k = m; k < m + run; k++) {
             const pm_poly_stage *ps = &poly->stages[gr->members[k]];
@@ -291,8 +388,12 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
         graft = isl_schedule_node_root(graft);
         node = isl_schedule_node_graft_before(node, graft);
     }
-    /* the tile's body: scratchpads are re-based here */
-    node = isl_schedule_node_parent(isl_schedule_node_parent(node)); /* the sequence */
+    /* the tile's body: scratchpads are re-based here, above all of it (below the
+     * extension that introduces the producers) */
+    if (nruns > 0)
+        node = isl_schedule_node_parent(isl_schedule_node_parent(node)); /* the sequence */
+    free(first);
+    free(len);
     node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, PM_MARK_TILE, (void *)gr));
     /* the tiles run in parallel */
     node = isl_schedule_node_child(isl_schedule_node_root(node), 0);

@@ -21,6 +21,9 @@
  *                statement each, the same domain and the same footprint per tile,
  *                reading each other only at their own point, share one band with a
  *                sequence of them below (one loop nest: shared loads, one overhead).
+ *                When the last such run computes exactly the live-out's points per
+ *                tile (no halo), its statements are tiled like the live-out (in the
+ *                domain, not an extension) and share the live-out's band.
  *    Producers are in the tree only through the extension: isl generates each instance
  *    once per tile that needs it, which is how overlapped tiles recompute their halos.
  * Ownership: the caller frees the result (isl_schedule_free).
