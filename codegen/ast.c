@@ -98,8 +98,9 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
             /* a member may compute nothing in these tiles (its reads sit in an empty
              * case piece): any origin will do, and isl has no expression for an empty
              * piecewise function */
-            isl_bool none = pa ? isl_set_is_empty(isl_pw_aff_domain(isl_pw_aff_copy(pa)))
-                               : isl_bool_error;
+            isl_set *where = pa ? isl_pw_aff_domain(isl_pw_aff_copy(pa)) : NULL;
+            isl_bool none = where ? isl_set_is_empty(where) : isl_bool_error;
+            isl_set_free(where);
             if (none == isl_bool_true) {
                 isl_pw_aff_free(pa);
                 o->lb[o->n][d] = isl_ast_expr_from_val(isl_val_zero(isl_ast_node_get_ctx(node)));

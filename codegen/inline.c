@@ -18,15 +18,26 @@ static bool is_own_var(const pm_func *f, const pm_expr *e)
     return false;
 }
 
-/* A variable of f, a constant, or a variable of f plus or minus a constant. */
+/* A variable of f, or twice one (a downsampling read: the emitter evaluates the inlined
+ * definition with every second lane, and its loads become even-lane shuffles). */
+static bool is_scaled_var(const pm_func *f, const pm_expr *e)
+{
+    if (is_own_var(f, e))
+        return true;
+    return e->kind == PM_EXPR_BINARY && e->op == PM_OP_MUL &&
+           ((e->a->kind == PM_EXPR_INT && e->a->ival == 2 && is_own_var(f, e->b)) ||
+            (e->b->kind == PM_EXPR_INT && e->b->ival == 2 && is_own_var(f, e->a)));
+}
+
+/* A constant, or a (scaled) variable of f plus or minus a constant. */
 static bool is_shift(const pm_func *f, const pm_expr *e)
 {
-    if (e->kind == PM_EXPR_INT || is_own_var(f, e))
+    if (e->kind == PM_EXPR_INT || is_scaled_var(f, e))
         return true;
     if (e->kind == PM_EXPR_CAST && pm_type_is_int(e->type) && pm_type_bits(e->type) >= 32)
         return is_shift(f, e->a);
     return e->kind == PM_EXPR_BINARY && (e->op == PM_OP_ADD || e->op == PM_OP_SUB) &&
-           is_own_var(f, e->a) && e->b->kind == PM_EXPR_INT;
+           is_scaled_var(f, e->a) && e->b->kind == PM_EXPR_INT;
 }
 
 typedef struct call_check {
@@ -116,6 +127,29 @@ static bool reads_defined(const pm_poly *poly, int c, int fs)
     return true;
 }
 
+static bool count_node(const pm_expr *e, void *user)
+{
+    *(double *)user += e->kind == PM_EXPR_MATH ? 8 : 1; /* as pm_plan_stage_cost */
+    return true;
+}
+
+/* Work per point of a stage's dearest case: inlining grows the case that reads the
+ * inlined stage (the interior one), whose cost an average with cheap boundary cases
+ * would understate. */
+static double dearest_case(const pm_plan *plan, int s)
+{
+    const pm_func *f = plan->poly->stages[s].func;
+    if (f->kind != PM_FUNC_FUNCTION || f->ncases <= 1)
+        return pm_plan_stage_cost(plan, s);
+    double worst = 0;
+    for (int i = 0; i < f->ncases; i++) {
+        double c = 0;
+        pm_expr_walk(f->cases[i]->value, count_node, &c);
+        worst = c > worst ? c : worst;
+    }
+    return worst > 1 ? worst : 1;
+}
+
 static bool self_reads(const pm_func *f)
 {
     call_check c = {f, f, false, true, 0};
@@ -139,7 +173,7 @@ void pm_inline_decide(pm_plan *plan)
         return;
     }
     for (int s = 0; s < n; s++)
-        base[s] = work[s] = pm_plan_stage_cost(plan, s);
+        base[s] = work[s] = dearest_case(plan, s);
     for (int s = 0; s < n; s++) { /* producers first */
         const pm_func *f = poly->stages[s].func;
         if (f->kind != PM_FUNC_FUNCTION || f->ncases != 1 || is_output(poly->pipeline, f) ||

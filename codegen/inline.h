@@ -9,8 +9,9 @@
  *  - it is point-wise: every call in its definition reads at its own variables or at
  *    constants (img(0, x, y), never img(x + 1, y)), so inlining moves no stencil;
  *  - every consumer is a function (not a reduction) that reads it at shifts of its own
- *    variables (x + k, or a constant), each read proven inside the stage's domain, so
- *    the emitter can evaluate the definition at the read point, in vectors too;
+ *    variables or of twice them (x + k, 2x + k, or a constant), each read proven inside
+ *    the stage's domain, so the emitter can evaluate the definition at the read point,
+ *    in vectors too (every lane, or every second lane);
  *  - the work limit: in each consumer, the work after inlining (expression nodes, loads
  *    counted) is at most plan->o.inline_limit (default 2) times the work before — so a
  *    9-tap stencil never recomputes an expensive producer nine times. A stage read

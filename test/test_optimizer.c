@@ -313,6 +313,10 @@ static void check_structure(void)
                                          "live-out harris, 7 stages, overlapped tiles"};
     check_sample_groups("harris", 6400, 6400, harris, 2);
     check_shared_loops();
+    /* a point-wise stage read at 2x + k (downsampling) is inlined, evaluated on every
+     * second lane */
+    static const char *const interpolate[] = {"inlined: downsampled_L0"};
+    check_sample_groups("interpolate", 2560, 1536, interpolate, 1);
     check_transpose();
     check_conditional_inline(0, "inlined: f\n");
     check_conditional_inline(-1, "inlined: none");

@@ -361,7 +361,7 @@ static LLVMValueRef inline_call(pm_llvm *g, const pm_point *pt, const pm_expr *c
     for (int d = 0; d < call->nargs; d++) {
         const pm_expr *a = call->args[d];
         int coef = lane_coef(pt, a);
-        if (pt->W > 1 && coef != 0 && coef != 1) {
+        if (pt->W > 1 && coef != 0 && coef != 1 && coef != 2) {
             pm_error_set(g->err, PM_ERR_INTERNAL, "%s: inlined read of %s is not a shift",
                          poly->pipeline->name, f->name);
             return pm_llvm_const(g, pt, call->type, 0, 0);

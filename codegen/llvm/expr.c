@@ -360,7 +360,7 @@ static LLVMValueRef var_value(pm_llvm *g, const pm_point *pt, const pm_expr *e)
         if (pt->W > 1 && pt->lane_step[d]) {
             LLVMValueRef iota[64];
             for (int l = 0; l < pt->W; l++)
-                iota[l] = LLVMConstInt(g->t_i32, (unsigned long long)l, 0);
+                iota[l] = LLVMConstInt(g->t_i32, (unsigned long long)((int64_t)l * pt->lane_step[d]), 1);
             v = LLVMBuildAdd(g->B, v, LLVMConstVector(iota, (unsigned)pt->W), "");
         }
         return v;
