@@ -165,19 +165,26 @@ bool pm_tile_model(const pm_plan *plan, pm_group *gr)
     const pm_func *lf = poly->stages[L].func;
     if (gr->nmembers > 64)
         return false;
-    /* tiled dimensions: the two innermost with a large extent */
+    /* tiled dimensions: the two innermost with a large extent, preferring those whose
+     * bounds depend on the parameters (an untiled dimension must have constant bounds:
+     * it is computed whole in every tile; bilateral grid's 11 intensity bins stay whole
+     * while its grid rows and columns are tiled) */
+    const pm_poly_storage *lst = &poly->storage[poly->stages[L].storage];
     gr->ntiled = 0;
     int dims[PM_MAX_DIMS], nd = 0;
-    for (int d = 0; d < lf->ndims; d++)
-        if (est_ub(plan, L, d) - est_lb(plan, L, d) + 1 > 4)
-            dims[nd++] = d;
+    for (int pass = 0; pass < 2 && nd == 0; pass++)
+        for (int d = 0; d < lf->ndims; d++) {
+            bool parametric = isl_pw_aff_is_cst(lst->lb[d]) != isl_bool_true ||
+                              isl_pw_aff_is_cst(lst->ub[d]) != isl_bool_true;
+            if (est_ub(plan, L, d) - est_lb(plan, L, d) + 1 > 4 && (pass == 1 || parametric))
+                dims[nd++] = d;
+        }
     if (nd == 0)
         return false;
     int first = nd > 2 ? nd - 2 : 0;
     for (int i = first; i < nd; i++)
         gr->tiled_dim[gr->ntiled++] = dims[i];
     /* untiled dimensions must have constant bounds (computed whole in every tile) */
-    const pm_poly_storage *lst = &poly->storage[poly->stages[L].storage];
     for (int d = 0; d < lf->ndims; d++) {
         bool tiled = false;
         for (int t = 0; t < gr->ntiled; t++)

@@ -1050,10 +1050,14 @@ int main(int argc, char **argv)
     free(code);
     free(pool.items);
     if (nlist > 0)
-        seed = list[0]; /* the summary's first seed; the list is in the command line */
-    printf("fuzz: seeds %llu..%llu: %ld tried, %ld compiled and run (%ld runs), %ld skipped "
-           "(invalid), %ld failed (%ld mismatches), %.1f s\n",
-           (unsigned long long)seed, (unsigned long long)(seed + (uint64_t)tried - 1), tried,
-           st.cases, st.runs, st.skipped, failed, st.mismatches, now_s() - t0);
+        printf("fuzz: %d listed seeds (first %llu): %ld tried, %ld compiled and run (%ld runs), "
+               "%ld skipped (invalid), %ld failed (%ld mismatches), %.1f s\n", nlist,
+               (unsigned long long)list[0], tried, st.cases, st.runs, st.skipped, failed,
+               st.mismatches, now_s() - t0);
+    else
+        printf("fuzz: seeds %llu..%llu: %ld tried, %ld compiled and run (%ld runs), %ld skipped "
+               "(invalid), %ld failed (%ld mismatches), %.1f s\n",
+               (unsigned long long)seed, (unsigned long long)(seed + (uint64_t)tried - 1),
+               tried, st.cases, st.runs, st.skipped, failed, st.mismatches, now_s() - t0);
     return failed ? 1 : 0;
 }
