@@ -127,29 +127,6 @@ static bool reads_defined(const pm_poly *poly, int c, int fs)
     return true;
 }
 
-static bool count_node(const pm_expr *e, void *user)
-{
-    *(double *)user += e->kind == PM_EXPR_MATH ? 8 : 1; /* as pm_plan_stage_cost */
-    return true;
-}
-
-/* Work per point of a stage's dearest case: inlining grows the case that reads the
- * inlined stage (the interior one), whose cost an average with cheap boundary cases
- * would understate. */
-static double dearest_case(const pm_plan *plan, int s)
-{
-    const pm_func *f = plan->poly->stages[s].func;
-    if (f->kind != PM_FUNC_FUNCTION || f->ncases <= 1)
-        return pm_plan_stage_cost(plan, s);
-    double worst = 0;
-    for (int i = 0; i < f->ncases; i++) {
-        double c = 0;
-        pm_expr_walk(f->cases[i]->value, count_node, &c);
-        worst = c > worst ? c : worst;
-    }
-    return worst > 1 ? worst : 1;
-}
-
 static bool self_reads(const pm_func *f)
 {
     call_check c = {f, f, false, true, 0};
@@ -173,7 +150,7 @@ void pm_inline_decide(pm_plan *plan)
         return;
     }
     for (int s = 0; s < n; s++)
-        base[s] = work[s] = dearest_case(plan, s);
+        base[s] = work[s] = pm_plan_dearest_case_cost(plan, s);
     for (int s = 0; s < n; s++) { /* producers first */
         const pm_func *f = poly->stages[s].func;
         if (f->kind != PM_FUNC_FUNCTION || f->ncases != 1 || is_output(poly->pipeline, f) ||

@@ -137,6 +137,20 @@ double pm_plan_stage_cost(const pm_plan *plan, int stage)
     return cost > 1 ? cost : 1;
 }
 
+double pm_plan_dearest_case_cost(const pm_plan *plan, int stage)
+{
+    const pm_func *f = plan->poly->stages[stage].func;
+    if (f->kind != PM_FUNC_FUNCTION || f->ncases <= 1)
+        return pm_plan_stage_cost(plan, stage);
+    double worst = 0;
+    for (int i = 0; i < f->ncases; i++) {
+        double c = 0;
+        pm_expr_walk(f->cases[i]->value, count_node, &c);
+        worst = c > worst ? c : worst;
+    }
+    return worst > 1 ? worst : 1;
+}
+
 typedef struct reads_walk {
     const pm_plan *plan;
     int target;

@@ -84,6 +84,9 @@ void pm_plan_free(pm_plan *plan);
 int pm_plan_stage_of(const pm_plan *plan, const pm_func *f);
 /* Work of evaluating one point of a stage (expression nodes, loads counted). */
 double pm_plan_stage_cost(const pm_plan *plan, int stage);
+/* Work per point of a stage's dearest case (the inline limit grows the case that reads
+ * an inlined stage; an average with cheap boundary cases would understate it). */
+double pm_plan_dearest_case_cost(const pm_plan *plan, int stage);
 /* Does stage s read stage p (directly, or through inlined stages)? */
 bool pm_plan_reads(const pm_plan *plan, int s, int p);
 /* The points of a stage's domain at the estimates. */

@@ -267,31 +267,40 @@ static bool liveout_joins(const pm_poly *poly, const pm_plan *plan, const pm_gro
     return ok;
 }
 
-/* The identity band over the run's statements, then a sequence of them in order. */
-static __isl_give isl_schedule_node *fused_band(const pm_poly *poly, const pm_group *gr, int m,
-                                                int n, __isl_take isl_schedule_node *node)
+/* Tiled groups have at most 64 members (tile.c), so a run fits. */
+#define PM_SCHED_MAX_RUN 64
+
+/* One band over the single statements of stages[0..n-1] (same domain dimensions), then a
+ * sequence of them in that order below it; returns the band. */
+static __isl_give isl_schedule_node *shared_band(const pm_poly *poly, const int *stages, int n,
+                                                 __isl_take isl_schedule_node *node)
 {
-    /* the members share one domain: all of them empty, or none */
-    const pm_poly_stmt *s0 = single_stmt(poly, gr->members[m]);
-    if (!nonempty(poly, (int)(s0 - poly->stmts), 1))
-        return node;
     isl_union_map *um = NULL;
     isl_union_set_list *filters = isl_union_set_list_alloc(poly->ctx, n);
-    for (int k = m; k < m + n; k++) {
-        const pm_poly_stmt *s = single_stmt(poly, gr->members[k]);
+    for (int k = 0; k < n; k++) {
+        const pm_poly_stmt *s = single_stmt(poly, stages[k]);
         isl_map *id = isl_map_identity(isl_space_map_from_set(isl_set_get_space(s->domain)));
         id = isl_map_reset_tuple_id(id, isl_dim_out);
         isl_union_map *u = isl_union_map_from_map(isl_map_intersect_domain(id, isl_set_copy(s->domain)));
         um = um ? isl_union_map_union(um, u) : u;
         filters = isl_union_set_list_add(filters, isl_union_set_from_set(isl_set_copy(s->domain)));
     }
-    int nd = single_stmt(poly, gr->members[m])->ndims;
+    int nd = single_stmt(poly, stages[0])->ndims;
     node = isl_schedule_node_insert_partial_schedule(node, isl_multi_union_pw_aff_from_union_map(um));
     for (int d = 0; d < nd; d++)
         node = isl_schedule_node_band_member_set_ast_loop_type(node, d, isl_ast_loop_atomic);
-    node = isl_schedule_node_child(node, 0);
-    node = isl_schedule_node_insert_sequence(node, filters);
+    node = isl_schedule_node_insert_sequence(isl_schedule_node_child(node, 0), filters);
     return isl_schedule_node_parent(node);
+}
+
+/* The run of producers m..m+n-1 in one band (nothing when their shared domain is empty). */
+static __isl_give isl_schedule_node *fused_band(const pm_poly *poly, const pm_group *gr, int m,
+                                                int n, __isl_take isl_schedule_node *node)
+{
+    const pm_poly_stmt *s0 = single_stmt(poly, gr->members[m]);
+    if (!nonempty(poly, (int)(s0 - poly->stmts), 1))
+        return node;
+    return shared_band(poly, gr->members + m, n, node);
 }
 
 /* A tiled group (see schedule.h). */
@@ -322,7 +331,7 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
     int m0 = nm - 1, n0 = 0;
     isl_union_map *tiles = tile_band_map(plan, gr);
     if (nruns > 0 && first[nruns - 1] + len[nruns - 1] == nm - 1 &&
-        liveout_joins(poly, plan, gr, first[nruns - 1])) {
+        len[nruns - 1] < PM_SCHED_MAX_RUN && liveout_joins(poly, plan, gr, first[nruns - 1])) {
         m0 = first[--nruns];
         n0 = len[nruns];
         isl_map *idx = single_map(tiles);
@@ -347,22 +356,11 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
     node = isl_schedule_node_child(node, 0); /* below the tile band */
     if (n0 > 0) {
         /* one band over the joined run and the live-out, a sequence of them below */
-        isl_union_map *um = NULL;
-        isl_union_set_list *filters = isl_union_set_list_alloc(ctx, n0 + 1);
-        for (int k = m0; k <= m0 + n0; k++) {
-            const pm_poly_stmt *sm = single_stmt(poly, k < m0 + n0 ? gr->members[k] : gr->liveout);
-            isl_map *id = isl_map_identity(isl_space_map_from_set(isl_set_get_space(sm->domain)));
-            id = isl_map_reset_tuple_id(id, isl_dim_out);
-            isl_union_map *u = isl_union_map_from_map(isl_map_intersect_domain(id, isl_set_copy(sm->domain)));
-            um = um ? isl_union_map_union(um, u) : u;
-            filters = isl_union_set_list_add(filters, isl_union_set_from_set(isl_set_copy(sm->domain)));
-        }
-        int nd = single_stmt(poly, gr->liveout)->ndims;
-        node = isl_schedule_node_insert_partial_schedule(node, isl_multi_union_pw_aff_from_union_map(um));
-        for (int d = 0; d < nd; d++)
-            node = isl_schedule_node_band_member_set_ast_loop_type(node, d, isl_ast_loop_atomic);
-        node = isl_schedule_node_insert_sequence(isl_schedule_node_child(node, 0), filters);
-        node = isl_schedule_node_parent(node);
+        int stages[PM_SCHED_MAX_RUN + 1], n = 0;
+        for (int k = m0; k < m0 + n0; k++)
+            stages[n++] = gr->members[k];
+        stages[n++] = gr->liveout;
+        node = shared_band(poly, stages, n, node);
     } else {
         node = point_band(poly, gr->liveout, node);
     }
