@@ -96,14 +96,16 @@ static bool visit_call(const pm_expr *e, void *user)
         return false;
     }
     lin_env inner = {e->callee, {{0}}};
-    pm_read rd = {r->consumer, p, e->nargs, {{0}}};
-    for (int i = 0; i < e->nargs && r->ok; i++) {
+    pm_read rd = {r->consumer, p, true, e->nargs, {{0}}};
+    for (int i = 0; i < e->nargs; i++) {
         if (!lin_of(r->env, e->args[i], &rd.arg[i]))
-            r->ok = false;
+            rd.affine = false;
         inner.var[i] = rd.arg[i];
     }
-    if (!r->ok)
+    if (!rd.affine && r->plan->inlined[p]) {
+        r->ok = false;
         return false;
+    }
     if (r->plan->inlined[p]) {
         r->ok = collect_reads_of(r->plan, r->consumer, e->callee, &inner, r->out, r->n,
                                  r->depth + 1);
@@ -187,7 +189,7 @@ bool pm_align_group(const pm_plan *plan, const int *members, int nmembers, pm_al
             int pm = member_index(members, nmembers, reads[r].producer);
             if (pm < 0)
                 continue; /* produced outside the group */
-            if (pm >= m) {
+            if (pm >= m || !reads[r].affine) {
                 ok = false;
                 break;
             }

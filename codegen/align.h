@@ -30,13 +30,17 @@ typedef struct pm_lin {
 /* A read of producer `producer` by stage `consumer`, looking through inlined stages. */
 typedef struct pm_read {
     int consumer, producer;
+    bool affine;             /* false: some argument is data-dependent (a LUT or gather
+                                read); then arg[] is unknown and the read never lies
+                                inside a group */
     int nargs;
     pm_lin arg[PM_MAX_DIMS];
 } pm_read;
 
 /* Every read of a non-inlined stage by stage c (through inlined stages), appended to
- * *out (realloc'd; *n updated). False when some read's arguments are not of the form
- * above (data-dependent, two variables, parameters). */
+ * *out (realloc'd; *n updated). A read whose arguments are not of the form above
+ * (data-dependent, two variables, parameters) is listed with affine = false; false when
+ * such a read goes through an inlined stage, or on a self-reference. */
 bool pm_align_reads(const pm_plan *plan, int c, pm_read **out, int *n);
 
 /* align[m] for each member m; false when the group cannot be aligned. */

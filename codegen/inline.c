@@ -127,6 +127,104 @@ static bool reads_defined(const pm_poly *poly, int c, int fs)
     return true;
 }
 
+/* The calls of f in every consumer, for the read-once test. */
+typedef struct call_list {
+    const pm_func *callee;
+    const pm_func *consumer; /* whose definition is walked */
+    const pm_expr *call[16];
+    int n;
+    bool overflow;           /* too many calls, or a call not one-to-one */
+} call_list;
+
+/* The variable a shift argument moves with (x in x, 2x, x + k), or NULL. */
+static const pm_expr *shift_var(const pm_expr *a)
+{
+    if (a->kind == PM_EXPR_VAR)
+        return a;
+    if (a->kind == PM_EXPR_CAST)
+        return shift_var(a->a);
+    if (a->kind == PM_EXPR_BINARY && (a->op == PM_OP_ADD || a->op == PM_OP_SUB) &&
+        a->b->kind == PM_EXPR_INT)
+        return shift_var(a->a);
+    if (a->kind == PM_EXPR_BINARY && a->op == PM_OP_MUL && a->a->kind == PM_EXPR_INT)
+        return shift_var(a->b);
+    if (a->kind == PM_EXPR_BINARY && a->op == PM_OP_MUL && a->b->kind == PM_EXPR_INT)
+        return shift_var(a->a);
+    return NULL;
+}
+
+/* Distinct points of the consumer read distinct points through this call: every one of
+ * the consumer's variables moves some argument (corrected(c, x, y) reading red(x, y)
+ * reads each point of red three times). */
+static bool one_to_one(const pm_func *consumer, const pm_expr *call)
+{
+    for (int d = 0; d < consumer->ndims; d++) {
+        bool moves = false;
+        for (int i = 0; i < call->nargs && !moves; i++) {
+            const pm_expr *v = shift_var(call->args[i]);
+            moves = v && v->id == consumer->vars[d]->id;
+        }
+        if (!moves)
+            return false;
+    }
+    return true;
+}
+
+static bool list_call(const pm_expr *e, void *user)
+{
+    call_list *l = user;
+    if (e->kind != PM_EXPR_CALL || e->callee != l->callee)
+        return true;
+    if (!one_to_one(l->consumer, e)) {
+        l->overflow = true;
+        return false;
+    }
+    for (int i = 0; i < l->n; i++)
+        if (l->call[i] == e)
+            return true; /* a shared node: the same point */
+    if (l->n == 16) {
+        l->overflow = true;
+        return false;
+    }
+    l->call[l->n++] = e;
+    return true;
+}
+
+/* Two calls read disjoint points: some argument is a different constant in each. */
+static bool disjoint_calls(const pm_expr *a, const pm_expr *b)
+{
+    for (int d = 0; d < a->nargs && d < b->nargs; d++)
+        if (a->args[d]->kind == PM_EXPR_INT && b->args[d]->kind == PM_EXPR_INT &&
+            a->args[d]->ival != b->args[d]->ival)
+            return true;
+    return false;
+}
+
+/* Every point of stage s's function is read at most once by all its consumers together:
+ * each call reads distinct points at distinct consumer points (one_to_one), and calls
+ * are one, or told apart by a constant argument
+ * (interpolated(0, x, y) and interpolated(1, x, y)). Inlining such a stage only moves its
+ * work into the consumer, whatever the stage itself reads. */
+static bool read_once(const pm_poly *poly, int s)
+{
+    call_list l = {.callee = poly->stages[s].func};
+    for (int c = s + 1; c < poly->nstages && !l.overflow; c++) {
+        l.consumer = poly->stages[c].func;
+        const pm_expr *roots[64];
+        int n = pm_func_exprs(poly->stages[c].func, roots, 64);
+        for (int i = 0; i < n && !l.overflow; i++)
+            if (roots[i])
+                pm_expr_walk(roots[i], list_call, &l);
+    }
+    if (l.overflow)
+        return false;
+    for (int i = 0; i < l.n; i++)
+        for (int j = i + 1; j < l.n; j++)
+            if (!disjoint_calls(l.call[i], l.call[j]))
+                return false;
+    return true;
+}
+
 static bool self_reads(const pm_func *f)
 {
     call_check c = {f, f, false, true, 0};
@@ -157,16 +255,9 @@ void pm_inline_decide(pm_plan *plan)
             self_reads(f))
             continue;
         call_check own = {f, NULL, true, true, 0};
-        if (!walk_func(f, &own))
+        bool once = read_once(poly, s);
+        if (!walk_func(f, &own) && !once)
             continue;
-        /* one read in all (at a shift, so each point of f is read once): inlining only
-         * moves f's work into its consumer and saves the store and load */
-        int total = 0;
-        for (int c = s + 1; c < n; c++) {
-            call_check cc = {poly->stages[c].func, f, false, true, 0};
-            walk_func(poly->stages[c].func, &cc);
-            total += cc.ncalls;
-        }
         bool ok = true, any = false;
         for (int c = s + 1; c < n && ok; c++) {
             const pm_func *g = poly->stages[c].func;
@@ -177,7 +268,7 @@ void pm_inline_decide(pm_plan *plan)
             any = true;
             ok = cc.ok && g->kind == PM_FUNC_FUNCTION && reads_proven(poly, c, f) &&
                  (!f->cases[0]->cond || reads_defined(poly, c, s)) &&
-                 (total == 1 || work[c] + cc.ncalls * (work[s] - 1) <= limit * base[c]);
+                 (once || work[c] + cc.ncalls * (work[s] - 1) <= limit * base[c]);
         }
         if (!ok || !any)
             continue;

@@ -7,15 +7,18 @@
  *    condition, every consumer's reads are proven (isl) to land where it holds, so
  *    evaluating the value in place gives what the buffer would have held;
  *  - it is point-wise: every call in its definition reads at its own variables or at
- *    constants (img(0, x, y), never img(x + 1, y)), so inlining moves no stencil;
+ *    constants (img(0, x, y), never img(x + 1, y)), so inlining moves no stencil — or
+ *    each of its points is read at most once by all consumers together (one call, or
+ *    calls told apart by a constant argument), so inlining only moves its work, whatever
+ *    it reads (bilateral grid's trilinear interpolation into the output);
  *  - every consumer is a function (not a reduction) that reads it at shifts of its own
  *    variables or of twice them (x + k, 2x + k, or a constant), each read proven inside
  *    the stage's domain, so the emitter can evaluate the definition at the read point,
  *    in vectors too (every lane, or every second lane);
  *  - the work limit: in each consumer, the work after inlining (expression nodes, loads
  *    counted) is at most plan->o.inline_limit (default 2) times the work before — so a
- *    9-tap stencil never recomputes an expensive producer nine times. A stage read
- *    once in all is exempt: inlining it only moves its work.
+ *    9-tap stencil never recomputes an expensive producer nine times. A stage whose
+ *    points are read once in all is exempt: inlining it only moves its work.
  * Stages are considered producers-last, so chains of point-wise stages fold together.
  * With plan->o.fusion false nothing is inlined.
  */

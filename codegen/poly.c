@@ -371,6 +371,7 @@ static void stmt_dependences(const pm_poly *poly, pm_poly_stmt *s)
 {
     s->parallel_dim = -1;
     s->vectorizable = false;
+    s->free_channel_dim = -1;
     if (s->ndims == 0)
         return;
     if (s->kind == PM_STMT_UPDATE) {
@@ -384,8 +385,10 @@ static void stmt_dependences(const pm_poly *poly, pm_poly_stmt *s)
                 pm_func *f = poly->stages[s->stage].func;
                 /* past a few fixed iterations (channels), as for cases below */
                 if (k + 1 < s->ndims && small_constant_extent(f->rintervals[k]) &&
-                    dim_free(deltas, k + 1))
+                    dim_free(deltas, k + 1)) {
+                    s->free_channel_dim = k;
                     k++;
+                }
                 s->parallel_dim = k;
                 break;
             }

@@ -65,6 +65,9 @@ typedef struct pm_poly_stmt {
     pm_poly_access *accesses;
     int parallel_dim;        /* outermost dimension free of carried dependences, or -1 */
     bool vectorizable;       /* innermost dimension free of carried dependences        */
+    int free_channel_dim;    /* PM_STMT_UPDATE: a dimension of a few fixed iterations
+                                whose instances never write a common cell (so it may
+                                run innermost with results unchanged), or -1           */
 } pm_poly_stmt;
 
 /* Where a function's values live (poly.c gives inputs, outputs and full scratch; the

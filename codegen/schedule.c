@@ -49,10 +49,56 @@ static bool nonempty(const pm_poly *poly, int first, int n)
     return empty == isl_bool_false;
 }
 
+/* The band of a reduction's updates with its free channel dimension (poly.h) moved
+ * innermost: the updates of one cell keep their order (they all have the same channel),
+ * and what the channels share (the input read, a histogram's bin) is computed once per
+ * point of the rest once LLVM unrolls the short channel loop (bilateral grid: the input
+ * was read and binned once per channel). */
+static __isl_give isl_schedule *channel_inner_schedule(const pm_poly *poly, int first)
+{
+    const pm_poly_stmt *s = &poly->stmts[first];
+    int ch = s->free_channel_dim, n = s->ndims;
+    isl_space *sp = isl_set_get_space(s->domain);
+    isl_space *range = isl_space_set_from_params(isl_space_params(isl_space_copy(sp)));
+    range = isl_space_add_dims(range, isl_dim_set, (unsigned)n);
+    isl_space *to = isl_space_map_from_domain_and_range(isl_space_copy(sp), range);
+    isl_aff_list *out = isl_aff_list_alloc(isl_space_get_ctx(sp), n);
+    for (int j = 0; j < n; j++) {
+        int from = j < ch ? j : j < n - 1 ? j + 1 : ch;
+        out = isl_aff_list_add(out, isl_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(sp)),
+                                                          isl_dim_set, (unsigned)from));
+    }
+    isl_space_free(sp);
+    isl_map *m = isl_map_from_multi_aff(isl_multi_aff_from_aff_list(to, out));
+    m = isl_map_intersect_domain(m, isl_set_copy(s->domain));
+    isl_multi_union_pw_aff *band =
+        isl_multi_union_pw_aff_from_union_map(isl_union_map_from_map(m));
+    isl_schedule *sched = isl_schedule_from_domain(domains(poly, first, 1));
+    sched = isl_schedule_insert_partial_schedule(sched, band);
+    isl_schedule_node *node = isl_schedule_get_root(sched);
+    isl_schedule_free(sched);
+    node = isl_schedule_node_child(node, 0);
+    /* the parallel dimension (after the channel one) moved up by one */
+    int k = s->parallel_dim > ch ? s->parallel_dim - 1 : s->parallel_dim;
+    if (k >= 0) {
+        if (k > 0) {
+            node = isl_schedule_node_band_split(node, k);
+            node = isl_schedule_node_child(node, 0);
+        }
+        isl_ctx *ctx = isl_schedule_node_get_ctx(node);
+        node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, PM_MARK_PARALLEL, NULL));
+    }
+    sched = isl_schedule_node_get_schedule(node);
+    isl_schedule_node_free(node);
+    return sched;
+}
+
 /* A schedule for statements first..first+n-1 sharing one band. */
 static __isl_give isl_schedule *band_schedule(const pm_poly *poly, int first, int n)
 {
     const pm_poly_stmt *s = &poly->stmts[first];
+    if (n == 1 && s->kind == PM_STMT_UPDATE && s->free_channel_dim >= 0 && nonempty(poly, first, 1))
+        return channel_inner_schedule(poly, first);
     isl_union_set *dom = domains(poly, first, n);
     /* An empty domain has no space to build a band from (isl fails, and the failure
      * used to drop every earlier stage from the sequence: fuzz seed 18). */

@@ -95,8 +95,8 @@ static void model_eval(const model_in *in, const int64_t *tile, bool clip, model
         for (int r = 0; r < in->nreads; r++) {
             const pm_read *rd = &in->reads[r];
             int pm = member_of(gr, rd->producer);
-            if (rd->consumer != c || pm < 0)
-                continue;
+            if (rd->consumer != c || pm < 0 || !rd->affine)
+                continue; /* outside the group (alignment keeps data-dependent reads out) */
             for (int k = 0; k < rd->nargs; k++) {
                 const pm_lin *a = &rd->arg[k];
                 double lo, hi;

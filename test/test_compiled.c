@@ -12,6 +12,7 @@
  * dumps, lifetimes) is test_api_contract.c; random pipelines are test/fuzz/.
  * PM_TEST_ONLY=name runs one group, PM_TEST_VERBOSE=1 prints labels and dumps.
  */
+#define _DEFAULT_SOURCE /* mmap's MAP_ANONYMOUS and MAP_NORESERVE */
 #include "check.h"
 #include "samples.h"
 
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* ---- kernels by (pipeline, width, threads), through pm_jit_compile ------------------ */
 
@@ -963,6 +965,77 @@ static void test_thread_counts(void)
     pm_ctx_free(ctx);
 }
 
+/* Gathers take 32-bit offsets when a buffer's offsets fit (codegen/llvm/access.c), 64-bit
+ * addresses otherwise. An input whose second row starts 8 GiB after its first (virtual
+ * memory only: two rows are touched) takes the 64-bit path; the same pixels packed
+ * densely take the 32-bit one; both equal the interpreter, at vector widths 16 and 1. */
+static void test_wide_gather(void)
+{
+    enum { C = 40 };
+    const int64_t stride = ((int64_t)1 << 31) + 16; /* elements: offsets need 64 bits */
+    size_t bytes = (size_t)(stride + C) * sizeof(float);
+    float *far = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (far == MAP_FAILED) {
+        fprintf(stderr, "  wide_gather: no 8 GiB of address space, skipped\n");
+        return;
+    }
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *N = pm_param(ctx, PM_I32, "N");
+    pm_func *img = pm_image(ctx, "img", PM_F32, pm_int(ctx, 2), N);
+    pm_func *at = pm_image(ctx, "at", PM_I32, pm_int(ctx, 2), N);
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_func *out = pm_func_new(ctx, "out", PM_F32, 2, (pm_expr *const[]){x, y},
+                               pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 7), 1),
+                                            pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1)));
+    /* row (x + 1) mod 2 at a column from `at` (clamped): a gather across the 8 GiB */
+    pm_expr *row = pm_modi(pm_addi(x, 1), 2);
+    pm_expr *col = pm_clamp(pm_call(at, pm_modi(x, 2), y), pm_int(ctx, 0), pm_addi(N, -1));
+    pm_func_define_expr(out, pm_call(img, row, col));
+    pm_pipeline *p = finish(ctx, "wide_gather", 1, &N, 2, (pm_func *const[]){img, at}, 1, &out);
+    float dense[2 * C], want[8 * C], got[8 * C];
+    int32_t cols[2 * C];
+    for (int i = 0; i < 2 * C; i++) {
+        dense[i] = (float)i * 0.5f - 3;
+        cols[i] = (i * 7 + 3) % (C + 5) - 2; /* a few out of range: clamped */
+    }
+    memcpy(far, dense, C * sizeof(float));
+    memcpy(far + stride, dense + C, C * sizeof(float));
+    const int64_t ext[2] = {2, C};
+    pm_buffer in_dense[2] = {pm_buffer_dense(dense, PM_F32, 2, ext),
+                             pm_buffer_dense(cols, PM_I32, 2, ext)};
+    pm_buffer in_far[2] = {pm_buffer_dense(far, PM_F32, 2, ext), in_dense[1]};
+    in_far[0].stride[0] = stride;
+    in_far[0].stride[1] = 1;
+    const int64_t out_ext[2] = {8, C};
+    pm_buffer bw = pm_buffer_dense(want, PM_F32, 2, out_ext);
+    pm_buffer bg = pm_buffer_dense(got, PM_F32, 2, out_ext);
+    pm_value params[1] = {PM_I(C)};
+    pm_error err;
+    if (p && CHECK_STATUS(pm_interpret(p, params, in_dense, &bw), PM_OK)) {
+        static const int widths[] = {16, 1};
+        for (int w = 0; w < 2; w++) {
+            pm_compile_options co = pm_compile_options_default();
+            co.vector_width = widths[w];
+            pm_kernel *k = pm_jit_compile(jit, p, params, &co, &err);
+            if (!CHECK(k != NULL)) {
+                fprintf(stderr, "  wide_gather: %s\n", err.message);
+                continue;
+            }
+            for (int far_rows = 0; far_rows < 2; far_rows++) {
+                memset(got, 0, sizeof got);
+                CHECK_STATUS(pm_kernel_run(k, params, far_rows ? in_far : in_dense, &bg, &err), PM_OK);
+                if (!CHECK(memcmp(got, want, sizeof got) == 0))
+                    fprintf(stderr, "  wide_gather: width %d, %s rows differ\n", widths[w],
+                            far_rows ? "8 GiB apart" : "dense");
+            }
+            pm_kernel_free(k);
+        }
+    }
+    munmap(far, bytes);
+    pm_ctx_free(ctx);
+}
+
 /* ---- the samples -------------------------------------------------------------------- */
 
 /* Apps that exercise the runtime's paths (scratch slots, reductions, several inputs and
@@ -1051,7 +1124,7 @@ int main(void)
         {"float_int", test_float_int}, {"sampling2", test_sampling2},
         {"histogram", test_histogram}, {"iterated", test_iterated},
         {"concurrent_harris", test_concurrent_harris}, {"blur", test_blur_sizes},
-        {"threads", test_thread_counts}};
+        {"threads", test_thread_counts}, {"wide_gather", test_wide_gather}};
     const char *only = getenv("PM_TEST_ONLY");
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
         if (!only || strcmp(only, groups[i].name) == 0)

@@ -201,6 +201,27 @@ static void check_shared_loops(void)
     pm_ctx_free(ctx);
 }
 
+/* A reduction's channel dimension whose updates never meet runs innermost, so what the
+ * channels share is computed once (schedule.c): bilateral grid's histogram. */
+static void check_histogram_channels(void)
+{
+    const pm_sample_app *app = pm_sample_find("bilateral_grid");
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = app ? app->build(ctx) : NULL;
+    if (CHECK(p != NULL)) {
+        pm_value est[16];
+        app->params(256, 256, est);
+        pm_kernel *k;
+        groups_of(p, est, 1, &k);
+        const char *ast = k ? pm_kernel_dump(k, "ast") : NULL;
+        if (!CHECK(ast && strstr(ast, "grid_update(c4, c0, c1, c2, c3);")))
+            fprintf(stderr, "  bilateral_grid: histogram channel not innermost:\n%s\n",
+                    ast ? ast : "(no ast)");
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+}
+
 static void check_sample_groups(const char *name, int64_t rows, int64_t cols,
                                 const char *const *want, int nwant)
 {
@@ -317,6 +338,18 @@ static void check_structure(void)
      * second lane */
     static const char *const interpolate[] = {"inlined: downsampled_L0"};
     check_sample_groups("interpolate", 2560, 1536, interpolate, 1);
+    /* a stage whose points are each read once is inlined whatever it reads: bilateral
+     * grid's trilinear interpolation (two channels told apart by a constant) into the
+     * output; camera pipe's colour correction into the tone curve, but not red, green
+     * and blue, each point of which the three channels read */
+    static const char *const bilateral[] = {"inlined: interpolated\n",
+                                            "live-out filtered, 1 stage"};
+    check_sample_groups("bilateral_grid", 1536, 2560, bilateral, 2);
+    /* a data-dependent read of a stage outside the group (the tone curve LUT) does not
+     * keep a stage out of a group */
+    static const char *const camera[] = {"inlined: corrected\n", "live-out process, 24 stages"};
+    check_sample_groups("camera_pipe", 1920, 2528, camera, 2);
+    check_histogram_channels();
     check_transpose();
     check_conditional_inline(0, "inlined: f\n");
     check_conditional_inline(-1, "inlined: none");

@@ -279,18 +279,9 @@ static LLVMValueRef vector_load_at(pm_llvm *g, int s, LLVMValueRef ptr, unsigned
     return v;
 }
 
-static LLVMValueRef gather(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call, bool clamp)
+static LLVMValueRef masked_gather(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef ptrs)
 {
-    LLVMValueRef idx[PM_MAX_DIMS];
-    call_indices(g, pt, s, call, clamp, idx);
-    for (int d = 0; d < call->nargs; d++)
-        idx[d] = pm_llvm_splat(g, pt, idx[d]);
     const pm_poly_storage *st = &g->poly->storage[s];
-    LLVMValueRef ptrs = pm_llvm_addr(g, s, idx);
-    if (clamp && is_vec(ptrs))
-        ptrs = empty_safe(g, s, ptrs);
-    if (!is_vec(ptrs)) /* 0-dimensional: every lane reads the one element */
-        return pm_llvm_splat(g, pt, scalar_load(g, pt, s, call, clamp));
     LLVMTypeRef vt = LLVMVectorType(pm_llvm_type(g, st->type), (unsigned)pt->W);
     LLVMTypeRef tys[2] = {vt, LLVMTypeOf(ptrs)};
     LLVMTypeRef fnty;
@@ -300,6 +291,82 @@ static LLVMValueRef gather(pm_llvm *g, const pm_point *pt, int s, const pm_expr 
     LLVMValueRef args[4] = {ptrs, LLVMConstInt(g->t_i32, elem_align(st), 0),
                             pm_llvm_splat(g, pt, LLVMConstInt(g->t_i1, 1, 0)), LLVMGetPoison(vt)};
     return LLVMBuildCall2(g->B, fnty, fn, args, 4, "");
+}
+
+/* i1: every element offset of storage s fits in 32 bits (it is not empty, and the sum of
+ * (extent - 1) * |stride| over its dimensions is at most INT32_MAX). Loop-invariant, so
+ * LLVM hoists it; constant for scratchpads. */
+static LLVMValueRef offsets_fit_i32(pm_llvm *g, int s)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    const pm_llvm_buf *b = &g->env.bufs[s];
+    LLVMValueRef span = c64(g, 0), fits = LLVMConstInt(g->t_i1, 1, 0);
+    for (int d = 0; d < st->ndims; d++) {
+        LLVMValueRef last = LLVMBuildSub(g->B, b->ext[d], c64(g, 1), "");
+        fits = LLVMBuildAnd(g->B, fits, LLVMBuildICmp(g->B, LLVMIntSGE, last, c64(g, 0), ""), "");
+        LLVMValueRef neg = LLVMBuildICmp(g->B, LLVMIntSLT, b->stride[d], c64(g, 0), "");
+        LLVMValueRef mag = LLVMBuildSelect(g->B, neg, LLVMBuildNeg(g->B, b->stride[d], ""),
+                                           b->stride[d], "");
+        /* both factors are bounded by the checked buffer size: no overflow */
+        span = LLVMBuildAdd(g->B, span, LLVMBuildMul(g->B, last, mag, ""), "");
+    }
+    return LLVMBuildAnd(g->B, fits,
+                        LLVMBuildICmp(g->B, LLVMIntSLE, span, c64(g, INT32_MAX), ""), "fits32");
+}
+
+/* Lanes at indices idx (in bounds: proven, or clamped to a non-empty buffer). AVX-512 gathers 16 floats with one
+ * instruction from a base plus 32-bit offsets but needs two with 64-bit addresses, so
+ * when the buffer's offsets fit in 32 bits (checked at run time: a branch every lane
+ * agrees on) the offsets are computed in i32. */
+static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef *idx,
+                              bool clamp)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    const pm_llvm_buf *b = &g->env.bufs[s];
+    LLVMValueRef fits = offsets_fit_i32(g, s);
+    LLVMBasicBlockRef narrow = pm_llvm_block(g, "gather32"), wide = pm_llvm_block(g, "gather64");
+    LLVMBasicBlockRef done = pm_llvm_block(g, "gathered");
+    LLVMBuildCondBr(g->B, fits, narrow, wide);
+
+    LLVMPositionBuilderAtEnd(g->B, narrow);
+    LLVMTypeRef v32 = LLVMVectorType(g->t_i32, (unsigned)pt->W);
+    LLVMValueRef off = NULL;
+    for (int d = 0; d < st->ndims; d++) {
+        LLVMValueRef i32 = LLVMBuildTrunc(g->B, idx[d], v32, "");
+        LLVMValueRef s32 = pm_llvm_splat(g, pt, LLVMBuildTrunc(g->B, b->stride[d], g->t_i32, ""));
+        LLVMValueRef t = LLVMBuildNSWMul(g->B, i32, s32, "");
+        off = off ? LLVMBuildNSWAdd(g->B, off, t, "") : t;
+    }
+    LLVMValueRef p32 = LLVMBuildGEP2(g->B, pm_llvm_type(g, st->type), b->base, &off, 1, "");
+    LLVMValueRef v_narrow = masked_gather(g, pt, s, p32);
+    LLVMBasicBlockRef narrow_end = LLVMGetInsertBlock(g->B);
+    LLVMBuildBr(g->B, done);
+
+    LLVMPositionBuilderAtEnd(g->B, wide);
+    LLVMValueRef wide_ptrs = pm_llvm_addr(g, s, idx);
+    if (clamp) /* an empty buffer fails the 32-bit test: its reads come here */
+        wide_ptrs = empty_safe(g, s, wide_ptrs);
+    LLVMValueRef v_wide = masked_gather(g, pt, s, wide_ptrs);
+    LLVMBasicBlockRef wide_end = LLVMGetInsertBlock(g->B);
+    LLVMBuildBr(g->B, done);
+
+    LLVMPositionBuilderAtEnd(g->B, done);
+    LLVMValueRef v = LLVMBuildPhi(g->B, LLVMTypeOf(v_narrow), "gather");
+    LLVMValueRef vals[2] = {v_narrow, v_wide};
+    LLVMBasicBlockRef from[2] = {narrow_end, wide_end};
+    LLVMAddIncoming(v, vals, from, 2);
+    return v;
+}
+
+static LLVMValueRef gather(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call, bool clamp)
+{
+    LLVMValueRef idx[PM_MAX_DIMS];
+    call_indices(g, pt, s, call, clamp, idx);
+    for (int d = 0; d < call->nargs; d++)
+        idx[d] = pm_llvm_splat(g, pt, idx[d]);
+    if (call->nargs == 0) /* 0-dimensional: every lane reads the one element */
+        return pm_llvm_splat(g, pt, scalar_load(g, pt, s, call, clamp));
+    return gather_at(g, pt, s, idx, clamp);
 }
 
 /* e / 2 (floor) with e moving +1 per lane: upsampling. */
