@@ -370,6 +370,33 @@ static LLVMValueRef var_value(pm_llvm *g, const pm_point *pt, const pm_expr *e)
     return pm_llvm_const(g, pt, PM_I32, 0, 0);
 }
 
+/* Two points give the same values: same statement, width and coordinates. */
+static bool same_point(const pm_point *a, const pm_point *b)
+{
+    if (a->stmt != b->stmt || a->W != b->W)
+        return false;
+    for (int d = 0; d < a->stmt->ndims; d++)
+        if (a->var[d] != b->var[d] || a->pos[d] != b->pos[d] || a->lane_step[d] != b->lane_step[d])
+            return false;
+    return true;
+}
+
+/* A call's value, once per statement and point (pm_llvm.nmemo). */
+static LLVMValueRef memo_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
+{
+    for (int i = 0; i < g->nmemo; i++)
+        if (g->memo_call[i] == call && same_point(&g->memo_point[i], pt))
+            return g->memo_value[i];
+    LLVMValueRef v = pm_llvm_load(g, pt, call);
+    if (g->nmemo >= 0 && g->nmemo < PM_LLVM_MEMO) {
+        g->memo_call[g->nmemo] = call;
+        g->memo_point[g->nmemo] = *pt;
+        g->memo_value[g->nmemo] = v;
+        g->nmemo++;
+    }
+    return v;
+}
+
 LLVMValueRef pm_llvm_expr(pm_llvm *g, const pm_point *pt, const pm_expr *e)
 {
     if (g->err->status != PM_OK)
@@ -427,7 +454,7 @@ LLVMValueRef pm_llvm_expr(pm_llvm *g, const pm_point *pt, const pm_expr *e)
     case PM_EXPR_MATH:
         return math(g, pt, e);
     case PM_EXPR_CALL:
-        return pm_llvm_load(g, pt, e);
+        return memo_load(g, pt, e);
     }
     pm_error_set(g->err, PM_ERR_UNSUPPORTED, "%s: expression kind %d", g->poly->pipeline->name,
                  (int)e->kind);

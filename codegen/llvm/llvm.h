@@ -46,6 +46,19 @@ typedef struct pm_llvm_env {
     LLVMValueRef iter[PM_LLVM_MAX_ITERS]; /* i64                                          */
 } pm_llvm_env;
 
+/* One point (W == 1) or W consecutive points of a statement. var[d] is the i32 value of
+ * dimension d (the first lane); lane_step[d] is 1 for the dimension the vector runs along
+ * (lane l holds var + l), else 0. */
+typedef struct pm_point {
+    const pm_poly_stmt *stmt;
+    int W;
+    LLVMValueRef var[PM_MAX_DIMS];  /* the coordinates as the language's i32 variables   */
+    LLVMValueRef pos[PM_MAX_DIMS];  /* the same as exact i64 values (lane 0), or NULL    */
+    int lane_step[PM_MAX_DIMS];
+} pm_point;
+
+#define PM_LLVM_MEMO 32
+
 typedef struct pm_llvm {
     LLVMContextRef C;
     LLVMModuleRef M;
@@ -60,20 +73,19 @@ typedef struct pm_llvm {
     int noutlined;
     int vector_width;               /* lanes; 1 = no vectorization                         */
     char entry_name[64];
+    /* Calls evaluated in the statement being emitted: a call node used twice at the same
+     * point (bilateral grid's weight, in the test and the division) is loaded or
+     * computed once. Valid because a statement's expression code is straight-line (a
+     * gather's 32/64-bit diamond joins before its value is used); cleared per
+     * statement, off (nmemo < 0) outside statements. */
+    int nmemo;
+    const pm_expr *memo_call[PM_LLVM_MEMO];
+    LLVMValueRef memo_value[PM_LLVM_MEMO];
+    pm_point memo_point[PM_LLVM_MEMO];
     pm_error *err;                  /* never NULL; its status is the first failure, and
                                        emission continues harmlessly after one           */
 } pm_llvm;
 
-/* One point (W == 1) or W consecutive points of a statement. var[d] is the i32 value of
- * dimension d (the first lane); lane_step[d] is 1 for the dimension the vector runs along
- * (lane l holds var + l), else 0. */
-typedef struct pm_point {
-    const pm_poly_stmt *stmt;
-    int W;
-    LLVMValueRef var[PM_MAX_DIMS];  /* the coordinates as the language's i32 variables   */
-    LLVMValueRef pos[PM_MAX_DIMS];  /* the same as exact i64 values (lane 0), or NULL    */
-    int lane_step[PM_MAX_DIMS];
-} pm_point;
 
 /* module.c */
 pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,

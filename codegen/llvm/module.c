@@ -260,6 +260,7 @@ pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
                         LLVMModuleRef *out, pm_error *err)
 {
     pm_llvm g = {0};
+    g.nmemo = -1; /* no statement yet */
     g.C = C;
     g.poly = poly;
     g.o = o;

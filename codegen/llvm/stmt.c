@@ -126,9 +126,11 @@ static void update_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
 void pm_llvm_stmt(pm_llvm *g, const pm_point *pt)
 {
     pm_func *f = g->poly->stages[pt->stmt->stage].func;
+    g->nmemo = 0; /* calls are computed once per statement (llvm.h) */
     switch (pt->stmt->kind) {
     case PM_STMT_CASE: case_stmt(g, pt, f); break;
     case PM_STMT_INIT: init_stmt(g, pt, f); break;
     case PM_STMT_UPDATE: update_stmt(g, pt, f); break;
     }
+    g->nmemo = -1;
 }
