@@ -161,13 +161,15 @@ static bool build_laplacian(const HalideAppArgs &args, HalideAppInstance *out, s
             Var kk = gP[j].args()[2];
             if (j == 1) {
                 /* gP_0 (through a wrapper: outL_0 reads it inlined too) computed one row at
-                 * a time for strips of 16 rows of gP_1 and kept for the strip: each value
-                 * once, not twice (4-row windows at stride 2) or four times (inlined). */
+                 * a time for strips of 16 rows of gP_1, in a buffer of 4 rows (folded: Halide
+                 * does not fold it itself through the edge clamp, and the unfolded 1.7 MB
+                 * per strip was malloc'd and page-faulted 81 times a run): each value once,
+                 * not twice (4-row windows at stride 2) or four times (inlined). */
                 gP[j].compute_root().reorder(y, kk, x).split(x, xo, xi, std::min<int>(16, (int)(R >> 1)))
                     .parallel(xo).vectorize(y, lanes(j));
                 dxg.compute_at(gP[j], xi).reorder(y, kk, x).vectorize(y, lanes(j - 1));
                 gP[0].in(P("E_gP1")).store_at(gP[j], xo).compute_at(gP[j], xi).reorder(y, k, x)
-                    .vectorize(y, lanes(0));
+                    .fold_storage(x, 4).vectorize(y, lanes(0));
             } else if (j <= 4) {
                 gP[j].compute_root().reorder(y, kk, x).parallel(x).vectorize(y, lanes(j));
                 dxg.compute_at(gP[j], x).reorder(y, kk, x).vectorize(y, lanes(j - 1));
