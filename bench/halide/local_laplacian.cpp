@@ -162,8 +162,8 @@ static bool build_laplacian(const HalideAppArgs &args, HalideAppInstance *out, s
             if (j == 1) {
                 /* gP_0 (through a wrapper: outL_0 reads it inlined too) computed one row at
                  * a time for strips of 16 rows of gP_1, in a buffer of 4 rows (folded: Halide
-                 * does not fold it itself through the edge clamp, and the unfolded 1.7 MB
-                 * per strip was malloc'd and page-faulted 81 times a run): each value once,
+                 * does not fold it itself through the edge clamp; unfolded it was a 1.7 MB
+                 * allocation per strip, 81 a run): each value once,
                  * not twice (4-row windows at stride 2) or four times (inlined). */
                 gP[j].compute_root().reorder(y, kk, x).split(x, xo, xi, std::min<int>(16, (int)(R >> 1)))
                     .parallel(xo).vectorize(y, lanes(j));

@@ -44,10 +44,9 @@ static bool build_unsharp(const HalideAppArgs &args, HalideAppInstance *out, std
     out->out_regions = {{}};
     /* Hand schedule. Halide's own apps/unsharp CPU schedule (strips of 32 rows, the
      * channels inside each row, the blur across rows computed a whole row at a time)
-     * measured 1.15x (1 thread) to 1.8x (2 threads) slower than Adams2019 here: a row
-     * of the five input rows and blurx is 8 KiB, and five of them with the output's row
-     * overflow Zen 4's 32 KiB L1 for every output row. This one works in blocks as
-     * Adams2019 does:
+     * measured 1.04-1.17x (1 thread) and 1.08-1.83x (2 threads) Adams2019's time here:
+     * every row is 8 KiB, and the five input rows, blurx's and the output's overflow
+     * Zen 4's 32 KiB L1 for every output row. This one works in blocks as Adams2019 does:
      *  - the output in parallel strips of 64 rows, each channel in turn within a strip
      *    (the channels are separate planes: one plane's rows stream at a time), each row
      *    in pieces of 512 columns, vectorized along the columns;
@@ -55,7 +54,7 @@ static bool build_unsharp(const HalideAppArgs &args, HalideAppInstance *out, std
      *    value once, no sliding window needed since an output row reads one blurx row),
      *    the blur along the row, sharpen and the threshold test inlined into the output;
      *    5 input pieces + blurx + output = 14 KiB, within L1.
-     * Measured against 256 columns (Adams2019's choice): 512 was 5-15% faster.
+     * Measured against 256 columns (Adams2019's choice): 512 was 4-20% faster.
      * Halide's app blurs a grey image and scales the colour by a ratio; PolyMage's unsharp
      * mask blurs each channel. */
     out->schedule_hand = [=](const Target &, int vec) mutable {
