@@ -473,7 +473,12 @@ void halide_child(ChildChannel &ch, const AppData &d, const Variant &v, int thre
         /* parallelism = the threads it will run with; cache size and balance are
          * Halide's generic values (only Mullapudi2016 reads them). */
         Halide::MachineParams mp(threads, 16 * 1024 * 1024, 40);
-        p.auto_schedule(v.autosched, target, mp);
+        Halide::AutoSchedulerResults res = p.auto_schedule(v.autosched, target, mp);
+        /* PM_BENCH_PRINT_SCHEDULE=1 (with --verbose): the autoscheduler's choice as C++
+         * schedule source, on stderr, to study when writing a hand schedule. */
+        if (getenv("PM_BENCH_PRINT_SCHEDULE"))
+            fprintf(stderr, "// %s, %s, %d thread(s)\n%s\n", d.name.c_str(), v.name, threads,
+                    res.schedule_source.c_str());
     }
     ch.value("sched_ms", bench_now_ms() - t0);
     /* PM_BENCH_HALIDE_STMT=dir writes each Halide variant's lowered statement there

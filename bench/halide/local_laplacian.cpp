@@ -9,6 +9,7 @@
 #include "halide/halide_app.h"
 
 #include <algorithm>
+#include <map>
 
 using namespace Halide;
 
@@ -27,6 +28,7 @@ static bool build_laplacian(const HalideAppArgs &args, HalideAppInstance *out, s
 
     ImageParam ic(UInt(16), 3, "img_colour");
     Var x("x"), y("y"), c("c"), k("k"), r("r");
+    std::map<std::string, Func> passes; /* the pyrDown/pyrUp passes by name, for the schedule */
     auto box = [&](int64_t rlo, int64_t rhi, int64_t clo, int64_t chi) {
         return x >= (int)rlo && x <= (int)rhi && y >= (int)clo && y <= (int)chi;
     };
@@ -61,6 +63,8 @@ static bool build_laplacian(const HalideAppArgs &args, HalideAppInstance *out, s
                             (dx(2 * y - 3, x, _) + 3.0f * dx(2 * y - 2, x, _) +
                              3.0f * dx(2 * y - 1, x, _) + dx(2 * y, x, _)) * 0.125f,
                             0.0f);
+        passes[dx.name()] = dx;
+        passes["E_" + n] = e;
         return d;
     };
     auto pyr_up = [&](Func f, int l, const std::string &n) {
@@ -75,6 +79,7 @@ static bool build_laplacian(const HalideAppArgs &args, HalideAppInstance *out, s
                             select(y % 2 == 0, 0.25f * ux(hy, x, _) + 0.75f * ux(hy + 1, x, _),
                                    0.25f * ux(hy + 2, x, _) + 0.75f * ux(hy + 1, x, _)),
                             0.0f);
+        passes[ux.name()] = ux;
         return u;
     };
 
@@ -123,49 +128,76 @@ static bool build_laplacian(const HalideAppArgs &args, HalideAppInstance *out, s
     out->inputs = {ic};
     out->outputs = {res};
     out->out_regions = {{}};
-    /* Hand schedule, after Halide's own apps/local_laplacian CPU schedule (v14.0.0),
-     * which has the same pyramids (8 levels, 8 intensity levels here):
+    /* Hand schedule. Halide's own apps/local_laplacian CPU schedule (pyramid levels 1..4
+     * at root with every x-pass and gP_0 inlined, the output pyramid per output row in
+     * strips) measured 1.2-1.5x slower than Halide 14's Mullapudi2016 here: inlining both
+     * passes of the 4x4 pyrDown evaluates gP_0 (eight LUT lookups per pixel) four times
+     * per pixel. This one takes the placement Mullapudi2016 chooses, plus a sliding
+     * window for gP_0:
      *  - the remap LUT and the grey image at root;
-     *  - levels 1..4 of the input and processed Gaussian pyramids at root, parallel over
-     *    strips of rows, the processed one stored with the intensity level k between the
-     *    columns and the rows (k loops inside each row), vectorized along the columns;
-     *    every x-pass (Dx) and gP_0 inlined;
-     *  - levels 5..7 (a few thousand pixels) at root, the processed pyramid parallel
-     *    over k;
-     *  - the output in parallel strips of 64 rows; the output pyramid levels 1..4
-     *    computed per output row and kept for the strip (sliding window), level 0 per
-     *    output row; the Laplacians, outL and the upsampling passes inlined.
-     * Differences from Halide's app: PolyMage's definition pads every level by two
-     * pixels with zero-valued Case borders (the selects), uses a 4-tap (1 3 3 1)/8
-     * pyrDown and a 2-tap (1/4, 3/4) pyrUp, and its output keeps the colour ratio
-     * against the grey image; the Halide app's 2 threads-per-core and AVX2 choices
-     * are machine-specific and not copied (this schedule uses the target's vectors). */
+     *  - every pyrDown at root with its row pass (Dx) computed per output row; gP_1 in
+     *    parallel strips of 16 rows with gP_0 computed one row at a time into a buffer
+     *    kept for the strip, so each gP_0 value is computed once (Mullapudi2016 inlines
+     *    it into Dx_gP1: twice, rows 2x-3..2x for row x); the processed pyramid loops
+     *    over k inside each row (one row of the finer level feeds all eight k),
+     *    parallel over rows; the small levels 5..7 parallel over k;
+     *  - the Laplacian levels lP and the upsampled gP levels inlined into outL (two
+     *    data-dependent gathers per level), the output pyramid levels 2..6 at root;
+     *  - the output in 256x256 tiles parallel over tile rows, the channels inside a tile
+     *    (so outG_0 and outG_1, computed per tile with their row passes, are shared by
+     *    the three channels), vectorized along the columns. */
     out->schedule_hand = [=](const Target &, int vec) mutable {
-        Var xo("xo"), xi("xi");
+        Var xo("xo"), xi("xi"), yo("yo"), yi("yi");
         auto lanes = [&](int l) { return (int)std::min<int64_t>(vec, (C >> l) + 4); };
+        auto P = [&](const std::string &n) { return passes.at(n); };
         remap.compute_root().bound(r, -2048, 4096).vectorize(r, vec);
-        gray.compute_root().split(x, xo, xi, 32).parallel(xo).vectorize(y, vec);
+        gray.compute_root().parallel(x).vectorize(y, vec);
         for (int j = 1; j < L; j++) {
-            if (j <= 4) {
-                inG[j].compute_root().split(x, xo, xi, 32).parallel(xo).vectorize(y, lanes(j));
-                /* Built with implicit arguments: the k dimension is named _0. */
-                Var kk = gP[j].args()[2];
-                gP[j].compute_root().reorder_storage(y, kk, x).reorder(y, kk, x).split(x, xo, xi, 8)
+            std::string in = "inG" + std::to_string(j), gp = "gP" + std::to_string(j);
+            Func dxi = P("Dx_" + in), dxg = P("Dx_" + gp);
+            inG[j].compute_root().parallel(x).vectorize(y, lanes(j));
+            dxi.compute_at(inG[j], x).vectorize(y, lanes(j - 1));
+            /* Built with implicit arguments: the k dimension is named _0. */
+            Var kk = gP[j].args()[2];
+            if (j == 1) {
+                /* gP_0 (through a wrapper: outL_0 reads it inlined too) computed one row at
+                 * a time for strips of 16 rows of gP_1, in a buffer of 4 rows (folded: Halide
+                 * does not fold it itself through the edge clamp; unfolded it was a 1.7 MB
+                 * allocation per strip, 81 a run): each value once,
+                 * not twice (4-row windows at stride 2) or four times (inlined). */
+                gP[j].compute_root().reorder(y, kk, x).split(x, xo, xi, std::min<int>(16, (int)(R >> 1)))
                     .parallel(xo).vectorize(y, lanes(j));
+                dxg.compute_at(gP[j], xi).reorder(y, kk, x).vectorize(y, lanes(j - 1));
+                gP[0].in(P("E_gP1")).store_at(gP[j], xo).compute_at(gP[j], xi).reorder(y, k, x)
+                    .fold_storage(x, 4).vectorize(y, lanes(0));
+            } else if (j <= 4) {
+                gP[j].compute_root().reorder(y, kk, x).parallel(x).vectorize(y, lanes(j));
+                dxg.compute_at(gP[j], x).reorder(y, kk, x).vectorize(y, lanes(j - 1));
             } else {
-                inG[j].compute_root().vectorize(y, lanes(j));
-                gP[j].compute_root().parallel(gP[j].args()[2]).vectorize(y, lanes(j));
+                gP[j].compute_root().parallel(kk).vectorize(y, lanes(j));
+                dxg.compute_root().parallel(kk).vectorize(y, lanes(j - 1));
             }
         }
-        for (int j = 1; j < L; j++) {
-            if (j <= 4)
-                outG[j].store_at(res, xo).compute_at(res, xi).vectorize(y, lanes(j));
-            else if (j < L - 1)
-                outG[j].compute_root().vectorize(y, lanes(j));
+        for (int j = 4; j < L - 1; j++) {
+            Func ux = P("Ux_gP" + std::to_string(j));
+            ux.compute_root().parallel(ux.args()[2]).vectorize(y, lanes(j));
         }
-        res.bound(c, 0, 3).reorder(c, y, x).split(x, xo, xi, 64).parallel(xo).unroll(c)
-            .vectorize(y, std::min<int>(vec, (int)C));
-        outG[0].compute_at(res, xi).vectorize(y, lanes(0));
+        outL[L - 1].compute_root().parallel(x).vectorize(y, lanes(L - 1));
+        for (int j = 2; j < L - 1; j++) {
+            Func ux = P("Ux_outG" + std::to_string(j));
+            outG[j].compute_root().parallel(x).vectorize(y, lanes(j));
+            if (j == 2)
+                ux.compute_at(outG[j], x).vectorize(y, lanes(j));
+            else
+                ux.compute_root().parallel(x).vectorize(y, lanes(j));
+        }
+        int tx = (int)std::min<int64_t>(256, R), ty = (int)std::min<int64_t>(256, C);
+        res.compute_root().bound(c, 0, 3).split(y, yo, yi, ty).split(x, xo, xi, tx)
+            .reorder(yi, xi, c, yo, xo).vectorize(yi, std::min(2 * vec, ty)).parallel(xo);
+        for (int j = 0; j < 2; j++) {
+            outG[j].compute_at(res, yo).vectorize(y, lanes(j));
+            P("Ux_outG" + std::to_string(j)).compute_at(res, yo).vectorize(y, lanes(j));
+        }
     };
     return true;
 }
