@@ -279,7 +279,9 @@ static LLVMValueRef vector_load_at(pm_llvm *g, int s, LLVMValueRef ptr, unsigned
     return v;
 }
 
-static LLVMValueRef masked_gather(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef ptrs)
+/* align: the elements' alignment, or 1 (x86 gathers need none). */
+static LLVMValueRef masked_gather(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef ptrs,
+                                  unsigned align)
 {
     const pm_poly_storage *st = &g->poly->storage[s];
     LLVMTypeRef vt = LLVMVectorType(pm_llvm_type(g, st->type), (unsigned)pt->W);
@@ -288,13 +290,14 @@ static LLVMValueRef masked_gather(pm_llvm *g, const pm_point *pt, int s, LLVMVal
     LLVMValueRef fn = pm_llvm_intrinsic(g, "llvm.masked.gather", tys, 2, &fnty);
     if (!fn)
         return LLVMGetPoison(vt);
-    LLVMValueRef args[4] = {ptrs, LLVMConstInt(g->t_i32, elem_align(st), 0),
+    LLVMValueRef args[4] = {ptrs, LLVMConstInt(g->t_i32, align, 0),
                             pm_llvm_splat(g, pt, LLVMConstInt(g->t_i1, 1, 0)), LLVMGetPoison(vt)};
     return LLVMBuildCall2(g->B, fnty, fn, args, 4, "");
 }
 
 /* i1: every element offset of storage s fits in 32 bits (it is not empty, and the sum of
- * (extent - 1) * |stride| over its dimensions is at most INT32_MAX). Loop-invariant, so
+ * (extent - 1) * |stride| over its dimensions is at most INT32_MAX), and so does every
+ * coordinate of it. Loop-invariant, so
  * LLVM hoists it; constant for scratchpads. */
 static LLVMValueRef offsets_fit_i32(pm_llvm *g, int s)
 {
@@ -310,6 +313,11 @@ static LLVMValueRef offsets_fit_i32(pm_llvm *g, int s)
         /* both factors are bounded by the checked buffer size: no overflow */
         span = LLVMBuildAdd(g->B, span, LLVMBuildMul(g->B, last, mag, ""), "");
     }
+    for (int d = 0; d < st->ndims; d++) { /* coordinates are i32 values */
+        LLVMValueRef last = LLVMBuildAdd(g->B, b->lb[d], LLVMBuildSub(g->B, b->ext[d], c64(g, 1), ""), "");
+        fits = LLVMBuildAnd(g->B, fits, LLVMBuildICmp(g->B, LLVMIntSGE, b->lb[d], c64(g, INT32_MIN), ""), "");
+        fits = LLVMBuildAnd(g->B, fits, LLVMBuildICmp(g->B, LLVMIntSLE, last, c64(g, INT32_MAX), ""), "");
+    }
     return LLVMBuildAnd(g->B, fits,
                         LLVMBuildICmp(g->B, LLVMIntSLE, span, c64(g, INT32_MAX), ""), "fits32");
 }
@@ -318,27 +326,54 @@ static LLVMValueRef offsets_fit_i32(pm_llvm *g, int s)
  * instruction from a base plus 32-bit offsets but needs two with 64-bit addresses, so
  * when the buffer's offsets fit in 32 bits (checked at run time: a branch every lane
  * agrees on) the offsets are computed in i32. */
-static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef *idx,
-                              bool clamp)
+static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call,
+                              LLVMValueRef *idx, bool clamp)
 {
     const pm_poly_storage *st = &g->poly->storage[s];
     const pm_llvm_buf *b = &g->env.bufs[s];
     LLVMValueRef fits = offsets_fit_i32(g, s);
+    LLVMTypeRef v32 = LLVMVectorType(g->t_i32, (unsigned)pt->W);
+    /* An argument of 32 bits or fewer (every variable is i32) indexes in i32 from the
+     * start: truncating the i64 index instead, LLVM folds the truncation back into 64-bit
+     * lanes and the gather takes 64-bit addresses again. Evaluated before the branch
+     * (the call memo's values must dominate what follows). */
+    LLVMValueRef arg32[PM_MAX_DIMS] = {0};
+    for (int d = 0; d < st->ndims; d++) {
+        const pm_expr *a = call->args[d];
+        if (st->step[d] == 1 && pm_type_is_int(a->type) && pm_type_bits(a->type) <= 32)
+            arg32[d] = pm_llvm_splat(g, pt, pm_llvm_convert(g, pm_llvm_expr(g, pt, a), a->type, PM_I32));
+    }
     LLVMBasicBlockRef narrow = pm_llvm_block(g, "gather32"), wide = pm_llvm_block(g, "gather64");
     LLVMBasicBlockRef done = pm_llvm_block(g, "gathered");
     LLVMBuildCondBr(g->B, fits, narrow, wide);
 
     LLVMPositionBuilderAtEnd(g->B, narrow);
-    LLVMTypeRef v32 = LLVMVectorType(g->t_i32, (unsigned)pt->W);
     LLVMValueRef off = NULL;
     for (int d = 0; d < st->ndims; d++) {
-        LLVMValueRef i32 = LLVMBuildTrunc(g->B, idx[d], v32, "");
+        LLVMValueRef i32;
+        if (arg32[d]) {
+            /* coordinates lb .. lb + ext - 1 are i32 values when the offsets fit (the
+             * coordinate type is i32), so clamping first never overflows */
+            LLVMValueRef lo = LLVMBuildTrunc(g->B, b->lb[d], g->t_i32, "");
+            LLVMValueRef v = arg32[d], los = pm_llvm_splat(g, pt, lo);
+            if (clamp) {
+                LLVMValueRef hi = LLVMBuildTrunc(
+                    g->B, LLVMBuildAdd(g->B, b->lb[d], LLVMBuildSub(g->B, b->ext[d], c64(g, 1), ""), ""),
+                    g->t_i32, "");
+                LLVMValueRef his = pm_llvm_splat(g, pt, hi);
+                v = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, v, his, ""), his, v, "");
+                v = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, v, los, ""), los, v, "");
+            }
+            i32 = LLVMBuildNSWSub(g->B, v, los, "");
+        } else {
+            i32 = LLVMBuildTrunc(g->B, idx[d], v32, "");
+        }
         LLVMValueRef s32 = pm_llvm_splat(g, pt, LLVMBuildTrunc(g->B, b->stride[d], g->t_i32, ""));
         LLVMValueRef t = LLVMBuildNSWMul(g->B, i32, s32, "");
         off = off ? LLVMBuildNSWAdd(g->B, off, t, "") : t;
     }
     LLVMValueRef p32 = LLVMBuildGEP2(g->B, pm_llvm_type(g, st->type), b->base, &off, 1, "");
-    LLVMValueRef v_narrow = masked_gather(g, pt, s, p32);
+    LLVMValueRef v_narrow = masked_gather(g, pt, s, p32, elem_align(st));
     LLVMBasicBlockRef narrow_end = LLVMGetInsertBlock(g->B);
     LLVMBuildBr(g->B, done);
 
@@ -346,7 +381,10 @@ static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, LLVMValueRe
     LLVMValueRef wide_ptrs = pm_llvm_addr(g, s, idx);
     if (clamp) /* an empty buffer fails the 32-bit test: its reads come here */
         wide_ptrs = empty_safe(g, s, wide_ptrs);
-    LLVMValueRef v_wide = masked_gather(g, pt, s, wide_ptrs);
+    /* alignment 1 here, the elements' in the narrow gather: with equal calls LLVM sinks
+     * both into one gather of a phi of pointers after the join, and the 32-bit offsets
+     * are lost; an immediate argument that differs keeps them apart */
+    LLVMValueRef v_wide = masked_gather(g, pt, s, wide_ptrs, 1);
     LLVMBasicBlockRef wide_end = LLVMGetInsertBlock(g->B);
     LLVMBuildBr(g->B, done);
 
@@ -366,7 +404,7 @@ static LLVMValueRef gather(pm_llvm *g, const pm_point *pt, int s, const pm_expr 
         idx[d] = pm_llvm_splat(g, pt, idx[d]);
     if (call->nargs == 0) /* 0-dimensional: every lane reads the one element */
         return pm_llvm_splat(g, pt, scalar_load(g, pt, s, call, clamp));
-    return gather_at(g, pt, s, idx, clamp);
+    return gather_at(g, pt, s, call, idx, clamp);
 }
 
 /* e / 2 (floor) with e moving +1 per lane: upsampling. */
