@@ -5,10 +5,26 @@
 
 #include <stdlib.h>
 
+/* The last group that reads stage s (its own group when none does). Groups run in
+ * order, one after the other. */
+static int last_reader_group(const pm_poly *poly, const pm_plan *plan, int s)
+{
+    int last = plan->group_of[s];
+    for (int c = s + 1; c < poly->nstages; c++)
+        if (!plan->inlined[c] && plan->group_of[c] > last && pm_plan_reads(plan, c, s))
+            last = plan->group_of[c];
+    return last;
+}
+
 void pm_storage_decide(pm_poly *poly, const pm_plan *plan)
 {
     int threads = plan->o.threads > 0 ? plan->o.threads : 1;
     poly->nslots = 0;
+    /* full-buffer slots by lifetime: slot_free_after[k] is the last group that reads
+     * the buffer now in full-buffer slot k; a buffer written from a later group on may
+     * take it over (groups run in order, so their lifetimes never overlap) */
+    int *slot_free_after = calloc((size_t)poly->nstages + 1, sizeof *slot_free_after);
+    bool *slot_full = calloc((size_t)poly->nstages + 1, sizeof *slot_full);
     for (int s = 0; s < poly->nstages; s++) {
         pm_poly_storage *st = &poly->storage[poly->stages[s].storage];
         if (st->kind == PM_STORAGE_OUTPUT)
@@ -33,18 +49,32 @@ void pm_storage_decide(pm_poly *poly, const pm_plan *plan)
                 st->tile_ext[st->ndims - 1] = (st->tile_ext[st->ndims - 1] + W - 1) / W * W;
             st->tile_bytes = pm_tile_scratch_bytes(plan, gr, m);
             (void)threads;
-        } else {
-            st->kind = PM_STORAGE_SCRATCH;
+            st->index = poly->nslots++;
+            continue;
         }
-        st->index = poly->nslots++;
+        st->kind = PM_STORAGE_SCRATCH;
+        st->index = -1;
+        int first = plan->group_of[s], last = last_reader_group(poly, plan, s);
+        for (int k = 0; slot_full && k < poly->nslots && st->index < 0 && first >= 0; k++)
+            if (slot_full[k] && slot_free_after[k] < first)
+                st->index = k;
+        if (st->index < 0)
+            st->index = poly->nslots++;
+        if (slot_full && slot_free_after) {
+            slot_full[st->index] = true;
+            slot_free_after[st->index] = last;
+        }
     }
+    free(slot_free_after);
+    free(slot_full);
 }
 
 char *pm_storage_to_string(const pm_poly *poly, const pm_plan *plan)
 {
     pm_str s = {0};
     int threads = plan->o.threads > 0 ? plan->o.threads : 1;
-    double fused = 0, unfused = 0;
+    double fused = 0, unfused = 0, separate = 0;
+    double *slot_bytes = calloc((size_t)poly->nslots + 1, sizeof *slot_bytes);
     for (int i = 0; i < poly->nstages; i++) {
         const pm_poly_storage *st = &poly->storage[poly->stages[i].storage];
         double full = pm_type_size(st->type) * pm_plan_stage_volume(plan, i);
@@ -59,7 +89,10 @@ char *pm_storage_to_string(const pm_poly *poly, const pm_plan *plan)
         }
         if (st->kind != PM_STORAGE_OUTPUT)
             unfused += full;
-        fused += bytes;
+        separate += bytes;
+        if (slot_bytes && (st->kind == PM_STORAGE_SCRATCH || st->kind == PM_STORAGE_TILE) &&
+            bytes > slot_bytes[st->index])
+            slot_bytes[st->index] = bytes;
         pm_str_append(&s, "%-24s %-16s", st->func->name, kind);
         if (st->kind == PM_STORAGE_SCRATCH || st->kind == PM_STORAGE_TILE)
             pm_str_append(&s, " slot %d, %.0f bytes", st->index, bytes);
@@ -71,7 +104,12 @@ char *pm_storage_to_string(const pm_poly *poly, const pm_plan *plan)
         }
         pm_str_append(&s, "\n");
     }
-    pm_str_append(&s, "scratch at the estimates: %.0f bytes (every stage in a full buffer: %.0f)\n",
-                  fused, unfused);
+    for (int k = 0; slot_bytes && k < poly->nslots; k++)
+        fused += slot_bytes[k];
+    free(slot_bytes);
+    pm_str_append(&s, "scratch at the estimates: %.0f bytes in %d slots (full buffers whose "
+                      "lifetimes do not overlap share one; without sharing %.0f; every stage in "
+                      "a full buffer of its own: %.0f)\n",
+                  fused, poly->nslots, separate, unfused);
     return s.data ? s.data : calloc(1, 1);
 }

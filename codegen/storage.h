@@ -9,9 +9,12 @@
  *    vector width), allocated once per run and re-based at every tile;
  *  - pipeline outputs stay in the caller's buffers; every other stage (a group's
  *    live-out read by a later group, or an unfused stage) gets a full buffer
- *    (PM_STORAGE_SCRATCH) of its own slot.
- * pm_storage_to_string is the "storage" dump: per stage its kind and bytes, and the peak
- * of scratch bytes with the fusion's scratchpads against full buffers for every stage.
+ *    (PM_STORAGE_SCRATCH); full buffers share a slot when their lifetimes (from the
+ *    group that writes one to the last group that reads it; groups run in order) do not
+ *    overlap, and the entry allocates a shared slot once, for the largest of them.
+ * pm_storage_to_string is the "storage" dump: per stage its kind, slot and bytes, and the
+ * peak of scratch bytes (per slot the largest) against the same without slot sharing
+ * and against a full buffer for every stage.
  */
 #ifndef PM_CODEGEN_STORAGE_H
 #define PM_CODEGEN_STORAGE_H

@@ -196,6 +196,11 @@ static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
     LLVMTypeRef bufptr_fnty = LLVMFunctionType(g->t_ptr, (LLVMTypeRef[]){g->t_ptr, g->t_i32,
                                                g->t_i64}, 3, 0);
     LLVMValueRef rt_buffer = pm_llvm_declare(g, "pm_rt_buffer", bufptr_fnty);
+    LLVMValueRef *full_bytes = calloc((size_t)poly->nstorage + 1, sizeof *full_bytes);
+    if (!full_bytes) {
+        pm_error_set(g->err, PM_ERR_NOMEM, "%s: out of memory", poly->pipeline->name);
+        return;
+    }
     for (int s = 0; s < poly->nstorage; s++) {
         const pm_poly_storage *st = &poly->storage[s];
         pm_llvm_buf *b = &g->env.bufs[s];
@@ -244,15 +249,33 @@ static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
             }
             continue;
         }
-        LLVMValueRef bytes = scratch_bytes(g, st, b);
         /* never ask for 0 bytes: a clamped read of an empty producer still reads index 0 */
-        bytes = smax64(g, bytes, c64(g, 64));
-        LLVMValueRef args[3] = {g->rt_arg, LLVMConstInt(g->t_i32, (unsigned)st->index, 0), bytes};
-        b->base = LLVMBuildCall2(g->B, bufptr_fnty, rt_buffer, args, 3, st->func->name);
-        LLVMBasicBlockRef ok = pm_llvm_block(g, "scratch_ok");
-        LLVMBuildCondBr(g->B, LLVMBuildIsNull(g->B, b->base, ""), fail, ok);
-        LLVMPositionBuilderAtEnd(g->B, ok);
+        full_bytes[s] = smax64(g, scratch_bytes(g, st, b), c64(g, 64));
     }
+    /* full buffers sharing a slot (storage.c) get one allocation, the largest of theirs,
+     * asked for once: asking again with more bytes would move the first one's memory */
+    for (int s = 0; s < poly->nstorage; s++) {
+        const pm_poly_storage *st = &poly->storage[s];
+        if (st->kind != PM_STORAGE_SCRATCH || !full_bytes[s])
+            continue;
+        LLVMValueRef bytes = full_bytes[s];
+        for (int t = s + 1; t < poly->nstorage; t++)
+            if (poly->storage[t].kind == PM_STORAGE_SCRATCH && poly->storage[t].index == st->index &&
+                full_bytes[t])
+                bytes = smax64(g, bytes, full_bytes[t]);
+        LLVMValueRef args[3] = {g->rt_arg, LLVMConstInt(g->t_i32, (unsigned)st->index, 0), bytes};
+        LLVMValueRef base = LLVMBuildCall2(g->B, bufptr_fnty, rt_buffer, args, 3, st->func->name);
+        LLVMBasicBlockRef ok = pm_llvm_block(g, "scratch_ok");
+        LLVMBuildCondBr(g->B, LLVMBuildIsNull(g->B, base, ""), fail, ok);
+        LLVMPositionBuilderAtEnd(g->B, ok);
+        for (int t = s; t < poly->nstorage; t++)
+            if (poly->storage[t].kind == PM_STORAGE_SCRATCH && poly->storage[t].index == st->index &&
+                full_bytes[t]) {
+                g->env.bufs[t].base = base;
+                full_bytes[t] = NULL;
+            }
+    }
+    free(full_bytes);
 }
 
 pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
