@@ -49,6 +49,23 @@ static bool nonempty(const pm_poly *poly, int first, int n)
     return empty == isl_bool_false;
 }
 
+/* The schedule of band node's tree with band member k (and those after it) under a
+ * "parallel" mark, the band split there when k > 0; no mark when k < 0. */
+static __isl_give isl_schedule *parallel_from(__isl_take isl_schedule_node *node, int k)
+{
+    if (k >= 0) {
+        if (k > 0) {
+            node = isl_schedule_node_band_split(node, k);
+            node = isl_schedule_node_child(node, 0);
+        }
+        isl_ctx *ctx = isl_schedule_node_get_ctx(node);
+        node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, PM_MARK_PARALLEL, NULL));
+    }
+    isl_schedule *sched = isl_schedule_node_get_schedule(node);
+    isl_schedule_node_free(node);
+    return sched;
+}
+
 /* The band of a reduction's updates with its free channel dimension (poly.h) moved
  * innermost: the updates of one cell keep their order (they all have the same channel),
  * and what the channels share (the input read, a histogram's bin) is computed once per
@@ -79,18 +96,7 @@ static __isl_give isl_schedule *channel_inner_schedule(const pm_poly *poly, int 
     isl_schedule_free(sched);
     node = isl_schedule_node_child(node, 0);
     /* the parallel dimension (after the channel one) moved up by one */
-    int k = s->parallel_dim > ch ? s->parallel_dim - 1 : s->parallel_dim;
-    if (k >= 0) {
-        if (k > 0) {
-            node = isl_schedule_node_band_split(node, k);
-            node = isl_schedule_node_child(node, 0);
-        }
-        isl_ctx *ctx = isl_schedule_node_get_ctx(node);
-        node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, PM_MARK_PARALLEL, NULL));
-    }
-    sched = isl_schedule_node_get_schedule(node);
-    isl_schedule_node_free(node);
-    return sched;
+    return parallel_from(node, s->parallel_dim > ch ? s->parallel_dim - 1 : s->parallel_dim);
 }
 
 /* A schedule for statements first..first+n-1 sharing one band. */
@@ -112,18 +118,7 @@ static __isl_give isl_schedule *band_schedule(const pm_poly *poly, int first, in
     node = isl_schedule_node_child(node, 0);
     for (int d = 0; d < s->ndims; d++)
         node = isl_schedule_node_band_member_set_ast_loop_type(node, d, isl_ast_loop_separate);
-    int k = s->parallel_dim;
-    if (k >= 0) {
-        if (k > 0) {
-            node = isl_schedule_node_band_split(node, k);
-            node = isl_schedule_node_child(node, 0);
-        }
-        isl_ctx *ctx = isl_schedule_node_get_ctx(node);
-        node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, PM_MARK_PARALLEL, NULL));
-    }
-    sched = isl_schedule_node_get_schedule(node);
-    isl_schedule_node_free(node);
-    return sched;
+    return parallel_from(node, s->parallel_dim);
 }
 
 /* a then b; NULL when either is (a failure never silently drops a part). */

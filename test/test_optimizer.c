@@ -176,50 +176,53 @@ static bool adjacent(const char *ast, const char *a, const char *b)
     return strncmp(p, b, strlen(b)) == 0;
 }
 
+/* The AST dump of a sample compiled (fused) at the estimates for rows x cols; malloc'd,
+ * NULL on failure. */
+static char *sample_ast(const char *name, int64_t rows, int64_t cols)
+{
+    const pm_sample_app *app = pm_sample_find(name);
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = app ? app->build(ctx) : NULL;
+    char *copy = NULL;
+    if (CHECK(p != NULL)) {
+        pm_value est[16];
+        app->params(rows, cols, est);
+        pm_kernel *k;
+        groups_of(p, est, 1, &k);
+        const char *ast = k ? pm_kernel_dump(k, "ast") : NULL;
+        copy = ast ? malloc(strlen(ast) + 1) : NULL;
+        if (copy)
+            memcpy(copy, ast, strlen(ast) + 1);
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+    return copy;
+}
+
 /* Harris's producers of one shape share a point loop: Iy with Ix, and Sxx, Syy, Sxy
  * and trace with the live-out, harris (schedule.c). */
 static void check_shared_loops(void)
 {
-    const pm_sample_app *app = pm_sample_find("harris");
-    pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = app ? app->build(ctx) : NULL;
-    if (CHECK(p != NULL)) {
-        pm_value est[16];
-        app->params(640, 640, est);
-        pm_kernel *k;
-        groups_of(p, est, 1, &k);
-        const char *ast = k ? pm_kernel_dump(k, "ast") : NULL;
-        bool ok = adjacent(ast, "Iy(c2, c3);", "Ix(c2, c3);") &&
-                  adjacent(ast, "Sxx(c2, c3);", "Syy(c2, c3);") &&
-                  adjacent(ast, "Syy(c2, c3);", "Sxy(c2, c3);") &&
-                  adjacent(ast, "Sxy(c2, c3);", "trace(c2, c3);") &&
-                  adjacent(ast, "trace(c2, c3);", "harris(c2, c3);");
-        if (!CHECK(ok))
-            fprintf(stderr, "  harris: producers not in shared loops:\n%s\n", ast ? ast : "(no ast)");
-        pm_kernel_free(k);
-    }
-    pm_ctx_free(ctx);
+    char *ast = sample_ast("harris", 640, 640);
+    bool ok = adjacent(ast, "Iy(c2, c3);", "Ix(c2, c3);") &&
+              adjacent(ast, "Sxx(c2, c3);", "Syy(c2, c3);") &&
+              adjacent(ast, "Syy(c2, c3);", "Sxy(c2, c3);") &&
+              adjacent(ast, "Sxy(c2, c3);", "trace(c2, c3);") &&
+              adjacent(ast, "trace(c2, c3);", "harris(c2, c3);");
+    if (!CHECK(ok))
+        fprintf(stderr, "  harris: producers not in shared loops:\n%s\n", ast ? ast : "(no ast)");
+    free(ast);
 }
 
 /* A reduction's channel dimension whose updates never meet runs innermost, so what the
  * channels share is computed once (schedule.c): bilateral grid's histogram. */
 static void check_histogram_channels(void)
 {
-    const pm_sample_app *app = pm_sample_find("bilateral_grid");
-    pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = app ? app->build(ctx) : NULL;
-    if (CHECK(p != NULL)) {
-        pm_value est[16];
-        app->params(256, 256, est);
-        pm_kernel *k;
-        groups_of(p, est, 1, &k);
-        const char *ast = k ? pm_kernel_dump(k, "ast") : NULL;
-        if (!CHECK(ast && strstr(ast, "grid_update(c4, c0, c1, c2, c3);")))
-            fprintf(stderr, "  bilateral_grid: histogram channel not innermost:\n%s\n",
-                    ast ? ast : "(no ast)");
-        pm_kernel_free(k);
-    }
-    pm_ctx_free(ctx);
+    char *ast = sample_ast("bilateral_grid", 256, 256);
+    if (!CHECK(ast && strstr(ast, "grid_update(c4, c0, c1, c2, c3);")))
+        fprintf(stderr, "  bilateral_grid: histogram channel not innermost:\n%s\n",
+                ast ? ast : "(no ast)");
+    free(ast);
 }
 
 static void check_sample_groups(const char *name, int64_t rows, int64_t cols,
