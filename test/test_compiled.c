@@ -726,6 +726,128 @@ static pm_pipeline *build_float_int(pm_ctx *ctx)
                   (pm_func *const[]){u8, mixed});
 }
 
+/* ---- float -> integer casts at the edges of every integer type ------------------------- */
+
+static const pm_type cast_targets[7] = {PM_I8, PM_U8, PM_I16, PM_U16, PM_I32, PM_U32, PM_I64};
+
+/* One input of type `from`, seven outputs: the input cast to each integer type. */
+static pm_pipeline *build_casts(pm_ctx *ctx, pm_type from)
+{
+    DOMAIN2(ctx, R, C, x, y, row, col);
+    pm_func *in = pm_image(ctx, "v", from, R, C);
+    pm_func *out[7];
+    for (int t = 0; t < 7; t++) {
+        char name[16];
+        snprintf(name, sizeof name, "to%d", t);
+        out[t] = pm_func_new(ctx, name, cast_targets[t], 2, (pm_expr *const[]){x, y},
+                             pm_intervals(row, col));
+        pm_func_define_expr(out[t], pm_cast(cast_targets[t], pm_call(in, x, y)));
+    }
+    return finish_rc(ctx, from == PM_F32 ? "casts_f32" : "casts_f64", R, C, 1,
+                     (pm_func *const[]){in}, 7, out);
+}
+
+/* The rule, written out: NaN -> 0; else truncate toward zero and saturate. */
+static int64_t cast_expected(pm_type t, double v)
+{
+    if (isnan(v))
+        return 0;
+    double lo, hi; /* hi: one past the largest value */
+    switch (t) {
+    case PM_I8: lo = -128; hi = 128; break;
+    case PM_U8: lo = 0; hi = 256; break;
+    case PM_I16: lo = -32768; hi = 32768; break;
+    case PM_U16: lo = 0; hi = 65536; break;
+    case PM_I32: lo = -2147483648.0; hi = 2147483648.0; break;
+    case PM_U32: lo = 0; hi = 4294967296.0; break;
+    default: lo = -0x1p63; hi = 0x1p63; break;
+    }
+    if (v >= hi)
+        return t == PM_I64 ? INT64_MAX : (int64_t)hi - 1;
+    if (v <= lo)
+        return t == PM_I64 ? INT64_MIN : (int64_t)lo;
+    return (int64_t)trunc(v);
+}
+
+static int64_t int_element(const pm_buffer *b, int64_t i)
+{
+    switch (b->type) {
+    case PM_I8: return ((const int8_t *)b->data)[i];
+    case PM_U8: return ((const uint8_t *)b->data)[i];
+    case PM_I16: return ((const int16_t *)b->data)[i];
+    case PM_U16: return ((const uint16_t *)b->data)[i];
+    case PM_I32: return ((const int32_t *)b->data)[i];
+    case PM_U32: return ((const uint32_t *)b->data)[i];
+    default: return ((const int64_t *)b->data)[i];
+    }
+}
+
+/* Every edge of every target, in vector lanes and in scalar tails: NaN, infinities,
+ * each type's ends and the floats around them (2^31 - 128 is the largest f32 below
+ * 2^31), halves on both sides of zero. Compiled, interpreted and the written-out rule
+ * agree exactly. */
+static void test_float_casts(void)
+{
+    static const double edges[] = {
+        NAN, INFINITY, -INFINITY, 0.0, -0.0, 0.5, -0.5, 0.99, -0.99, 1.5, -1.5, 127.9, 128.0,
+        -128.9, -129.0, 255.5, 256.0, 32767.5, 32768.0, -32768.9, -32769.0, 65535.9, 65536.0,
+        2147483520.0, 2147483647.0, 2147483648.0, -2147483648.0, -2147483904.0, 4294967040.0,
+        4294967295.5, 4294967296.0, 0x1p62, 0x1p63, -0x1p63, -0x1p64, 1e30, -1e30, 3e38,
+        -3.4e38, 1e300, -1e300, 1234.75, -98765.25};
+    const int nedges = (int)(sizeof edges / sizeof edges[0]);
+    static const int64_t sizes[][2] = {{1, 1}, {3, 5}, {2, 37}, {5, 64}};
+    for (int f = 0; f < 2; f++) {
+        pm_type from = f ? PM_F64 : PM_F32;
+        pm_ctx *ctx = pm_ctx_new();
+        pm_pipeline *p = build_casts(ctx, from);
+        for (int w = 0; p && w < 2; w++) {
+            pm_kernel *k = compile_with(p, NULL, w ? 16 : 1, w ? 2 : 1);
+            for (size_t s = 0; k && s < sizeof sizes / sizeof sizes[0]; s++) {
+                pm_value params[2] = {PM_I(sizes[s][0]), PM_I(sizes[s][1])};
+                int64_t ext[2] = {sizes[s][0], sizes[s][1]};
+                pm_buffer in = check_buffer_new(from, 2, ext), want[7], got[7];
+                int64_t n = ext[0] * ext[1];
+                for (int64_t i = 0; i < n; i++) {
+                    double v = edges[(i * 7 + (int64_t)s) % nedges];
+                    if (from == PM_F32)
+                        ((float *)in.data)[i] = (float)v;
+                    else
+                        ((double *)in.data)[i] = v;
+                }
+                for (int t = 0; t < 7; t++) {
+                    want[t] = check_buffer_new(cast_targets[t], 2, ext);
+                    got[t] = check_buffer_new(cast_targets[t], 2, ext);
+                }
+                pm_error err;
+                if (CHECK_STATUS(pm_interpret(p, params, &in, want), PM_OK) &&
+                    CHECK_STATUS(pm_kernel_run(k, params, &in, got, &err), PM_OK)) {
+                    int bad = 0;
+                    for (int t = 0; t < 7; t++)
+                        for (int64_t i = 0; i < n && bad < 4; i++) {
+                            double v = from == PM_F32 ? ((float *)in.data)[i] : ((double *)in.data)[i];
+                            int64_t e = cast_expected(cast_targets[t], v);
+                            int64_t gi = int_element(&got[t], i), wi = int_element(&want[t], i);
+                            if (!CHECK(gi == e && wi == e)) {
+                                bad++;
+                                fprintf(stderr, "  cast %s %.17g -> %s: compiled %lld, interpreted "
+                                        "%lld, expected %lld (W=%d)\n", f ? "f64" : "f32", v,
+                                        pm_type_name(cast_targets[t]), (long long)gi,
+                                        (long long)wi, (long long)e, w ? 16 : 1);
+                            }
+                        }
+                }
+                check_buffer_free(&in);
+                for (int t = 0; t < 7; t++) {
+                    check_buffer_free(&want[t]);
+                    check_buffer_free(&got[t]);
+                }
+            }
+            pm_kernel_free(k);
+        }
+        pm_ctx_free(ctx);
+    }
+}
+
 /* Down- and up-sampling: scaled accesses 2x+1 and x/2, with boundary cases. */
 static pm_pipeline *build_sampling(pm_ctx *ctx)
 {
@@ -1124,7 +1246,8 @@ int main(void)
         {"float_int", test_float_int}, {"sampling2", test_sampling2},
         {"histogram", test_histogram}, {"iterated", test_iterated},
         {"concurrent_harris", test_concurrent_harris}, {"blur", test_blur_sizes},
-        {"threads", test_thread_counts}, {"wide_gather", test_wide_gather}};
+        {"threads", test_thread_counts}, {"wide_gather", test_wide_gather},
+        {"float_casts", test_float_casts}};
     const char *only = getenv("PM_TEST_ONLY");
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
         if (!only || strcmp(only, groups[i].name) == 0)

@@ -8,11 +8,12 @@
  *   pm_cmod truncate, and every integer division or remainder by zero gives 0 (the
  *   divisor is replaced by 1 before dividing and the result selected afterwards, so no
  *   lane ever traps; -1 is replaced too since MIN/-1 traps on x86);
- *   float -> integer casts truncate and saturate (llvm.fpto[su]i.sat: NaN gives 0);
+ *   float -> integer casts truncate and saturate (NaN gives 0; float_to_int_sat);
  *   shift amounts are taken modulo the bit width (x86's rule, so no poison).
  */
 #include "codegen/llvm/llvm.h"
 
+#include <math.h>
 #include <string.h>
 
 static bool is_vec(LLVMValueRef v)
@@ -122,6 +123,58 @@ static LLVMValueRef call_intrinsic(pm_llvm *g, const char *name, LLVMTypeRef *ty
 
 /* ---- conversions ------------------------------------------------------------------- */
 
+/* The float constant c in v's shape. */
+static LLVMValueRef fconst_like(LLVMValueRef v, double c)
+{
+    LLVMTypeRef ty = LLVMTypeOf(v);
+    if (LLVMGetTypeKind(ty) != LLVMVectorTypeKind)
+        return LLVMConstReal(ty, c);
+    unsigned W = LLVMGetVectorSize(ty);
+    LLVMValueRef el[64], one = LLVMConstReal(LLVMGetElementType(ty), c);
+    for (unsigned l = 0; l < W; l++)
+        el[l] = one;
+    return LLVMConstVector(el, W);
+}
+
+/* Float v (type from) to integer type `to` (LLVM type ty), truncating toward zero and
+ * saturating at to's range, NaN -> 0: the semantics of llvm.fpto[su]i.sat, which the x86
+ * backend expands lane by lane (a scalar conversion and two branches per lane). Written
+ * as clamp-in-float + plain conversion instead, it stays a vector conversion (vcvttps2dq)
+ * with min/max and blends. The clamp's bounds are the range's ends as floats; when the
+ * top end is not a float (2^31 - 1 in f32), the clamp stops at the largest float below
+ * 2^n and values >= 2^n select the top end. */
+static LLVMValueRef float_to_int_sat(pm_llvm *g, LLVMValueRef v, pm_type from, pm_type to,
+                                     LLVMTypeRef ty)
+{
+    LLVMBuilderRef B = g->B;
+    int bits = pm_type_bits(to);
+    bool sgn = pm_type_is_signed(to);
+    int magnitude_bits = sgn ? bits - 1 : bits;
+    double top = ldexp(1.0, magnitude_bits); /* one past the largest value */
+    double lo = sgn ? -top : 0.0;
+    bool f32 = pm_type_bits(from) == 32;
+    /* 2^n - 1 is a float when the significand has n bits (24 in f32, 53 in f64) */
+    bool exact = magnitude_bits <= (f32 ? 24 : 53);
+    double hi = exact ? top - 1 : 0;
+    double clamp_hi = exact ? hi : (f32 ? (double)nextafterf((float)top, 0.0f) : nextafter(top, 0.0));
+    LLVMValueRef c = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLT, v, fconst_like(v, lo), ""),
+                                     fconst_like(v, lo), v, "");
+    c = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGT, c, fconst_like(v, clamp_hi), ""),
+                        fconst_like(v, clamp_hi), c, "");
+    c = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, v, v, ""), fconst_like(v, 0), c, "");
+    LLVMValueRef r = sgn ? LLVMBuildFPToSI(B, c, ty, "") : LLVMBuildFPToUI(B, c, ty, "");
+    if (!exact) {
+        LLVMValueRef big = LLVMBuildFCmp(B, LLVMRealOGE, v, fconst_like(v, top), "");
+        LLVMValueRef max = LLVMConstInt(LLVMGetTypeKind(ty) == LLVMVectorTypeKind ? LLVMGetElementType(ty) : ty,
+                                        sgn ? (unsigned long long)INT64_MAX >> (64 - bits)
+                                            : ~0ULL >> (64 - bits), 0);
+        if (LLVMGetTypeKind(ty) == LLVMVectorTypeKind)
+            max = pm_llvm_splat_n(g, LLVMGetVectorSize(ty), max);
+        r = LLVMBuildSelect(B, big, max, r, "");
+    }
+    return r;
+}
+
 LLVMValueRef pm_llvm_convert(pm_llvm *g, LLVMValueRef v, pm_type from, pm_type to)
 {
     if (from == to)
@@ -144,12 +197,8 @@ LLVMValueRef pm_llvm_convert(pm_llvm *g, LLVMValueRef v, pm_type from, pm_type t
                                                      : LLVMBuildFPTrunc(B, v, ty, "");
     if (!ff && tf)
         return pm_type_is_signed(from) ? LLVMBuildSIToFP(B, v, ty, "") : LLVMBuildUIToFP(B, v, ty, "");
-    if (ff && !tf) {
-        /* truncate toward zero, saturate at the target's range, NaN -> 0 */
-        LLVMTypeRef tys[2] = {ty, vt};
-        return call_intrinsic(g, pm_type_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat",
-                              tys, 2, &v, 1);
-    }
+    if (ff && !tf)
+        return float_to_int_sat(g, v, from, to, ty);
     int fb = pm_type_bits(from), tb = pm_type_bits(to);
     if (tb < fb)
         return LLVMBuildTrunc(B, v, ty, "");
