@@ -439,6 +439,131 @@ static void stage_agree(pm_poly *poly, pm_poly_stage *st)
 
 /* ---- building ---------------------------------------------------------------------- */
 
+/* ---- strided cases merged --------------------------------------------------------- */
+
+/* The domain has a stride or residue constraint involving its innermost dimension. */
+static bool strided_inner(__isl_keep isl_set *dom, int ndims)
+{
+    isl_set *plain = isl_set_remove_divs_involving_dims(isl_set_copy(dom), isl_dim_set,
+                                                        (unsigned)ndims - 1, 1);
+    isl_bool eq = isl_set_is_equal(plain, dom);
+    isl_set_free(plain);
+    return eq == isl_bool_false;
+}
+
+/* The union of the domains of statements first .. first + n - 1 when it has no stride at
+ * all (it equals itself without existentials), else NULL. */
+static __isl_give isl_set *stride_free_union(const pm_poly *poly, int first, int n)
+{
+    isl_set *u = isl_set_copy(poly->stmts[first].domain);
+    for (int i = 1; i < n; i++) {
+        isl_set *d = isl_set_copy(poly->stmts[first + i].domain);
+        d = isl_set_set_tuple_id(d, isl_set_get_tuple_id(u));
+        u = isl_set_union(u, d);
+    }
+    isl_set *plain = isl_set_remove_divs(isl_set_copy(u));
+    isl_bool eq = isl_set_is_equal(plain, u);
+    isl_set_free(u);
+    if (eq != isl_bool_true) {
+        isl_set_free(plain);
+        return NULL;
+    }
+    return isl_set_coalesce(plain);
+}
+
+static void stmt_clear(pm_poly_stmt *s)
+{
+    isl_set_free(s->domain);
+    for (int a = 0; a < s->naccesses; a++)
+        isl_map_free(s->accesses[a].rel);
+    free(s->accesses);
+    memset(s, 0, sizeof *s);
+}
+
+/* Every read proven in bounds on its own case's points is proven on m's (m evaluates
+ * every merged case at every point of the union). */
+static bool merged_reads_proven(const pm_poly *poly, const pm_poly_stmt *m, int first, int n)
+{
+    for (int a = 0; a < m->naccesses; a++) {
+        if (m->accesses[a].in_bounds)
+            continue;
+        for (int i = first; i < first + n; i++) {
+            const pm_poly_stmt *s = &poly->stmts[i];
+            for (int b = 0; b < s->naccesses; b++)
+                if (s->accesses[b].call == m->accesses[a].call && s->accesses[b].in_bounds)
+                    return false;
+        }
+    }
+    return true;
+}
+
+enum { MERGE_MAX = 8 };
+
+/* Merges runs of consecutive case statements of stage st (statements st->first_stmt ..
+ * *next_stmt - 1) whose domains each have a stride or residue on the innermost dimension
+ * and whose union has none: one statement over the union, valued by the first case (in
+ * order) whose condition holds; cases never overlap, so that is the one that holds. A run
+ * stays apart when a case has run-time conditions, or when a read proven in bounds on
+ * its own case's points is not proven on the union's. */
+static pm_status merge_strided_cases(pm_poly *poly, pm_poly_stage *st, int *next_stmt,
+                                     pm_error *err)
+{
+    pm_func *f = st->func;
+    for (int i = st->first_stmt; i + 1 < *next_stmt; i++) {
+        const pm_poly_stmt *head = &poly->stmts[i];
+        if (head->nresidual > 0 || head->ndims == 0 || !strided_inner(head->domain, head->ndims))
+            continue;
+        int best = 0;
+        isl_set *best_dom = NULL;
+        for (int n = 2; n <= MERGE_MAX && i + n <= *next_stmt; n++) {
+            const pm_poly_stmt *last = &poly->stmts[i + n - 1];
+            if (last->nresidual > 0 || !strided_inner(last->domain, last->ndims))
+                break;
+            isl_set *u = stride_free_union(poly, i, n);
+            if (u) {
+                isl_set_free(best_dom);
+                best_dom = u;
+                best = n;
+            }
+        }
+        if (!best)
+            continue;
+        pm_poly_stmt m = *head;
+        m.ncases = best;
+        m.naccesses = 0;
+        m.accesses = NULL;
+        snprintf(m.name, sizeof m.name, "%s_c%d_%d", f->name, m.case_index,
+                 m.case_index + best - 1);
+        m.domain = isl_set_set_tuple_name(best_dom, m.name);
+        const pm_expr *roots[2 * MERGE_MAX];
+        int nroots = 0;
+        for (int c = 0; c < best; c++) {
+            const pm_case *k = f->cases[m.case_index + c];
+            roots[nroots++] = k->value;
+            if (k->cond)
+                roots[nroots++] = k->cond;
+        }
+        pm_status stt = stmt_accesses(poly, &m, roots, nroots, err);
+        if (stt != PM_OK) {
+            stmt_clear(&m);
+            return stt;
+        }
+        if (!merged_reads_proven(poly, &m, i, best)) {
+            stmt_clear(&m);
+            continue;
+        }
+        stmt_dependences(poly, &m);
+        for (int k = i; k < i + best; k++)
+            stmt_clear(&poly->stmts[k]);
+        poly->stmts[i] = m;
+        memmove(&poly->stmts[i + 1], &poly->stmts[i + best],
+                (size_t)(*next_stmt - i - best) * sizeof *poly->stmts);
+        *next_stmt -= best - 1;
+        memset(&poly->stmts[*next_stmt], 0, (size_t)(best - 1) * sizeof *poly->stmts);
+    }
+    return PM_OK;
+}
+
 static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, pm_error *err)
 {
     pm_poly_stage *st = &poly->stages[si];
@@ -454,6 +579,7 @@ static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, pm_error *er
             s->stage = si;
             s->kind = PM_STMT_CASE;
             s->case_index = c;
+            s->ncases = 1;
             s->ndims = f->ndims;
             s->vars = f->vars;
             if (f->ncases == 1)
@@ -483,6 +609,9 @@ static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, pm_error *er
                 return stt;
             stmt_dependences(poly, s);
         }
+        pm_status merged = merge_strided_cases(poly, st, next_stmt, err);
+        if (merged != PM_OK)
+            return merged;
     } else if (f->kind == PM_FUNC_REDUCTION) {
         if (!f->rindex || !f->rvalue)
             return pm_error_set(err, PM_ERR_INVALID, "%s: reduction has no definition",

@@ -5,6 +5,11 @@
  *  - statements: each case of a function is a statement whose domain is the case's affine
  *    condition intersected with the function's domain (interval bounds, steps as
  *    strides); the non-affine conjuncts of the condition stay run-time tests (residual).
+ *    Consecutive cases that split the innermost dimension by residue (an up-sampling's
+ *    even and odd points) and together cover a stride-free set are one statement over
+ *    that set, valued by the first case whose condition holds, when every read of every
+ *    merged case stays provably inside its callee there: the innermost loop then has no
+ *    per-point branch and no step, so it vectorizes.
  *    A reduction is two statements: the initialisation over the variable domain, then
  *    the update over the reduction domain.
  *  - accesses: every call in a statement, as an isl map from the statement's domain to
@@ -55,7 +60,9 @@ typedef struct pm_poly_stmt {
     char name[96];           /* tuple name of the domain: f, f_c1, f_init, f_update    */
     int stage;               /* index in pm_poly.stages                                */
     pm_stmt_kind kind;
-    int case_index;          /* PM_STMT_CASE                                            */
+    int case_index;          /* PM_STMT_CASE: the first case                            */
+    int ncases;              /* PM_STMT_CASE: cases case_index .. + ncases - 1 (see
+                                merge_strided_cases in poly.c); 1 for one case          */
     int ndims;               /* dimensions of the domain                                */
     pm_expr **vars;          /* their variables (the function's, or the reduction's)   */
     isl_set *domain;         /* over the pipeline parameters                            */

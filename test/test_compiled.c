@@ -875,6 +875,54 @@ static pm_pipeline *build_sampling(pm_ctx *ctx)
                   (pm_func *const[]){up, down});
 }
 
+/* Cases that split the innermost dimension by residue (poly.c merges them into one
+ * statement when every read stays in bounds): an even/odd up-sampling, three residues
+ * mod 3 reading it, and an even/odd pair whose odd read would leave the image on the
+ * union's last even point, so it stays two statements. */
+static pm_pipeline *build_parity(pm_ctx *ctx)
+{
+    DOMAIN2(ctx, R, C, x, y, row, col);
+    pm_func *img = pm_image(ctx, "img", PM_F32, R, C);
+    pm_expr *const xy[] = {x, y};
+    pm_interval *col2 = pm_interval_new(pm_int(ctx, 0), pm_addi(pm_muli(C, 2), -1), 1);
+    pm_expr *even = pm_eq(pm_modi(y, 2), pm_int(ctx, 0)), *odd = pm_eq(pm_modi(y, 2), pm_int(ctx, 1));
+    pm_func *up = pm_func_new(ctx, "up", PM_F32, 2, xy, pm_intervals(row, col2));
+    pm_define(up, pm_case_new(even, pm_mulf(pm_call(img, x, pm_divi(y, 2)), 2)),
+              pm_case_new(odd, pm_addf(pm_call(img, x, pm_divi(y, 2)), -1)));
+    pm_func *thirds = pm_func_new(ctx, "thirds", PM_F32, 2, xy, pm_intervals(row, col));
+    pm_define(thirds,
+              pm_case_new(pm_eq(pm_modi(y, 3), pm_int(ctx, 0)), pm_call(up, x, pm_muli(y, 2))),
+              pm_case_new(pm_eq(pm_modi(y, 3), pm_int(ctx, 1)),
+                          pm_mulf(pm_call(up, x, pm_addi(pm_muli(y, 2), 1)), 3)),
+              pm_case_new(pm_eq(pm_modi(y, 3), pm_int(ctx, 2)), pm_float(ctx, 7)));
+    pm_func *edge = pm_func_new(ctx, "edge", PM_F32, 2, xy, pm_intervals(row, col2));
+    pm_expr *last = pm_addi(pm_muli(C, 2), -1);
+    pm_define(edge, pm_case_new(even, pm_call(img, x, pm_divi(y, 2))),
+              pm_case_new(pm_and(odd, pm_lt(y, last)), pm_call(img, x, pm_addi(pm_divi(y, 2), 1))),
+              pm_case_new(pm_eq(y, last), pm_float(ctx, 0)));
+    return finish_rc(ctx, "parity", R, C, 1, (pm_func *const[]){img}, 2,
+                     (pm_func *const[]){thirds, edge});
+}
+
+/* parity's merges as the AST shows them: up and thirds one statement each, edge's
+ * cases apart. */
+static void test_parity_merge(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_parity(ctx);
+    pm_compile_options o = pm_compile_options_default();
+    o.dump = "ast";
+    pm_error err;
+    pm_value est[2] = {PM_I(64), PM_I(64)};
+    pm_kernel *k = p ? pm_jit_compile(jit, p, est, &o, &err) : NULL;
+    const char *ast = k ? pm_kernel_dump(k, "ast") : NULL;
+    if (!CHECK(ast && strstr(ast, "up_c0_1(") && strstr(ast, "thirds_c0_2(") &&
+               strstr(ast, "edge_c0(") && strstr(ast, "edge_c1(") && !strstr(ast, "edge_c0_")))
+        fprintf(stderr, "  parity: merged statements not as expected:\n%s\n", ast ? ast : "(none)");
+    pm_kernel_free(k);
+    pm_ctx_free(ctx);
+}
+
 /* A histogram of a u8 image and a data-dependent lookup through it. */
 static pm_pipeline *build_histogram(pm_ctx *ctx)
 {
@@ -922,6 +970,7 @@ static void test_wrap(void) { test_builder("wrap", build_wrap, 0); }
 static void test_float_int(void) { test_builder("float_int", build_float_int, 1e-3); }
 static void test_sampling2(void) { test_builder("sampling", build_sampling, 1e-5); }
 static void test_histogram(void) { test_builder("histogram", build_histogram, 0); }
+static void test_parity(void) { test_builder("parity", build_parity, 0); }
 static void test_iterated(void) { test_builder("iterated", build_iterated, 1e-5); }
 
 typedef struct harris_job {
@@ -1247,7 +1296,8 @@ int main(void)
         {"histogram", test_histogram}, {"iterated", test_iterated},
         {"concurrent_harris", test_concurrent_harris}, {"blur", test_blur_sizes},
         {"threads", test_thread_counts}, {"wide_gather", test_wide_gather},
-        {"float_casts", test_float_casts}};
+        {"float_casts", test_float_casts}, {"parity", test_parity},
+        {"parity_merge", test_parity_merge}};
     const char *only = getenv("PM_TEST_ONLY");
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
         if (!only || strcmp(only, groups[i].name) == 0)

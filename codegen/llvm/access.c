@@ -407,9 +407,13 @@ static LLVMValueRef gather(pm_llvm *g, const pm_point *pt, int s, const pm_expr 
     return gather_at(g, pt, s, call, idx, clamp);
 }
 
-/* e / 2 (floor) with e moving +1 per lane: upsampling. */
+/* e / 2 (floor), or e / 2 plus or minus a constant, with e moving +1 per lane:
+ * upsampling. Returns e, whose parity at lane 0 says how the lanes pair up. */
 static const pm_expr *half_of_lane(const pm_point *pt, const pm_expr *e)
 {
+    if (e->kind == PM_EXPR_BINARY && (e->op == PM_OP_ADD || e->op == PM_OP_SUB) &&
+        e->b->kind == PM_EXPR_INT)
+        e = e->a;
     if (e->kind == PM_EXPR_BINARY && e->op == PM_OP_DIV && pm_type_is_int(e->type) &&
         e->b->kind == PM_EXPR_INT && e->b->ival == 2 && lane_coef(pt, e->a) == 1)
         return e->a;

@@ -1,6 +1,7 @@
 /* llvm/stmt.c — statement bodies (see llvm.h).
  *
  *  case piece:  if (residual conditions) f(x) = value      (vectors: a masked store)
+ *  merged cases: f(x) = cond_0 ? value_0 : cond_1 ? value_1 : ... value_last
  *  init:        f(x) = initial
  *  update:      i = index(r); if (i inside f's domain) f(i) = op(f(i), value(r))
  * A point's coordinates come from the user node's arguments (i64 expressions of the
@@ -39,6 +40,19 @@ static void case_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
         const pm_expr *c = s->residual[r];
         LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, c), c->type, PM_BOOL);
         mask = mask ? LLVMBuildAnd(g->B, mask, v, "") : v;
+    }
+    if (s->ncases > 1) { /* merged cases (poly.h): the first whose condition holds */
+        int last = s->case_index + s->ncases - 1;
+        const pm_expr *lv = f->cases[last]->value;
+        LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, lv), lv->type, f->type);
+        for (int c = last - 1; c >= s->case_index; c--) {
+            const pm_case *k = f->cases[c];
+            LLVMValueRef cv = pm_llvm_convert(g, pm_llvm_expr(g, pt, k->value), k->value->type, f->type);
+            LLVMValueRef holds = pm_llvm_convert(g, pm_llvm_expr(g, pt, k->cond), k->cond->type, PM_BOOL);
+            v = LLVMBuildSelect(g->B, holds, cv, v, "");
+        }
+        pm_llvm_store_own(g, pt, v, NULL);
+        return;
     }
     const pm_expr *value = f->cases[s->case_index]->value;
     if (mask && pt->W <= 1) {
