@@ -4,6 +4,7 @@
 #include <isl/map.h>
 #include <isl/set.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Default work factor a consumer may grow by (inline.h). */
 #define PM_INLINE_LIMIT 2.0
@@ -40,12 +41,40 @@ static bool is_shift(const pm_func *f, const pm_expr *e)
            is_scaled_var(f, e->a) && e->b->kind == PM_EXPR_INT;
 }
 
+/* The same expression tree (so the same value at one point). */
+static bool expr_equal(const pm_expr *a, const pm_expr *b)
+{
+    if (a == b)
+        return true;
+    if (!a || !b || a->kind != b->kind || a->type != b->type || a->op != b->op)
+        return false;
+    switch (a->kind) {
+    case PM_EXPR_INT: return a->ival == b->ival;
+    case PM_EXPR_FLOAT: return memcmp(&a->fval, &b->fval, sizeof a->fval) == 0;
+    case PM_EXPR_VAR: case PM_EXPR_PARAM: return a->id == b->id;
+    case PM_EXPR_CALL:
+        if (a->callee != b->callee || a->nargs != b->nargs)
+            return false;
+        for (int i = 0; i < a->nargs; i++)
+            if (!expr_equal(a->args[i], b->args[i]))
+                return false;
+        return true;
+    default:
+        return expr_equal(a->a, b->a) && expr_equal(a->b, b->b) && expr_equal(a->c, b->c);
+    }
+}
+
+enum { DISTINCT_MAX = 32 };
+
 typedef struct call_check {
     const pm_func *owner;   /* whose variables the arguments may use                  */
     const pm_func *callee;  /* NULL: every call; else only calls of this one          */
     bool pointwise;         /* arguments must be the owner's variables or constants   */
     bool ok;
     int ncalls;             /* calls of callee                                          */
+    int ndistinct;          /* of them, reading different points: equal calls at one
+                               point are one value (LLVM merges the repeats)            */
+    const pm_expr *distinct[DISTINCT_MAX];
 } call_check;
 
 static bool check_call(const pm_expr *e, void *user)
@@ -54,6 +83,14 @@ static bool check_call(const pm_expr *e, void *user)
     if (e->kind != PM_EXPR_CALL || (c->callee && e->callee != c->callee))
         return true;
     c->ncalls++;
+    bool seen = false;
+    for (int i = 0; i < c->ndistinct && i < DISTINCT_MAX && !seen; i++)
+        seen = expr_equal(c->distinct[i], e);
+    if (!seen) {
+        if (c->ndistinct < DISTINCT_MAX)
+            c->distinct[c->ndistinct] = e;
+        c->ndistinct++;
+    }
     for (int i = 0; i < e->nargs; i++) {
         const pm_expr *a = e->args[i];
         bool good = c->pointwise ? (a->kind == PM_EXPR_INT || is_own_var(c->owner, a))
@@ -127,14 +164,36 @@ static bool reads_defined(const pm_poly *poly, int c, int fs)
     return true;
 }
 
-/* The calls of f in every consumer, for the read-once test. */
+/* The reads of f by every consumer, for the read-once test. */
 typedef struct call_list {
-    const pm_func *callee;
-    const pm_func *consumer; /* whose definition is walked */
+    const pm_func *const *targets; /* f, and inlined consumers that pass f's points on */
+    int ntargets;
+    const pm_func *consumer;       /* whose definition is walked */
     const pm_expr *call[16];
+    const pm_func *by[16];         /* the consumer each call is in */
     int n;
-    bool overflow;           /* too many calls, or a call not one-to-one */
+    bool overflow;                 /* too many calls, or a call not one-to-one */
 } call_list;
+
+/* Calls of targets at equal arguments read the same point of f (targets pass f's
+ * points on unchanged). */
+static bool same_args(const pm_expr *a, const pm_expr *b)
+{
+    if (a->nargs != b->nargs)
+        return false;
+    for (int i = 0; i < a->nargs; i++)
+        if (!expr_equal(a->args[i], b->args[i]))
+            return false;
+    return true;
+}
+
+static bool is_target(const call_list *l, const pm_func *f)
+{
+    for (int i = 0; i < l->ntargets; i++)
+        if (l->targets[i] == f)
+            return true;
+    return false;
+}
 
 /* The variable a shift argument moves with (x in x, 2x, x + k), or NULL. */
 static const pm_expr *shift_var(const pm_expr *a)
@@ -173,19 +232,20 @@ static bool one_to_one(const pm_func *consumer, const pm_expr *call)
 static bool list_call(const pm_expr *e, void *user)
 {
     call_list *l = user;
-    if (e->kind != PM_EXPR_CALL || e->callee != l->callee)
+    if (e->kind != PM_EXPR_CALL || !is_target(l, e->callee))
         return true;
     if (!one_to_one(l->consumer, e)) {
         l->overflow = true;
         return false;
     }
     for (int i = 0; i < l->n; i++)
-        if (l->call[i] == e)
-            return true; /* a shared node: the same point */
+        if (l->by[i] == l->consumer && same_args(l->call[i], e))
+            return true; /* the same point of the same consumer: one value */
     if (l->n == 16) {
         l->overflow = true;
         return false;
     }
+    l->by[l->n] = l->consumer;
     l->call[l->n++] = e;
     return true;
 }
@@ -200,18 +260,65 @@ static bool disjoint_calls(const pm_expr *a, const pm_expr *b)
     return false;
 }
 
+typedef struct identity_check {
+    const call_list *l;
+    const pm_func *g;
+    bool identity, any;
+} identity_check;
+
+static bool check_identity(const pm_expr *e, void *user)
+{
+    identity_check *c = user;
+    if (e->kind != PM_EXPR_CALL || !is_target(c->l, e->callee))
+        return true;
+    c->any = true;
+    bool id = e->nargs == c->g->ndims;
+    for (int d = 0; d < e->nargs && id; d++)
+        id = e->args[d]->kind == PM_EXPR_VAR && e->args[d]->id == c->g->vars[d]->id;
+    c->identity = c->identity && id;
+    return c->identity;
+}
+
+/* Every call of a target in g reads it at g's own variables, in order: g(x, y) reads
+ * f(x, y), so an inlined g passes f's points on unchanged. *reads: g calls a target. */
+static bool identity_reader(const call_list *l, const pm_func *g, bool *reads)
+{
+    identity_check c = {l, g, true, false};
+    const pm_expr *roots[64];
+    int n = pm_func_exprs(g, roots, 64);
+    for (int i = 0; i < n && c.identity; i++)
+        if (roots[i])
+            pm_expr_walk(roots[i], check_identity, &c);
+    *reads = c.any || !c.identity;
+    return c.identity;
+}
+
 /* Every point of stage s's function is read at most once by all its consumers together:
  * each call reads distinct points at distinct consumer points (one_to_one), and calls
- * are one, or told apart by a constant argument
- * (interpolated(0, x, y) and interpolated(1, x, y)). Inlining such a stage only moves its
- * work into the consumer, whatever the stage itself reads. */
-static bool read_once(const pm_poly *poly, int s)
+ * are one, or equal (one value at one point), or told apart by a constant argument
+ * (interpolated(0, x, y) and interpolated(1, x, y)). An inlined consumer that reads s
+ * only at its own point (det(x, y) = Sxx(x, y) * ...) passes s's points on: its readers'
+ * calls of it count as reads of s. Inlining such a stage only moves its work into the
+ * consumer, whatever the stage itself reads. */
+static bool read_once(const pm_plan *plan, int s)
 {
-    call_list l = {.callee = poly->stages[s].func};
+    const pm_poly *poly = plan->poly;
+    const pm_func *targets[64];
+    call_list l = {.targets = targets, .ntargets = 1};
+    targets[0] = poly->stages[s].func;
     for (int c = s + 1; c < poly->nstages && !l.overflow; c++) {
-        l.consumer = poly->stages[c].func;
+        const pm_func *g = poly->stages[c].func;
+        bool reads = false;
+        bool identity = identity_reader(&l, g, &reads);
+        if (!reads)
+            continue;
+        if (plan->inlined[c] && identity && l.ntargets < 64) {
+            targets[l.ntargets++] = g;
+            continue;
+        }
+        l.consumer = g;
         const pm_expr *roots[64];
-        int n = pm_func_exprs(poly->stages[c].func, roots, 64);
+        int n = pm_func_exprs(g, roots, 64);
         for (int i = 0; i < n && !l.overflow; i++)
             if (roots[i])
                 pm_expr_walk(roots[i], list_call, &l);
@@ -227,7 +334,7 @@ static bool read_once(const pm_poly *poly, int s)
 
 static bool self_reads(const pm_func *f)
 {
-    call_check c = {f, f, false, true, 0};
+    call_check c = {.owner = f, .callee = f, .ok = true};
     walk_func(f, &c);
     return c.ncalls > 0;
 }
@@ -249,34 +356,41 @@ void pm_inline_decide(pm_plan *plan)
     }
     for (int s = 0; s < n; s++)
         base[s] = work[s] = pm_plan_dearest_case_cost(plan, s);
-    for (int s = 0; s < n; s++) { /* producers first */
-        const pm_func *f = poly->stages[s].func;
-        if (f->kind != PM_FUNC_FUNCTION || f->ncases != 1 || is_output(poly->pipeline, f) ||
-            self_reads(f))
-            continue;
-        call_check own = {f, NULL, true, true, 0};
-        bool once = read_once(poly, s);
-        if (!walk_func(f, &own) && !once)
-            continue;
-        bool ok = true, any = false;
-        for (int c = s + 1; c < n && ok; c++) {
-            const pm_func *g = poly->stages[c].func;
-            call_check cc = {g, f, false, true, 0};
-            walk_func(g, &cc);
-            if (cc.ncalls == 0)
+    /* Producers first; then again while something was inlined, since a consumer folded
+     * later can make its producer read-once (Sxx once det and trace are inlined). */
+    bool changed = true;
+    for (int pass = 0; changed && pass < 8; pass++) {
+        changed = false;
+        for (int s = 0; s < n; s++) {
+            const pm_func *f = poly->stages[s].func;
+            if (plan->inlined[s] || f->kind != PM_FUNC_FUNCTION || f->ncases != 1 ||
+                is_output(poly->pipeline, f) || self_reads(f))
                 continue;
-            any = true;
-            ok = cc.ok && g->kind == PM_FUNC_FUNCTION && reads_proven(poly, c, f) &&
-                 (!f->cases[0]->cond || reads_defined(poly, c, s)) &&
-                 (once || work[c] + cc.ncalls * (work[s] - 1) <= limit * base[c]);
-        }
-        if (!ok || !any)
-            continue;
-        plan->inlined[s] = true;
-        for (int c = s + 1; c < n; c++) {
-            call_check cc = {poly->stages[c].func, f, false, true, 0};
-            walk_func(poly->stages[c].func, &cc);
-            work[c] += cc.ncalls * (work[s] - 1);
+            call_check own = {.owner = f, .pointwise = true, .ok = true};
+            bool once = read_once(plan, s);
+            if (!walk_func(f, &own) && !once)
+                continue;
+            bool ok = true, any = false;
+            for (int c = s + 1; c < n && ok; c++) {
+                const pm_func *g = poly->stages[c].func;
+                call_check cc = {.owner = g, .callee = f, .ok = true};
+                walk_func(g, &cc);
+                if (cc.ncalls == 0)
+                    continue;
+                any = true;
+                ok = cc.ok && g->kind == PM_FUNC_FUNCTION && reads_proven(poly, c, f) &&
+                     (!f->cases[0]->cond || reads_defined(poly, c, s)) &&
+                     (once || work[c] + cc.ndistinct * (work[s] - 1) <= limit * base[c]);
+            }
+            if (!ok || !any)
+                continue;
+            plan->inlined[s] = true;
+            changed = true;
+            for (int c = s + 1; c < n; c++) {
+                call_check cc = {.owner = poly->stages[c].func, .callee = f, .ok = true};
+                walk_func(poly->stages[c].func, &cc);
+                work[c] += cc.ndistinct * (work[s] - 1);
+            }
         }
     }
     free(work);

@@ -8,18 +8,25 @@
  *    evaluating the value in place gives what the buffer would have held;
  *  - it is point-wise: every call in its definition reads at its own variables or at
  *    constants (img(0, x, y), never img(x + 1, y)), so inlining moves no stencil — or
- *    each of its points is read at most once by all consumers together (one call, or
- *    calls told apart by a constant argument), so inlining only moves its work, whatever
- *    it reads (bilateral grid's trilinear interpolation into the output);
+ *    each of its points is read at most once by all consumers together (one call, equal
+ *    calls in one consumer — one value at one point, which LLVM computes once — or calls
+ *    told apart by a constant argument), so inlining only moves its work, whatever it
+ *    reads (bilateral grid's trilinear interpolation into the output). An inlined
+ *    consumer that reads the stage only at its own point (det(x, y) = Sxx(x, y) * ...)
+ *    passes the stage's points on: its readers' calls count as reads of the stage
+ *    (Harris's box sums, read through det and trace at one point of the output);
  *  - every consumer is a function (not a reduction) that reads it at shifts of its own
  *    variables or of twice them (x + k, 2x + k, or a constant), each read proven inside
  *    the stage's domain, so the emitter can evaluate the definition at the read point,
  *    in vectors too (every lane, or every second lane);
  *  - the work limit: in each consumer, the work after inlining (expression nodes, loads
  *    counted) is at most plan->o.inline_limit (default 2) times the work before — so a
- *    9-tap stencil never recomputes an expensive producer nine times. A stage whose
- *    points are read once in all is exempt: inlining it only moves its work.
- * Stages are considered producers-last, so chains of point-wise stages fold together.
+ *    9-tap stencil never recomputes an expensive producer nine times (equal calls count
+ *    once). A stage whose points are read once in all is exempt: inlining it only moves
+ *    its work.
+ * Stages are considered producers first, so chains of point-wise stages fold together,
+ * and again while a pass inlined something (a consumer inlined late can make its
+ * producer read-once).
  * With plan->o.fusion false nothing is inlined.
  */
 #ifndef PM_CODEGEN_INLINE_H
