@@ -451,8 +451,23 @@ static bool strided_inner(__isl_keep isl_set *dom, int ndims)
     return eq == isl_bool_false;
 }
 
+/* s without existentials when it has no stride or residue (its convex hull, when that
+ * holds the same points: floor(y / 2) <= K is y <= 2K + 1), else NULL. Takes s. */
+static __isl_give isl_set *stride_free_form(__isl_take isl_set *s)
+{
+    s = isl_set_coalesce(s);
+    isl_set *plain = isl_set_from_basic_set(isl_set_polyhedral_hull(isl_set_copy(s)));
+    isl_bool eq = isl_set_is_equal(plain, s);
+    isl_set_free(s);
+    if (eq != isl_bool_true) {
+        isl_set_free(plain);
+        return NULL;
+    }
+    return isl_set_coalesce(plain);
+}
+
 /* The union of the domains of statements first .. first + n - 1 when it has no stride at
- * all (it equals itself without existentials), else NULL. */
+ * all, in a form without existentials; else NULL. */
 static __isl_give isl_set *stride_free_union(const pm_poly *poly, int first, int n)
 {
     isl_set *u = isl_set_copy(poly->stmts[first].domain);
@@ -461,14 +476,7 @@ static __isl_give isl_set *stride_free_union(const pm_poly *poly, int first, int
         d = isl_set_set_tuple_id(d, isl_set_get_tuple_id(u));
         u = isl_set_union(u, d);
     }
-    isl_set *plain = isl_set_remove_divs(isl_set_copy(u));
-    isl_bool eq = isl_set_is_equal(plain, u);
-    isl_set_free(u);
-    if (eq != isl_bool_true) {
-        isl_set_free(plain);
-        return NULL;
-    }
-    return isl_set_coalesce(plain);
+    return stride_free_form(u);
 }
 
 static void stmt_clear(pm_poly_stmt *s)
@@ -480,44 +488,59 @@ static void stmt_clear(pm_poly_stmt *s)
     memset(s, 0, sizeof *s);
 }
 
-/* Every read proven in bounds on its own case's points is proven on m's (m evaluates
- * every merged case at every point of the union). */
-static bool merged_reads_proven(const pm_poly *poly, const pm_poly_stmt *m, int first, int n)
+/* The points of dom where every read of m that its own case's statement proved in
+ * bounds stays inside its callee's box (m evaluates every merged case at every point). */
+static __isl_give isl_set *merged_reads_inside(const pm_poly *poly, const pm_poly_stmt *m,
+                                               int first, int n, __isl_take isl_set *dom)
 {
-    for (int a = 0; a < m->naccesses; a++) {
-        if (m->accesses[a].in_bounds)
+    for (int a = 0; a < m->naccesses && dom; a++) {
+        const pm_poly_access *acc = &m->accesses[a];
+        if (acc->in_bounds)
             continue;
-        for (int i = first; i < first + n; i++) {
+        bool needed = false;
+        for (int i = first; i < first + n && !needed; i++) {
             const pm_poly_stmt *s = &poly->stmts[i];
             for (int b = 0; b < s->naccesses; b++)
-                if (s->accesses[b].call == m->accesses[a].call && s->accesses[b].in_bounds)
-                    return false;
+                needed = needed || (s->accesses[b].call == acc->call && s->accesses[b].in_bounds);
         }
+        if (!needed)
+            continue;
+        if (!acc->rel) {
+            isl_set_free(dom);
+            return NULL;
+        }
+        const pm_poly_storage *cs = pm_poly_storage_of(poly, acc->callee);
+        isl_map *r = isl_map_intersect_domain(isl_map_copy(acc->rel), isl_set_copy(dom));
+        r = isl_map_intersect_range(r, isl_set_copy(cs->box));
+        dom = isl_set_intersect(dom, isl_map_domain(r)); /* reads are single-valued */
     }
-    return true;
+    return dom ? isl_set_coalesce(dom) : NULL;
 }
 
 enum { MERGE_MAX = 8 };
 
 /* Merges runs of consecutive case statements of stage st (statements st->first_stmt ..
  * *next_stmt - 1) whose domains each have a stride or residue on the innermost dimension
- * and whose union has none: one statement over the union, valued by the first case (in
- * order) whose condition holds; cases never overlap, so that is the one that holds. A run
- * stays apart when a case has run-time conditions, or when a read proven in bounds on
- * its own case's points is not proven on the union's. */
+ * and whose union has none: one statement, valued by the first case (in order) whose
+ * condition holds (cases never overlap, so that is the one that holds), over the part of
+ * the union where every read proven in bounds on its own case's points stays in bounds
+ * when all the cases are evaluated; the cases keep their own statements for the rest
+ * (the edges). A run stays apart when a case has run-time conditions or that part is
+ * empty or strided. The array has room for one more statement per run (pm_poly_new). */
 static pm_status merge_strided_cases(pm_poly *poly, pm_poly_stage *st, int *next_stmt,
                                      pm_error *err)
 {
     pm_func *f = st->func;
     for (int i = st->first_stmt; i + 1 < *next_stmt; i++) {
         const pm_poly_stmt *head = &poly->stmts[i];
-        if (head->nresidual > 0 || head->ndims == 0 || !strided_inner(head->domain, head->ndims))
+        if (head->ncases > 1 || head->nresidual > 0 || head->ndims == 0 ||
+            !strided_inner(head->domain, head->ndims))
             continue;
         int best = 0;
         isl_set *best_dom = NULL;
         for (int n = 2; n <= MERGE_MAX && i + n <= *next_stmt; n++) {
             const pm_poly_stmt *last = &poly->stmts[i + n - 1];
-            if (last->nresidual > 0 || !strided_inner(last->domain, last->ndims))
+            if (last->nresidual > 0 || last->ncases > 1 || !strided_inner(last->domain, last->ndims))
                 break;
             isl_set *u = stride_free_union(poly, i, n);
             if (u) {
@@ -548,18 +571,53 @@ static pm_status merge_strided_cases(pm_poly *poly, pm_poly_stage *st, int *next
             stmt_clear(&m);
             return stt;
         }
-        if (!merged_reads_proven(poly, &m, i, best)) {
+        isl_set *inside = merged_reads_inside(poly, &m, i, best, isl_set_copy(m.domain));
+        bool whole = inside && isl_set_is_equal(inside, m.domain) == isl_bool_true;
+        inside = inside ? stride_free_form(inside) : NULL;
+        if (!inside || isl_set_is_empty(inside) != isl_bool_false) {
+            isl_set_free(inside);
             stmt_clear(&m);
             continue;
         }
+        if (!whole) { /* the accesses again, proven over the smaller domain */
+            for (int a = 0; a < m.naccesses; a++)
+                isl_map_free(m.accesses[a].rel);
+            free(m.accesses);
+            m.accesses = NULL;
+            m.naccesses = 0;
+            isl_set_free(m.domain);
+            m.domain = inside;
+            inside = NULL;
+            stt = stmt_accesses(poly, &m, roots, nroots, err);
+            if (stt != PM_OK) {
+                stmt_clear(&m);
+                return stt;
+            }
+        }
+        isl_set_free(inside);
         stmt_dependences(poly, &m);
-        for (int k = i; k < i + best; k++)
-            stmt_clear(&poly->stmts[k]);
-        poly->stmts[i] = m;
-        memmove(&poly->stmts[i + 1], &poly->stmts[i + best],
+        /* the cases' own statements keep what the merged one does not cover */
+        pm_poly_stmt rest[MERGE_MAX];
+        int nrest = 0;
+        for (int k = i; k < i + best; k++) {
+            pm_poly_stmt *s = &poly->stmts[k];
+            isl_set *covered = isl_set_set_tuple_id(isl_set_copy(m.domain),
+                                                    isl_set_get_tuple_id(s->domain));
+            s->domain = isl_set_coalesce(isl_set_subtract(s->domain, covered));
+            if (isl_set_is_empty(s->domain) == isl_bool_true)
+                stmt_clear(s);
+            else
+                rest[nrest++] = *s;
+        }
+        int add = 1 + nrest - best; /* statements gained (<= 1) */
+        memmove(&poly->stmts[i + 1 + nrest], &poly->stmts[i + best],
                 (size_t)(*next_stmt - i - best) * sizeof *poly->stmts);
-        *next_stmt -= best - 1;
-        memset(&poly->stmts[*next_stmt], 0, (size_t)(best - 1) * sizeof *poly->stmts);
+        poly->stmts[i] = m;
+        memcpy(&poly->stmts[i + 1], rest, (size_t)nrest * sizeof *rest);
+        *next_stmt += add;
+        if (add < 0)
+            memset(&poly->stmts[*next_stmt], 0, (size_t)(-add) * sizeof *poly->stmts);
+        i += nrest; /* past the edges */
     }
     return PM_OK;
 }
@@ -683,7 +741,8 @@ pm_poly *pm_poly_new(isl_ctx *ctx, pm_pipeline *p, pm_error *err)
     int nstmts = 0;
     for (int i = 0; i < p->nstages; i++)
         nstmts += p->stages[i]->kind == PM_FUNC_REDUCTION ? 2
-                  : p->stages[i]->ncases > 0 ? p->stages[i]->ncases : 1;
+                  : p->stages[i]->ncases > 0 ? 2 * p->stages[i]->ncases /* merges: poly.h */
+                                             : 1;
     poly->stmts = calloc(nstmts ? nstmts : 1, sizeof *poly->stmts);
     pm_status st = PM_OK;
     for (int i = 0; i < p->ninputs && st == PM_OK; i++) {

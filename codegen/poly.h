@@ -7,9 +7,10 @@
  *    strides); the non-affine conjuncts of the condition stay run-time tests (residual).
  *    Consecutive cases that split the innermost dimension by residue (an up-sampling's
  *    even and odd points) and together cover a stride-free set are one statement over
- *    that set, valued by the first case whose condition holds, when every read of every
- *    merged case stays provably inside its callee there: the innermost loop then has no
- *    per-point branch and no step, so it vectorizes.
+ *    that set's part where every read of every merged case stays provably inside its
+ *    callee, valued by the first case whose condition holds (the cases keep their own
+ *    statements for the rest, the edges): the innermost loop then has no per-point
+ *    branch and no step, so it vectorizes.
  *    A reduction is two statements: the initialisation over the variable domain, then
  *    the update over the reduction domain.
  *  - accesses: every call in a statement, as an isl map from the statement's domain to

@@ -472,6 +472,10 @@ bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
      * extension intersects) */
     M[nm - 1] = isl_map_intersect_range(ml, isl_set_copy(poly->storage[poly->stages[L].storage].box));
     bool ok = M[nm - 1] != NULL;
+    /* the tiles that exist: some point of the live-out's box in them (bounds are only
+     * ever evaluated there; elsewhere a small image's clipped pieces would make them
+     * unbounded) */
+    isl_set *tiles = ok ? isl_map_domain(isl_map_copy(M[nm - 1])) : NULL;
     map_list reads = {0, 0, NULL};
     for (int m = nm - 2; m >= 0 && ok; m--) {
         int p = gr->members[m];
@@ -533,8 +537,10 @@ bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
             isl_pw_aff *lb = isl_pw_aff_coalesce(lbs[d]);
             isl_pw_aff *ub = isl_pw_aff_coalesce(ubs[d]);
             lbs[d] = ubs[d] = NULL;
-            lb = isl_pw_aff_gist(lb, isl_set_copy(needed));
-            ub = isl_pw_aff_gist(ub, isl_set_copy(needed));
+            lb = isl_pw_aff_gist(isl_pw_aff_intersect_domain(lb, isl_set_copy(tiles)),
+                                 isl_set_copy(needed));
+            ub = isl_pw_aff_gist(isl_pw_aff_intersect_domain(ub, isl_set_copy(tiles)),
+                                 isl_set_copy(needed));
             lb = simple_bound(gr, m, d, tsp, lb, false);
             ub = simple_bound(gr, m, d, tsp, ub, true);
             int64_t e = lb && ub ? max_extent(lb, ub, st->step[d]) : -1;
@@ -572,6 +578,7 @@ bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
     for (int m = 0; m < nm; m++)
         isl_map_free(M[m]);
     free(M);
+    isl_set_free(tiles);
     isl_space_free(tsp);
     return ok;
 }

@@ -371,6 +371,36 @@ static void check_transparent_inline(int shift, const char *want)
     pm_ctx_free(ctx);
 }
 
+/* Pyramid blending at the paper's estimates is one 31-stage group (its footprint bounds
+ * are taken over the tiles that exist: over all tiles, a small image's clipped pieces
+ * left them unbounded and the group fell apart into single stages), and that kernel
+ * equals the interpreter at sizes far below the estimates. */
+static void check_pyramid_group(void)
+{
+    const pm_sample_app *app = pm_sample_find("pyramid_blend");
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = app ? app->build(ctx) : NULL;
+    if (CHECK(p != NULL)) {
+        pm_value est[16];
+        app->params(app->paper_rows, app->paper_cols, est);
+        pm_kernel *k;
+        const char *g = groups_of(p, est, 1, &k);
+        if (!CHECK(strstr(g, "live-out blend, 31 stages, overlapped tiles") != NULL))
+            fprintf(stderr, "  pyramid_blend: no 31-stage group in\n%s\n", g);
+        static const int64_t sizes[][2] = {{96, 128}, {97, 131}, {160, 100}};
+        for (int i = 0; k && i < 3; i++) {
+            pm_value params[16];
+            app->params(sizes[i][0], sizes[i][1], params);
+            double d = differential(p, k, app, params);
+            if (!CHECK(d <= app->tolerance))
+                fprintf(stderr, "  pyramid_blend %lldx%lld at paper estimates: max|diff| %g\n",
+                        (long long)sizes[i][0], (long long)sizes[i][1], d);
+        }
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+}
+
 static void check_structure(void)
 {
     /* blury's points are each read once, through sharpen (inlined, reading blury at its
@@ -405,6 +435,7 @@ static void check_structure(void)
     check_conditional_inline(-1, "inlined: none");
     check_transparent_inline(0, "inlined: S A B\n");
     check_transparent_inline(1, "inlined: A B\n");
+    check_pyramid_group();
 }
 
 static const setting kCovering[] = {
