@@ -405,7 +405,8 @@ static pm_func *new_func(gen *g, node *n, int nv)
 }
 
 /* Case pieces: the guarded value where every read is inside, a fallback elsewhere, and
- * sometimes a split of the guarded part at a boundary x < k. */
+ * sometimes a split of the guarded part at a boundary x < k or by a residue of the
+ * innermost variable. */
 static void define_cases(gen *g, node *n, int self, int nv, bool want_int)
 {
     g->nguards = 0;
@@ -424,7 +425,15 @@ static void define_cases(gen *g, node *n, int self, int nv, bool want_int)
     } else {
         G cond = nguards ? and_all(guards, nguards) : b_lt(g->var[0], addi(g->R, -2));
         if (nv && rchance(&g->r, 30)) {
-            G split = b_lt(g->var[0], lit(rint_(&g->r, 0, 4)));
+            /* at a boundary, or by residue of the innermost variable (even/odd or mod 3:
+             * poly.c merges such cases into one statement where reads stay inside) */
+            G split;
+            if (rchance(&g->r, 50)) {
+                int m = rint_(&g->r, 2, 3);
+                split = b_eq(b_mod(g->var[nv - 1], lit(m)), lit(rint_(&g->r, 0, m - 1)));
+            } else {
+                split = b_lt(g->var[0], lit(rint_(&g->r, 0, 4)));
+            }
             G other = value(g, self, nv, want_int, 0); /* no reads */
             if (g->nguards > nguards) /* the other value read something: keep it simple */
                 other = fallback;
