@@ -89,7 +89,7 @@ void check_fill(pm_buffer *b, unsigned seed, bool small_ints)
     }
 }
 
-static double element(const pm_buffer *b, int64_t i)
+int64_t check_int_element(const pm_buffer *b, int64_t i)
 {
     switch (b->type) {
     case PM_U8: return ((const uint8_t *)b->data)[i];
@@ -98,10 +98,18 @@ static double element(const pm_buffer *b, int64_t i)
     case PM_I16: return ((const int16_t *)b->data)[i];
     case PM_U32: return ((const uint32_t *)b->data)[i];
     case PM_I32: return ((const int32_t *)b->data)[i];
-    case PM_I64: return (double)((const int64_t *)b->data)[i];
+    case PM_I64: return ((const int64_t *)b->data)[i];
+    default: return 0;
+    }
+}
+
+static double element(const pm_buffer *b, int64_t i)
+{
+    switch (b->type) {
     case PM_F32: return ((const float *)b->data)[i];
     case PM_F64: return ((const double *)b->data)[i];
-    default: return NAN;
+    case PM_BOOL: return NAN;
+    default: return (double)check_int_element(b, i);
     }
 }
 

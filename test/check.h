@@ -32,5 +32,7 @@ int64_t check_buffer_count(const pm_buffer *b);
 /* Largest absolute difference between two same-shape buffers, as double; when the
  * shapes or types differ returns INFINITY. Integer buffers compare exactly. */
 double check_buffer_maxdiff(const pm_buffer *a, const pm_buffer *b);
+/* Element i of an integer buffer, exactly (0 for other types). */
+int64_t check_int_element(const pm_buffer *b, int64_t i);
 
 #endif

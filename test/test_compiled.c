@@ -769,19 +769,6 @@ static int64_t cast_expected(pm_type t, double v)
     return (int64_t)trunc(v);
 }
 
-static int64_t int_element(const pm_buffer *b, int64_t i)
-{
-    switch (b->type) {
-    case PM_I8: return ((const int8_t *)b->data)[i];
-    case PM_U8: return ((const uint8_t *)b->data)[i];
-    case PM_I16: return ((const int16_t *)b->data)[i];
-    case PM_U16: return ((const uint16_t *)b->data)[i];
-    case PM_I32: return ((const int32_t *)b->data)[i];
-    case PM_U32: return ((const uint32_t *)b->data)[i];
-    default: return ((const int64_t *)b->data)[i];
-    }
-}
-
 /* Every edge of every target, in vector lanes and in scalar tails: NaN, infinities,
  * each type's ends and the floats around them (2^31 - 128 is the largest f32 below
  * 2^31), halves on both sides of zero. Compiled, interpreted and the written-out rule
@@ -826,7 +813,7 @@ static void test_float_casts(void)
                         for (int64_t i = 0; i < n && bad < 4; i++) {
                             double v = from == PM_F32 ? ((float *)in.data)[i] : ((double *)in.data)[i];
                             int64_t e = cast_expected(cast_targets[t], v);
-                            int64_t gi = int_element(&got[t], i), wi = int_element(&want[t], i);
+                            int64_t gi = check_int_element(&got[t], i), wi = check_int_element(&want[t], i);
                             if (!CHECK(gi == e && wi == e)) {
                                 bad++;
                                 fprintf(stderr, "  cast %s %.17g -> %s: compiled %lld, interpreted "

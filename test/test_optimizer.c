@@ -278,6 +278,36 @@ static void fill_any(int index, pm_buffer *b, const pm_value *params)
     check_fill(b, 77u + (unsigned)index, false);
 }
 
+/* A one-parameter (N) pipeline compiled at N = 256 with 1 and 2 threads: its groups dump
+ * holds `want`, and the kernel equals the interpreter at each of the sizes. */
+static void check_small_pipeline(const char *what, pm_pipeline *p, const char *want,
+                                 const int64_t *sizes, int nsizes, double tolerance)
+{
+    static const pm_sample_app app = {.name = "small", .fill_input = fill_any};
+    pm_value est[1] = {PM_I(256)};
+    for (int threads = 1; threads <= 2; threads++) {
+        pm_compile_options o = pm_compile_options_default();
+        o.threads = threads;
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+        if (!CHECK(k != NULL)) {
+            fprintf(stderr, "  %s: %s\n", what, err.message);
+            continue;
+        }
+        const char *g = pm_kernel_dump(k, "groups");
+        if (!CHECK(g && strstr(g, want) != NULL))
+            fprintf(stderr, "  %s: no \"%s\" in\n%s\n", what, want, g ? g : "");
+        for (int i = 0; i < nsizes; i++) {
+            pm_value params[1] = {PM_I(sizes[i])};
+            double d = differential(p, k, &app, params);
+            if (!CHECK(d <= tolerance))
+                fprintf(stderr, "  %s N=%lld threads=%d: max|diff| %g\n", what,
+                        (long long)sizes[i], threads, d);
+        }
+        pm_kernel_free(k);
+    }
+}
+
 /* f(x, y) = in(x, y) * 2 + 1 only where 1 <= x <= N (its box is [0, N+1] x [0, N-1]);
  * out(x, y) over [1, N] x [0, N-1] reads f(x + shift, y) (the value dropped where x + shift
  * < 1). With shift 0 every read lands where f's case holds: f is inlined. With shift -1
@@ -302,22 +332,10 @@ static void check_conditional_inline(int shift, const char *want)
                                                       pm_float(ctx, 0)),
                                             pm_call(in, x, y))));
     pm_pipeline *p = NULL;
-    static const pm_sample_app app = {.name = "conditional", .fill_input = fill_any};
     if (CHECK(pm_pipeline_new(ctx, "conditional", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
-        pm_value est[1] = {PM_I(256)};
-        pm_kernel *k;
-        const char *g = groups_of(p, est, 1, &k);
-        if (!CHECK(strstr(g, want) != NULL))
-            fprintf(stderr, "  conditional inline (shift %d): no \"%s\" in\n%s\n", shift, want, g);
         static const int64_t sizes[] = {1, 2, 17, 300};
-        for (int i = 0; k && i < 4; i++) {
-            pm_value params[1] = {PM_I(sizes[i])};
-            double d = differential(p, k, &app, params);
-            if (!CHECK(d <= 1e-6))
-                fprintf(stderr, "  conditional inline (shift %d) N=%lld: max|diff| %g\n", shift,
-                        (long long)sizes[i], d);
-        }
-        pm_kernel_free(k);
+        check_small_pipeline(shift ? "conditional inline (shift -1)" : "conditional inline",
+                             p, want, sizes, 4, 1e-6);
     } else {
         fprintf(stderr, "  conditional: %s\n", pm_ctx_errmsg(ctx));
     }
@@ -349,22 +367,10 @@ static void check_transparent_inline(int shift, const char *want)
     pm_func *out = pm_func_new(ctx, "out", PM_F32, 2, xy, pm_intervals(rows, cols));
     pm_func_define_expr(out, pm_add(pm_call(A, x, y), pm_mul(pm_call(B, x, y), pm_call(B, x, y))));
     pm_pipeline *p = NULL;
-    static const pm_sample_app app = {.name = "transparent", .fill_input = fill_any};
     if (CHECK(pm_pipeline_new(ctx, "transparent", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
-        pm_value est[1] = {PM_I(256)};
-        pm_kernel *k;
-        const char *g = groups_of(p, est, 1, &k);
-        if (!CHECK(strstr(g, want) != NULL))
-            fprintf(stderr, "  transparent inline (shift %d): no \"%s\" in\n%s\n", shift, want, g);
         static const int64_t sizes[] = {4, 5, 17, 300};
-        for (int i = 0; k && i < 4; i++) {
-            pm_value params[1] = {PM_I(sizes[i])};
-            double d = differential(p, k, &app, params);
-            if (!CHECK(d <= 1e-4))
-                fprintf(stderr, "  transparent inline (shift %d) N=%lld: max|diff| %g\n", shift,
-                        (long long)sizes[i], d);
-        }
-        pm_kernel_free(k);
+        check_small_pipeline(shift ? "transparent inline (shift 1)" : "transparent inline",
+                             p, want, sizes, 4, 1e-4);
     } else {
         fprintf(stderr, "  transparent: %s\n", pm_ctx_errmsg(ctx));
     }
@@ -383,20 +389,30 @@ static void check_pyramid_group(void)
     if (CHECK(p != NULL)) {
         pm_value est[16];
         app->params(app->paper_rows, app->paper_cols, est);
-        pm_kernel *k;
-        const char *g = groups_of(p, est, 1, &k);
-        if (!CHECK(strstr(g, "live-out blend, 31 stages, overlapped tiles") != NULL))
-            fprintf(stderr, "  pyramid_blend: no 31-stage group in\n%s\n", g);
-        static const int64_t sizes[][2] = {{96, 128}, {97, 131}, {160, 100}};
-        for (int i = 0; k && i < 3; i++) {
-            pm_value params[16];
-            app->params(sizes[i][0], sizes[i][1], params);
-            double d = differential(p, k, app, params);
-            if (!CHECK(d <= app->tolerance))
-                fprintf(stderr, "  pyramid_blend %lldx%lld at paper estimates: max|diff| %g\n",
-                        (long long)sizes[i][0], (long long)sizes[i][1], d);
+        for (int threads = 1; threads <= 2; threads++) {
+            pm_compile_options o = pm_compile_options_default();
+            o.threads = threads;
+            pm_error err;
+            pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+            if (!CHECK(k != NULL)) {
+                fprintf(stderr, "  pyramid_blend: %s\n", err.message);
+                continue;
+            }
+            const char *g = pm_kernel_dump(k, "groups");
+            if (!CHECK(g && strstr(g, "live-out blend, 31 stages, overlapped tiles") != NULL))
+                fprintf(stderr, "  pyramid_blend: no 31-stage group in\n%s\n", g ? g : "");
+            static const int64_t sizes[][2] = {{96, 128}, {97, 131}, {160, 100}};
+            for (int i = 0; i < 3; i++) {
+                pm_value params[16];
+                app->params(sizes[i][0], sizes[i][1], params);
+                double d = differential(p, k, app, params);
+                if (!CHECK(d <= app->tolerance))
+                    fprintf(stderr, "  pyramid_blend %lldx%lld threads=%d at paper estimates: "
+                            "max|diff| %g\n", (long long)sizes[i][0], (long long)sizes[i][1],
+                            threads, d);
+            }
+            pm_kernel_free(k);
         }
-        pm_kernel_free(k);
     }
     pm_ctx_free(ctx);
 }
