@@ -41,6 +41,20 @@ static bool is_shift(const pm_func *f, const pm_expr *e)
            is_scaled_var(f, e->a) && e->b->kind == PM_EXPR_INT;
 }
 
+static bool expr_equal(const pm_expr *a, const pm_expr *b);
+
+/* Calls at equal arguments: of one function, the same point; of targets (read_once),
+ * the same point of the stage they pass on. */
+static bool same_args(const pm_expr *a, const pm_expr *b)
+{
+    if (a->nargs != b->nargs)
+        return false;
+    for (int i = 0; i < a->nargs; i++)
+        if (!expr_equal(a->args[i], b->args[i]))
+            return false;
+    return true;
+}
+
 /* The same expression tree (so the same value at one point). */
 static bool expr_equal(const pm_expr *a, const pm_expr *b)
 {
@@ -52,13 +66,7 @@ static bool expr_equal(const pm_expr *a, const pm_expr *b)
     case PM_EXPR_INT: return a->ival == b->ival;
     case PM_EXPR_FLOAT: return memcmp(&a->fval, &b->fval, sizeof a->fval) == 0;
     case PM_EXPR_VAR: case PM_EXPR_PARAM: return a->id == b->id;
-    case PM_EXPR_CALL:
-        if (a->callee != b->callee || a->nargs != b->nargs)
-            return false;
-        for (int i = 0; i < a->nargs; i++)
-            if (!expr_equal(a->args[i], b->args[i]))
-                return false;
-        return true;
+    case PM_EXPR_CALL: return a->callee == b->callee && same_args(a, b);
     default:
         return expr_equal(a->a, b->a) && expr_equal(a->b, b->b) && expr_equal(a->c, b->c);
     }
@@ -174,18 +182,6 @@ typedef struct call_list {
     int n;
     bool overflow;                 /* too many calls, or a call not one-to-one */
 } call_list;
-
-/* Calls of targets at equal arguments read the same point of f (targets pass f's
- * points on unchanged). */
-static bool same_args(const pm_expr *a, const pm_expr *b)
-{
-    if (a->nargs != b->nargs)
-        return false;
-    for (int i = 0; i < a->nargs; i++)
-        if (!expr_equal(a->args[i], b->args[i]))
-            return false;
-    return true;
-}
 
 static bool is_target(const call_list *l, const pm_func *f)
 {

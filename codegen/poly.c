@@ -774,13 +774,8 @@ void pm_poly_free(pm_poly *poly)
 {
     if (!poly)
         return;
-    for (int i = 0; i < poly->nstmts; i++) {
-        pm_poly_stmt *s = &poly->stmts[i];
-        isl_set_free(s->domain);
-        for (int a = 0; a < s->naccesses; a++)
-            isl_map_free(s->accesses[a].rel);
-        free(s->accesses);
-    }
+    for (int i = 0; i < poly->nstmts; i++)
+        stmt_clear(&poly->stmts[i]);
     for (int i = 0; i < poly->nstorage; i++) {
         pm_poly_storage *st = &poly->storage[i];
         for (int d = 0; d < st->ndims; d++) {
