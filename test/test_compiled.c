@@ -1124,10 +1124,11 @@ static void test_thread_counts(void)
     pm_ctx_free(ctx);
 }
 
-/* Gathers take 32-bit offsets when a buffer's offsets fit (codegen/llvm/access.c), 64-bit
- * addresses otherwise. An input whose second row starts 8 GiB after its first (virtual
- * memory only: two rows are touched) takes the 64-bit path; the same pixels packed
- * densely take the 32-bit one; both equal the interpreter, at vector widths 16 and 1. */
+/* Gathers take 32-bit offsets (codegen/llvm/access.c); a vector loop runs only when the
+ * buffers it gathers from fit them, else its scalar code reads with 64-bit indices
+ * (vector.c). An input whose second row starts 8 GiB after its first (virtual memory
+ * only: two rows are touched) takes the scalar path; the same pixels packed densely the
+ * vectors; both equal the interpreter, at vector widths 16 and 1. */
 static void test_wide_gather(void)
 {
     enum { C = 40 };

@@ -13,7 +13,7 @@
  *    the buffer, and a shufflevector picking the even elements;
  *  - innermost argument (e)/2 with e +1 per lane (upsampling): one masked load of the
  *    W/2 (+1) elements the lanes share and a shufflevector duplicating them;
- *  - otherwise: a gather (llvm.masked.gather) of clamped or proven indices.
+ *  - otherwise: a gather of clamped or proven indices at 32-bit offsets (gather_at).
  * Contiguous loads and stores rely on unit innermost strides: the vector loop only runs
  * when every caller buffer has them (env.unit_stride); scratch buffers are dense.
  */
@@ -295,11 +295,42 @@ static LLVMValueRef masked_gather(pm_llvm *g, const pm_point *pt, int s, LLVMVal
     return LLVMBuildCall2(g->B, fnty, fn, args, 4, "");
 }
 
-/* i1: every element offset of storage s fits in 32 bits (it is not empty, and the sum of
- * (extent - 1) * |stride| over its dimensions is at most INT32_MAX), and so does every
- * coordinate of it. Loop-invariant, so
- * LLVM hoists it; constant for scratchpads. */
-static LLVMValueRef offsets_fit_i32(pm_llvm *g, int s)
+/* AVX-512's gathers of 32- and 64-bit elements at 32-bit offsets from one base, or NULL
+ * when the target or the shape has none. LLVM's generic gather of base + sext(offsets)
+ * selects them only when instruction selection can prove the offsets' sign bit clear:
+ * after a clamp (an smax with the buffer's lower bound) InstCombine turns the sign
+ * extension into a zero extension that instruction selection cannot see through, and
+ * every 16-lane gather became two 8-lane gathers of 64-bit addresses (local Laplacian's
+ * remapping table). */
+static LLVMValueRef x86_gather32(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef base,
+                                 LLVMValueRef off)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    int bytes = pm_type_size(st->type);
+    bool fp = !pm_type_is_int(st->type);
+    const char *name = NULL;
+    if (!g->avx512f || (bytes != 4 && bytes != 8))
+        return NULL;
+    if (bytes == 4 && pt->W == 16)
+        name = fp ? "llvm.x86.avx512.mask.gather.dps.512" : "llvm.x86.avx512.mask.gather.dpi.512";
+    else if (bytes == 4 && pt->W == 8 && g->avx512vl)
+        name = fp ? "llvm.x86.avx512.mask.gather3siv8.sf" : "llvm.x86.avx512.mask.gather3siv8.si";
+    else if (bytes == 8 && pt->W == 8)
+        name = fp ? "llvm.x86.avx512.mask.gather.dpd.512" : "llvm.x86.avx512.mask.gather.dpq.512";
+    if (!name)
+        return NULL;
+    LLVMTypeRef fnty;
+    LLVMValueRef fn = pm_llvm_intrinsic(g, name, NULL, 0, &fnty);
+    if (!fn)
+        return NULL;
+    LLVMTypeRef vt = LLVMVectorType(pm_llvm_type(g, st->type), (unsigned)pt->W);
+    LLVMValueRef args[5] = {LLVMGetPoison(vt), base, off,
+                            pm_llvm_splat(g, pt, LLVMConstInt(g->t_i1, 1, 0)),
+                            LLVMConstInt(g->t_i32, (unsigned)bytes, 0)};
+    return LLVMBuildCall2(g->B, fnty, fn, args, 5, "gather32");
+}
+
+LLVMValueRef pm_llvm_offsets_fit_i32(pm_llvm *g, int s)
 {
     const pm_poly_storage *st = &g->poly->storage[s];
     const pm_llvm_buf *b = &g->env.bufs[s];
@@ -322,40 +353,33 @@ static LLVMValueRef offsets_fit_i32(pm_llvm *g, int s)
                         LLVMBuildICmp(g->B, LLVMIntSLE, span, c64(g, INT32_MAX), ""), "fits32");
 }
 
-/* Lanes at indices idx (in bounds: proven, or clamped to a non-empty buffer). AVX-512 gathers 16 floats with one
- * instruction from a base plus 32-bit offsets but needs two with 64-bit addresses, so
- * when the buffer's offsets fit in 32 bits (checked at run time: a branch every lane
- * agrees on) the offsets are computed in i32. */
+/* Lanes at indices idx (in bounds: proven, or clamped). Gathers take 32-bit offsets
+ * from the buffer's base: AVX-512 gathers 16 floats with one instruction that way but
+ * needs two with 64-bit addresses. The vector loop that holds this read runs only when
+ * the buffer's offsets and coordinates fit in 32 bits (vector.c asks
+ * pm_llvm_offsets_fit_i32 for every buffer recorded in g->gathered), and a buffer that
+ * fits is not empty, so clamping keeps every lane inside it; otherwise the loop's scalar
+ * code reads with 64-bit indices. */
 static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call,
                               LLVMValueRef *idx, bool clamp)
 {
     const pm_poly_storage *st = &g->poly->storage[s];
     const pm_llvm_buf *b = &g->env.bufs[s];
-    LLVMValueRef fits = offsets_fit_i32(g, s);
+    if (g->gathered)
+        g->gathered[s] = true;
     LLVMTypeRef v32 = LLVMVectorType(g->t_i32, (unsigned)pt->W);
-    /* An argument of 32 bits or fewer (every variable is i32) indexes in i32 from the
-     * start: truncating the i64 index instead, LLVM folds the truncation back into 64-bit
-     * lanes and the gather takes 64-bit addresses again. Evaluated before the branch
-     * (the call memo's values must dominate what follows). */
-    LLVMValueRef arg32[PM_MAX_DIMS] = {0};
-    for (int d = 0; d < st->ndims; d++) {
-        const pm_expr *a = call->args[d];
-        if (st->step[d] == 1 && pm_type_is_int(a->type) && pm_type_bits(a->type) <= 32)
-            arg32[d] = pm_llvm_splat(g, pt, pm_llvm_convert(g, pm_llvm_expr(g, pt, a), a->type, PM_I32));
-    }
-    LLVMBasicBlockRef narrow = pm_llvm_block(g, "gather32"), wide = pm_llvm_block(g, "gather64");
-    LLVMBasicBlockRef done = pm_llvm_block(g, "gathered");
-    LLVMBuildCondBr(g->B, fits, narrow, wide);
-
-    LLVMPositionBuilderAtEnd(g->B, narrow);
     LLVMValueRef off = NULL;
     for (int d = 0; d < st->ndims; d++) {
+        const pm_expr *a = call->args[d];
         LLVMValueRef i32;
-        if (arg32[d]) {
-            /* coordinates lb .. lb + ext - 1 are i32 values when the offsets fit (the
-             * coordinate type is i32), so clamping first never overflows */
+        /* An argument of 32 bits or fewer (every variable is i32) indexes in i32 from
+         * the start: truncating the i64 index instead, LLVM folds the truncation back
+         * into 64-bit lanes. Coordinates lb .. lb + ext - 1 are i32 values when the
+         * offsets fit, so clamping first never overflows. */
+        if (st->step[d] == 1 && pm_type_is_int(a->type) && pm_type_bits(a->type) <= 32) {
+            LLVMValueRef v = pm_llvm_splat(g, pt, pm_llvm_convert(g, pm_llvm_expr(g, pt, a), a->type, PM_I32));
             LLVMValueRef lo = LLVMBuildTrunc(g->B, b->lb[d], g->t_i32, "");
-            LLVMValueRef v = arg32[d], los = pm_llvm_splat(g, pt, lo);
+            LLVMValueRef los = pm_llvm_splat(g, pt, lo);
             if (clamp) {
                 LLVMValueRef hi = LLVMBuildTrunc(
                     g->B, LLVMBuildAdd(g->B, b->lb[d], LLVMBuildSub(g->B, b->ext[d], c64(g, 1), ""), ""),
@@ -372,27 +396,11 @@ static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, const pm_ex
         LLVMValueRef t = LLVMBuildNSWMul(g->B, i32, s32, "");
         off = off ? LLVMBuildNSWAdd(g->B, off, t, "") : t;
     }
-    LLVMValueRef p32 = LLVMBuildGEP2(g->B, pm_llvm_type(g, st->type), b->base, &off, 1, "");
-    LLVMValueRef v_narrow = masked_gather(g, pt, s, p32, elem_align(st));
-    LLVMBasicBlockRef narrow_end = LLVMGetInsertBlock(g->B);
-    LLVMBuildBr(g->B, done);
-
-    LLVMPositionBuilderAtEnd(g->B, wide);
-    LLVMValueRef wide_ptrs = pm_llvm_addr(g, s, idx);
-    if (clamp) /* an empty buffer fails the 32-bit test: its reads come here */
-        wide_ptrs = empty_safe(g, s, wide_ptrs);
-    /* alignment 1 here, the elements' in the narrow gather: with equal calls LLVM sinks
-     * both into one gather of a phi of pointers after the join, and the 32-bit offsets
-     * are lost; an immediate argument that differs keeps them apart */
-    LLVMValueRef v_wide = masked_gather(g, pt, s, wide_ptrs, 1);
-    LLVMBasicBlockRef wide_end = LLVMGetInsertBlock(g->B);
-    LLVMBuildBr(g->B, done);
-
-    LLVMPositionBuilderAtEnd(g->B, done);
-    LLVMValueRef v = LLVMBuildPhi(g->B, LLVMTypeOf(v_narrow), "gather");
-    LLVMValueRef vals[2] = {v_narrow, v_wide};
-    LLVMBasicBlockRef from[2] = {narrow_end, wide_end};
-    LLVMAddIncoming(v, vals, from, 2);
+    LLVMValueRef v = x86_gather32(g, pt, s, b->base, off);
+    if (!v) {
+        LLVMValueRef p32 = LLVMBuildGEP2(g->B, pm_llvm_type(g, st->type), b->base, &off, 1, "");
+        v = masked_gather(g, pt, s, p32, elem_align(st));
+    }
     return v;
 }
 

@@ -72,6 +72,10 @@ typedef struct pm_llvm {
     bool in_parallel;               /* inside an outlined body: no nested outlining        */
     int noutlined;
     int vector_width;               /* lanes; 1 = no vectorization                         */
+    bool avx512f, avx512vl;         /* the target's x86 gathers with 32-bit offsets (access.c) */
+    bool *gathered;                 /* per storage, inside a vector loop: read by a gather
+                                       (whose 32-bit offsets the loop's guard checks), or
+                                       NULL outside vector loops                         */
     char entry_name[64];
     /* Calls evaluated in the statement being emitted: a call node used twice at the same
      * point (bilateral grid's weight, in the test and the division) is loaded or
@@ -143,6 +147,10 @@ LLVMValueRef pm_llvm_addr(pm_llvm *g, int storage, LLVMValueRef *idx);
 /* Buffer index of coordinate c (i64 scalar or vector) in dimension d of storage s. */
 LLVMValueRef pm_llvm_index(pm_llvm *g, const pm_point *pt, int storage, int d, LLVMValueRef c);
 int pm_llvm_storage_index(const pm_llvm *g, const pm_func *f);
+/* i1: every element offset of storage s fits in 32 bits (it is not empty, and the sum of
+ * (extent - 1) * |stride| over its dimensions is at most INT32_MAX), and so does every
+ * coordinate of it. Loop-invariant; constant for scratchpads. */
+LLVMValueRef pm_llvm_offsets_fit_i32(pm_llvm *g, int s);
 
 /* parallel.c */
 /* Emits the for node `node` as a parallel loop (outlined, GOMP_parallel); returns false

@@ -278,6 +278,20 @@ static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
     free(full_bytes);
 }
 
+/* "+name" is in the comma-separated feature string. */
+static bool has_feature(const char *features, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = features; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len + 1 && p[0] == '+' && strncmp(p + 1, name, len) == 0)
+            return true;
+        p = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
 pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
                         const pm_codegen_options *o, LLVMContextRef C, const char *entry_name,
                         LLVMModuleRef *out, pm_error *err)
@@ -309,6 +323,13 @@ pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
         LLVMTargetDataRef td = LLVMCreateTargetDataLayout(o->tm);
         LLVMSetModuleDataLayout(g.M, td);
         LLVMDisposeTargetData(td);
+        char *feat = LLVMGetTargetMachineFeatureString(o->tm);
+        char *arch = LLVMGetTargetMachineTriple(o->tm);
+        bool x86 = strncmp(arch, "x86_64", 6) == 0;
+        g.avx512f = x86 && has_feature(feat, "avx512f");
+        g.avx512vl = g.avx512f && has_feature(feat, "avx512vl");
+        LLVMDisposeMessage(feat);
+        LLVMDisposeMessage(arch);
     }
 
     LLVMTypeRef argt[4] = {g.t_ptr, g.t_ptr, g.t_ptr, g.t_ptr};
