@@ -289,6 +289,13 @@ static void test_scratch_pool_direct(void)
     CHECK(q != NULL && (uintptr_t)q % 64 == 0);
     if (q)
         memset(q, 1, 100000);
+    /* A slot of 4 MiB or more starts on a 2 MiB boundary (huge pages, scratch.c), its
+     * last byte usable; a smaller one again 64-byte aligned. */
+    unsigned char *big = pm_scratch_set_get(set, 0, (5 << 20) + 3);
+    const char *huge = getenv("PM_HUGEPAGES");
+    CHECK(big != NULL && ((huge && strcmp(huge, "0") == 0) || (uintptr_t)big % (2 << 20) == 0));
+    if (big)
+        big[(5 << 20) + 2] = 7;
     pm_scratch_pool_return(pool, set);
     pm_scratch_pool_free(pool); /* sets with memory are freed too (ASan checks) */
     pm_scratch_pool_free(NULL);
