@@ -1,0 +1,216 @@
+/* pm_sweep.c — compile options compared in one process, runs interleaved.
+ *
+ *   pm_sweep APP [--size RxC] [--threads N] [--runs N] VARIANT...
+ *
+ * Each VARIANT is a comma-separated list of compile options for the app's pipeline at
+ * the run sizes (as estimates): "default", "fusion=0", "tile=16x512" (per dimension of
+ * the group space, outermost first), "threshold=0.2", "limit=8", "vector=8", or several
+ * joined with '+' ("tile=16x512+threshold=0.2"). Every variant is compiled once, warmed
+ * up once, then the variants run in turn, round after round, so that a noisy machine
+ * (a shared VM's slow periods last seconds) slows them alike; the table gives each
+ * variant's median, interquartile range and minimum, and its median as a ratio of the
+ * first variant's. Outputs are compared with the first variant's (max |diff|). Timings
+ * belong under the bench lock: flock /tmp/pm-bench.lock pm_sweep ... */
+#define _POSIX_C_SOURCE 200809L
+#include "samples.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { MAX_VARIANTS = 16 };
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Parses one variant into o; false (with a message) on a bad one. */
+static bool parse_variant(const char *spec, pm_compile_options *o)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *tok = strtok(buf, "+"); tok; tok = strtok(NULL, "+")) {
+        char *eq = strchr(tok, '=');
+        if (strcmp(tok, "default") == 0)
+            continue;
+        if (!eq) {
+            fprintf(stderr, "pm_sweep: bad option '%s'\n", tok);
+            return false;
+        }
+        *eq = 0;
+        const char *v = eq + 1;
+        if (strcmp(tok, "fusion") == 0) {
+            o->fusion = atoi(v);
+        } else if (strcmp(tok, "threshold") == 0) {
+            o->overlap_threshold = atof(v);
+        } else if (strcmp(tok, "limit") == 0) {
+            o->group_limit = atoi(v);
+        } else if (strcmp(tok, "vector") == 0) {
+            o->vector_width = atoi(v);
+        } else if (strcmp(tok, "tile") == 0) {
+            int d = 0;
+            for (const char *p = v; *p && d < PM_MAX_DIMS; d++) {
+                o->tile_size[d] = atoi(p);
+                p = strchr(p, 'x');
+                if (!p)
+                    break;
+                p++;
+            }
+        } else {
+            fprintf(stderr, "pm_sweep: unknown option '%s'\n", tok);
+            return false;
+        }
+    }
+    return true;
+}
+
+static pm_buffer make_buffer(pm_pipeline *p, int is_output, int index, const pm_value *params)
+{
+    pm_func *f = is_output ? pm_pipeline_output(p, index) : pm_pipeline_input(p, index);
+    int ndims = 0;
+    int64_t ext[PM_MAX_DIMS];
+    pm_buffer b = pm_buffer_dense(NULL, pm_func_type(f), 0, NULL);
+    if (pm_pipeline_buffer_shape(p, is_output, index, params, &ndims, ext) != PM_OK)
+        return b;
+    b = pm_buffer_dense(NULL, pm_func_type(f), ndims, ext);
+    size_t count = 1;
+    for (int d = 0; d < ndims; d++)
+        count *= (size_t)(ext[d] > 0 ? ext[d] : 0);
+    b.data = calloc(count ? count : 1, pm_type_size(b.type));
+    return b;
+}
+
+static size_t buffer_count(const pm_buffer *b)
+{
+    size_t n = 1;
+    for (int d = 0; d < b->ndims; d++)
+        n *= (size_t)(b->extent[d] > 0 ? b->extent[d] : 0);
+    return n;
+}
+
+static double element(const pm_buffer *b, size_t i)
+{
+    switch (b->type) {
+    case PM_U8: return ((const uint8_t *)b->data)[i];
+    case PM_U16: return ((const uint16_t *)b->data)[i];
+    case PM_I32: return ((const int32_t *)b->data)[i];
+    case PM_F32: return ((const float *)b->data)[i];
+    case PM_F64: return ((const double *)b->data)[i];
+    default: return 0;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: pm_sweep APP [--size RxC] [--threads N] [--runs N] VARIANT...\n"
+                        "  VARIANT: default | fusion=0 | tile=AxB | threshold=X | limit=N | "
+                        "vector=N, joined with '+'\n");
+        return 2;
+    }
+    const pm_sample_app *app = pm_sample_find(argv[1]);
+    if (!app) {
+        fprintf(stderr, "pm_sweep: no app '%s'\n", argv[1]);
+        return 2;
+    }
+    int64_t rows = app->paper_rows, cols = app->paper_cols;
+    int threads = 2, runs = 20, nv = 0;
+    const char *spec[MAX_VARIANTS];
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
+            if (sscanf(argv[++i], "%" SCNd64 "x%" SCNd64, &rows, &cols) != 2)
+                return 2;
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            threads = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+            runs = atoi(argv[++i]);
+        } else if (nv < MAX_VARIANTS) {
+            spec[nv++] = argv[i];
+        }
+    }
+    if (nv == 0 || runs < 1)
+        return 2;
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = ctx ? app->build(ctx) : NULL;
+    if (!p) {
+        fprintf(stderr, "pm_sweep: %s does not build\n", app->name);
+        return 1;
+    }
+    pm_value params[16];
+    app->params(rows, cols, params);
+    int nin = pm_pipeline_ninputs(p), nout = pm_pipeline_noutputs(p);
+    pm_buffer in[8], out[MAX_VARIANTS][8];
+    for (int i = 0; i < nin; i++) {
+        in[i] = make_buffer(p, 0, i, params);
+        app->fill_input(i, &in[i], params);
+    }
+    pm_error err;
+    pm_jit *jit = pm_jit_new(NULL, &err);
+    pm_kernel *k[MAX_VARIANTS] = {0};
+    double *t[MAX_VARIANTS];
+    for (int v = 0; v < nv; v++) {
+        pm_compile_options o = pm_compile_options_default();
+        o.threads = threads;
+        if (!jit || !parse_variant(spec[v], &o))
+            return 2;
+        double t0 = now_ms();
+        k[v] = pm_jit_compile(jit, p, params, &o, &err);
+        if (!k[v]) {
+            fprintf(stderr, "pm_sweep: %s: %s\n", spec[v], err.message);
+            return 1;
+        }
+        printf("compiled %-28s %9.1f ms\n", spec[v], now_ms() - t0);
+        for (int i = 0; i < nout; i++)
+            out[v][i] = make_buffer(p, 1, i, params);
+        t[v] = calloc((size_t)runs, sizeof *t[v]);
+        if (pm_kernel_run(k[v], params, in, out[v], &err) != PM_OK) { /* warm-up */
+            fprintf(stderr, "pm_sweep: %s: %s\n", spec[v], err.message);
+            return 1;
+        }
+    }
+    for (int r = 0; r < runs; r++)
+        for (int v = 0; v < nv; v++) {
+            double t0 = now_ms();
+            pm_kernel_run(k[v], params, in, out[v], &err);
+            t[v][r] = now_ms() - t0;
+        }
+    printf("%s %" PRId64 "x%" PRId64 ", %d threads, %d interleaved rounds\n", app->name, rows,
+           cols, threads, runs);
+    printf("%-36s %9s %8s %9s %7s %10s\n", "variant", "median", "IQR", "min", "ratio", "max|diff|");
+    double base = 0;
+    for (int v = 0; v < nv; v++) {
+        qsort(t[v], (size_t)runs, sizeof *t[v], cmp_double);
+        double med = t[v][runs / 2], iqr = t[v][(3 * runs) / 4] - t[v][runs / 4];
+        if (v == 0)
+            base = med;
+        double diff = 0;
+        for (int i = 0; i < nout; i++)
+            for (size_t e = 0; e < buffer_count(&out[v][i]); e++)
+                diff = fmax(diff, fabs(element(&out[v][i], e) - element(&out[0][i], e)));
+        printf("%-36s %9.3f %8.3f %9.3f %6.2fx %10.3g\n", spec[v], med, iqr, t[v][0], med / base, diff);
+    }
+    for (int v = 0; v < nv; v++) {
+        pm_kernel_free(k[v]);
+        for (int i = 0; i < nout; i++)
+            free(out[v][i].data);
+        free(t[v]);
+    }
+    for (int i = 0; i < nin; i++)
+        free(in[i].data);
+    pm_jit_free(jit);
+    pm_ctx_free(ctx);
+    return 0;
+}
