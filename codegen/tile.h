@@ -4,13 +4,16 @@
  *  - pm_tile_model chooses a fused group's tiled dimensions and tile sizes. The tiled
  *    dimensions are the (at most two) innermost dimensions of the live-out whose extent
  *    at the estimates exceeds 4; the others are computed whole in every tile. For each
- *    candidate size (outer 8..128, inner 64..1024, or the sizes the options give) it
+ *    candidate size (outer 4..128; inner 64..4096 and, when it is 1024 or more, the
+ *    live-out's whole row at the estimates (a strip); or the sizes the options give) it
  *    propagates an interior tile backwards through the group's reads (pm_align_reads:
  *    intervals per member and dimension, per side), giving each member's footprint, the
  *    redundant computation (extra work of all tiles over the work of the stages, costs
  *    weighted) and the scratchpad bytes per tile (rows padded to the vector width). It
- *    keeps the candidate with the least redundancy whose scratch fits the cache budget
- *    and that gives every thread at least two tiles when the image allows, and fails
+ *    keeps, among the candidates whose scratch fits the cache budget, one that gives
+ *    every thread at least two tiles when the image allows and then the least estimated
+ *    time (per row of every member: its vector steps times its cost plus a start-up
+ *    cost; per tile: a call per member), and fails
  *    when no candidate keeps the redundancy under the overlap threshold.
  *  - pm_tile_footprints derives, with isl, each member's exact footprint per tile: tile
  *    T of the live-out is { x : t_j*T_j <= x_dj <= t_j*T_j + t_j - 1 } inside its

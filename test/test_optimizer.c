@@ -377,14 +377,13 @@ static void check_transparent_inline(int shift, const char *want)
     pm_ctx_free(ctx);
 }
 
-/* Pyramid blending at the paper's estimates with the overlap threshold at 0.5 is one
- * 31-stage group (its footprint bounds are taken over the tiles that exist: over all
- * tiles, a small image's clipped pieces left them unbounded and the group fell apart
- * into single stages; the default threshold, 0.2, keeps the first levels out), and that
- * kernel equals the interpreter at sizes far below the estimates. */
-static void check_pyramid_group(void)
+/* A sample compiled at its paper estimates (with the overlap threshold `threshold`, < 0
+ * the default) has a group whose dump line contains `want`, at 1 and 2 threads, and
+ * that kernel equals the interpreter at sizes far below the estimates (its tiles
+ * clipped to a small image). */
+static void check_paper_group(const char *name, double threshold, const char *want)
 {
-    const pm_sample_app *app = pm_sample_find("pyramid_blend");
+    const pm_sample_app *app = pm_sample_find(name);
     pm_ctx *ctx = pm_ctx_new();
     pm_pipeline *p = app ? app->build(ctx) : NULL;
     if (CHECK(p != NULL)) {
@@ -393,25 +392,25 @@ static void check_pyramid_group(void)
         for (int threads = 1; threads <= 2; threads++) {
             pm_compile_options o = pm_compile_options_default();
             o.threads = threads;
-            o.overlap_threshold = 0.5;
+            o.overlap_threshold = threshold;
             pm_error err;
             pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
             if (!CHECK(k != NULL)) {
-                fprintf(stderr, "  pyramid_blend: %s\n", err.message);
+                fprintf(stderr, "  %s: %s\n", name, err.message);
                 continue;
             }
             const char *g = pm_kernel_dump(k, "groups");
-            if (!CHECK(g && strstr(g, "live-out blend, 31 stages, overlapped tiles") != NULL))
-                fprintf(stderr, "  pyramid_blend: no 31-stage group in\n%s\n", g ? g : "");
+            if (!CHECK(g && strstr(g, want) != NULL))
+                fprintf(stderr, "  %s: no \"%s\" in\n%s\n", name, want, g ? g : "");
             static const int64_t sizes[][2] = {{96, 128}, {97, 131}, {160, 100}};
             for (int i = 0; i < 3; i++) {
                 pm_value params[16];
                 app->params(sizes[i][0], sizes[i][1], params);
                 double d = differential(p, k, app, params);
                 if (!CHECK(d <= app->tolerance))
-                    fprintf(stderr, "  pyramid_blend %lldx%lld threads=%d at paper estimates: "
-                            "max|diff| %g\n", (long long)sizes[i][0], (long long)sizes[i][1],
-                            threads, d);
+                    fprintf(stderr, "  %s %lldx%lld threads=%d at paper estimates: "
+                            "max|diff| %g\n", name, (long long)sizes[i][0],
+                            (long long)sizes[i][1], threads, d);
             }
             pm_kernel_free(k);
         }
@@ -453,7 +452,14 @@ static void check_structure(void)
     check_conditional_inline(-1, "inlined: none");
     check_transparent_inline(0, "inlined: S A B\n");
     check_transparent_inline(1, "inlined: A B\n");
-    check_pyramid_group();
+    /* pyramid blending with the threshold at 0.5: one 31-stage group (its footprint
+     * bounds are taken over the tiles that exist: over all tiles, a small image's clipped
+     * pieces left them unbounded and the group fell apart into single stages; the
+     * default threshold, 0.2, keeps the first levels out) */
+    check_paper_group("pyramid_blend", 0.5, "live-out blend, 31 stages, overlapped tiles");
+    /* interpolate's output group in strips of whole rows (tile.c's candidates; how many
+     * rows depends on the host's L2, the only group with 1536-point rows) */
+    check_paper_group("interpolate", -1, " y:1536], redundant computation");
 }
 
 static const setting kCovering[] = {
