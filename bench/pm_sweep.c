@@ -4,14 +4,16 @@
  *
  * Each VARIANT is a comma-separated list of compile options for the app's pipeline at
  * the run sizes (as estimates): "default", "fusion=0", "tile=16x512" (per dimension of
- * the group space, outermost first), "threshold=0.2", "limit=8", "vector=8", or several
- * joined with '+' ("tile=16x512+threshold=0.2"). Every variant is compiled once, warmed
+ * the group space, outermost first), "threshold=0.2", "limit=8", "vector=8",
+ * "env=NAME:VALUE" (an environment variable set while the variant compiles and warms
+ * up: for experiments behind a flag the compiler reads), or several joined with '+'
+ * ("tile=16x512+threshold=0.2"). Every variant is compiled once, warmed
  * up once, then the variants run in turn, round after round, so that a noisy machine
  * (a shared VM's slow periods last seconds) slows them alike; the table gives each
  * variant's median, interquartile range and minimum, and its median as a ratio of the
  * first variant's. Outputs are compared with the first variant's (max |diff|). Timings
  * belong under the bench lock: flock /tmp/pm-bench.lock pm_sweep ... */
-#define _POSIX_C_SOURCE 200809L
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "samples.h"
 
 #include <inttypes.h>
@@ -37,7 +39,11 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Parses one variant into o; false (with a message) on a bad one. */
+enum { MAX_ENV = 4 };
+static char env_name[MAX_ENV][64], env_value[MAX_ENV][256];
+static int nenv;
+
+/* Parses one variant into o (and its environment into env_*); false on a bad one. */
 static bool parse_variant(const char *spec, pm_compile_options *o)
 {
     char buf[256];
@@ -60,6 +66,15 @@ static bool parse_variant(const char *spec, pm_compile_options *o)
             o->group_limit = atoi(v);
         } else if (strcmp(tok, "vector") == 0) {
             o->vector_width = atoi(v);
+        } else if (strcmp(tok, "env") == 0) {
+            /* env=NAME:VALUE, set while this variant compiles and warms up */
+            char *colon = strchr(v, ':');
+            if (!colon || nenv == MAX_ENV)
+                return false;
+            *colon = 0;
+            snprintf(env_name[nenv], sizeof env_name[nenv], "%s", v);
+            snprintf(env_value[nenv], sizeof env_value[nenv], "%s", colon + 1);
+            nenv++;
         } else if (strcmp(tok, "tile") == 0) {
             int d = 0;
             for (const char *p = v; *p && d < PM_MAX_DIMS; d++) {
@@ -164,8 +179,11 @@ int main(int argc, char **argv)
     for (int v = 0; v < nv; v++) {
         pm_compile_options o = pm_compile_options_default();
         o.threads = threads;
+        nenv = 0;
         if (!jit || !parse_variant(spec[v], &o))
             return 2;
+        for (int e = 0; e < nenv; e++)
+            setenv(env_name[e], env_value[e], 1);
         double t0 = now_ms();
         k[v] = pm_jit_compile(jit, p, params, &o, &err);
         if (!k[v]) {
@@ -180,6 +198,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "pm_sweep: %s: %s\n", spec[v], err.message);
             return 1;
         }
+        for (int e = 0; e < nenv; e++)
+            unsetenv(env_name[e]);
     }
     for (int r = 0; r < runs; r++)
         for (int v = 0; v < nv; v++) {
