@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* ---- kernels by (pipeline, width, threads), through pm_jit_compile ------------------ */
 
@@ -1196,6 +1197,75 @@ static void test_wide_gather(void)
     pm_ctx_free(ctx);
 }
 
+/* Gathers of 1- and 2-byte elements (a LUT): a table of N u8 (then u16) values read at
+ * clamped indices from a second input, placed at each start offset 0..3 bytes from a
+ * word boundary and ending on the last byte before an inaccessible page (so a read past
+ * the table's end would fault, as a gather of the aligned 32-bit words around the
+ * elements could), equals the interpreter at vector widths 16 and 1. */
+static void test_narrow_gather(void)
+{
+    enum { N = 37, R = 8, C = 53 };
+    long page = sysconf(_SC_PAGESIZE);
+    unsigned char *mem = mmap(NULL, (size_t)(2 * page), PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (!CHECK(mem != MAP_FAILED))
+        return;
+    CHECK(mprotect(mem + page, (size_t)page, PROT_NONE) == 0);
+    static const pm_type types[] = {PM_U8, PM_U16};
+    for (int t = 0; t < 2; t++) {
+        pm_type ty = types[t];
+        size_t esize = (size_t)pm_type_size(ty);
+        pm_ctx *ctx = pm_ctx_new();
+        pm_expr *Np = pm_param(ctx, PM_I32, "N");
+        pm_func *lut = pm_image(ctx, "lut", ty, Np);
+        pm_func *at = pm_image(ctx, "at", PM_I32, pm_int(ctx, R), pm_int(ctx, C));
+        pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+        pm_func *out = pm_func_new(ctx, "out", ty, 2, (pm_expr *const[]){x, y},
+                                   pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_int(ctx, R - 1), 1),
+                                                pm_interval_new(pm_int(ctx, 0), pm_int(ctx, C - 1), 1)));
+        pm_expr *idx = pm_clamp(pm_call(at, x, y), pm_int(ctx, 0), pm_addi(Np, -1));
+        pm_func_define_expr(out, pm_call(lut, idx));
+        pm_pipeline *p = finish(ctx, "narrow_gather", 1, &Np, 2, (pm_func *const[]){lut, at}, 1, &out);
+        int32_t cols[R * C];
+        for (int i = 0; i < R * C; i++)
+            cols[i] = (i * 11 + 5) % (N + 6) - 3; /* every entry, and a few out of range */
+        uint16_t want[R * C], got[R * C];
+        const int64_t lut_ext[1] = {N}, at_ext[2] = {R, C};
+        pm_value params[1] = {PM_I(N)};
+        for (int shift = 0; p && shift < 4; shift++) {
+            /* the table's last byte is the page's last accessible byte, minus shift */
+            unsigned char *data = mem + page - N * esize - (size_t)shift;
+            for (size_t i = 0; i < N * esize; i++)
+                data[i] = (unsigned char)(i * 37 + 11 + shift);
+            pm_buffer in[2] = {pm_buffer_dense(data, ty, 1, lut_ext),
+                               pm_buffer_dense(cols, PM_I32, 2, at_ext)};
+            pm_buffer bw = pm_buffer_dense(want, ty, 2, at_ext);
+            pm_buffer bg = pm_buffer_dense(got, ty, 2, at_ext);
+            pm_error err;
+            if (!CHECK_STATUS(pm_interpret(p, params, in, &bw), PM_OK))
+                continue;
+            static const int widths[] = {16, 1};
+            for (int w = 0; w < 2; w++) {
+                pm_compile_options co = pm_compile_options_default();
+                co.vector_width = widths[w];
+                pm_kernel *k = pm_jit_compile(jit, p, params, &co, &err);
+                if (!CHECK(k != NULL)) {
+                    fprintf(stderr, "  narrow_gather: %s\n", err.message);
+                    continue;
+                }
+                memset(got, 0xff, sizeof got);
+                CHECK_STATUS(pm_kernel_run(k, params, in, &bg, &err), PM_OK);
+                if (!CHECK(memcmp(got, want, R * C * esize) == 0))
+                    fprintf(stderr, "  narrow_gather: %s table %d bytes off a word, width %d differs\n",
+                            ty == PM_U8 ? "u8" : "u16", shift, widths[w]);
+                pm_kernel_free(k);
+            }
+        }
+        pm_ctx_free(ctx);
+    }
+    munmap(mem, (size_t)(2 * page));
+}
+
 /* ---- the samples -------------------------------------------------------------------- */
 
 /* Apps that exercise the runtime's paths (scratch slots, reductions, several inputs and
@@ -1285,6 +1355,7 @@ int main(void)
         {"histogram", test_histogram}, {"iterated", test_iterated},
         {"concurrent_harris", test_concurrent_harris}, {"blur", test_blur_sizes},
         {"threads", test_thread_counts}, {"wide_gather", test_wide_gather},
+        {"narrow_gather", test_narrow_gather},
         {"float_casts", test_float_casts}, {"parity", test_parity},
         {"parity_merge", test_parity_merge}};
     const char *only = getenv("PM_TEST_ONLY");
