@@ -92,42 +92,6 @@ static bool parse_variant(const char *spec, pm_compile_options *o)
     return true;
 }
 
-static pm_buffer make_buffer(pm_pipeline *p, int is_output, int index, const pm_value *params)
-{
-    pm_func *f = is_output ? pm_pipeline_output(p, index) : pm_pipeline_input(p, index);
-    int ndims = 0;
-    int64_t ext[PM_MAX_DIMS];
-    pm_buffer b = pm_buffer_dense(NULL, pm_func_type(f), 0, NULL);
-    if (pm_pipeline_buffer_shape(p, is_output, index, params, &ndims, ext) != PM_OK)
-        return b;
-    b = pm_buffer_dense(NULL, pm_func_type(f), ndims, ext);
-    size_t count = 1;
-    for (int d = 0; d < ndims; d++)
-        count *= (size_t)(ext[d] > 0 ? ext[d] : 0);
-    b.data = calloc(count ? count : 1, pm_type_size(b.type));
-    return b;
-}
-
-static size_t buffer_count(const pm_buffer *b)
-{
-    size_t n = 1;
-    for (int d = 0; d < b->ndims; d++)
-        n *= (size_t)(b->extent[d] > 0 ? b->extent[d] : 0);
-    return n;
-}
-
-static double element(const pm_buffer *b, size_t i)
-{
-    switch (b->type) {
-    case PM_U8: return ((const uint8_t *)b->data)[i];
-    case PM_U16: return ((const uint16_t *)b->data)[i];
-    case PM_I32: return ((const int32_t *)b->data)[i];
-    case PM_F32: return ((const float *)b->data)[i];
-    case PM_F64: return ((const double *)b->data)[i];
-    default: return 0;
-    }
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -169,7 +133,7 @@ int main(int argc, char **argv)
     int nin = pm_pipeline_ninputs(p), nout = pm_pipeline_noutputs(p);
     pm_buffer in[8], out[MAX_VARIANTS][8];
     for (int i = 0; i < nin; i++) {
-        in[i] = make_buffer(p, 0, i, params);
+        in[i] = pm_sample_buffer(p, 0, i, params);
         app->fill_input(i, &in[i], params);
     }
     pm_error err;
@@ -192,7 +156,7 @@ int main(int argc, char **argv)
         }
         printf("compiled %-28s %9.1f ms\n", spec[v], now_ms() - t0);
         for (int i = 0; i < nout; i++)
-            out[v][i] = make_buffer(p, 1, i, params);
+            out[v][i] = pm_sample_buffer(p, 1, i, params);
         t[v] = calloc((size_t)runs, sizeof *t[v]);
         if (pm_kernel_run(k[v], params, in, out[v], &err) != PM_OK) { /* warm-up */
             fprintf(stderr, "pm_sweep: %s: %s\n", spec[v], err.message);
@@ -218,8 +182,7 @@ int main(int argc, char **argv)
             base = med;
         double diff = 0;
         for (int i = 0; i < nout; i++)
-            for (size_t e = 0; e < buffer_count(&out[v][i]); e++)
-                diff = fmax(diff, fabs(element(&out[v][i], e) - element(&out[0][i], e)));
+            diff = fmax(diff, pm_sample_buffer_maxdiff(&out[v][i], &out[0][i]));
         printf("%-36s %9.3f %8.3f %9.3f %6.2fx %10.3g\n", spec[v], med, iqr, t[v][0], med / base, diff);
     }
     for (int v = 0; v < nv; v++) {

@@ -106,62 +106,9 @@ static double now_ms(void)
 
 /* ---- buffers --------------------------------------------------------------------------- */
 
-/* A dense, zeroed buffer of the shape the pipeline wants; data NULL on failure. */
-static pm_buffer make_buffer(pm_pipeline *p, int is_output, int index, const pm_value *params)
-{
-    pm_func *f = is_output ? pm_pipeline_output(p, index) : pm_pipeline_input(p, index);
-    int ndims = 0;
-    int64_t extents[PM_MAX_DIMS];
-    pm_buffer b = pm_buffer_dense(NULL, pm_func_type(f), 0, NULL);
-    if (pm_pipeline_buffer_shape(p, is_output, index, params, &ndims, extents) != PM_OK)
-        return b;
-    b = pm_buffer_dense(NULL, pm_func_type(f), ndims, extents);
-    size_t count = 1;
-    for (int d = 0; d < ndims; d++)
-        count *= (size_t)(extents[d] > 0 ? extents[d] : 0);
-    b.data = calloc(count ? count : 1, pm_type_size(b.type));
-    return b;
-}
-
-static double element(const pm_buffer *b, int64_t i)
-{
-    switch (b->type) {
-    case PM_U8: return ((const uint8_t *)b->data)[i];
-    case PM_I8: return ((const int8_t *)b->data)[i];
-    case PM_U16: return ((const uint16_t *)b->data)[i];
-    case PM_I16: return ((const int16_t *)b->data)[i];
-    case PM_U32: return ((const uint32_t *)b->data)[i];
-    case PM_I32: return ((const int32_t *)b->data)[i];
-    case PM_I64: return (double)((const int64_t *)b->data)[i];
-    case PM_F32: return ((const float *)b->data)[i];
-    case PM_F64: return ((const double *)b->data)[i];
-    default: return 0;
-    }
-}
-
-static int64_t buffer_count(const pm_buffer *b)
-{
-    int64_t n = 1;
-    for (int d = 0; d < b->ndims; d++)
-        n *= b->extent[d];
-    return n;
-}
-
 static size_t buffer_bytes(const pm_buffer *b)
 {
-    return (size_t)buffer_count(b) * pm_type_size(b->type);
-}
-
-/* Largest absolute difference of two dense buffers of one shape (NaN = NaN). */
-static double buffer_maxdiff(const pm_buffer *a, const pm_buffer *b)
-{
-    double worst = 0;
-    for (int64_t i = 0, n = buffer_count(a); i < n; i++) {
-        double x = element(a, i), y = element(b, i);
-        double d = isnan(x) || isnan(y) ? (isnan(x) && isnan(y) ? 0 : INFINITY) : fabs(x - y);
-        worst = d > worst ? d : worst;
-    }
-    return worst;
+    return (size_t)pm_sample_buffer_count(b) * pm_type_size(b->type);
 }
 
 /* ---- pictures ---------------------------------------------------------------------------- */
@@ -193,7 +140,7 @@ static picture picture_of(const pm_buffer *b)
         n *= b->extent[d];
     double lo = INFINITY, hi = -INFINITY;
     for (int64_t i = 0; i < n; i++) {
-        double v = element(b, i);
+        double v = pm_sample_element(b, i);
         if (isfinite(v)) {
             lo = v < lo ? v : lo;
             hi = v > hi ? v : hi;
@@ -213,7 +160,7 @@ static float picture_pixel(void *user, int c, int64_t x, int64_t y)
     const picture *pic = user;
     int64_t plane = pic->planar && pic->channels == 3 ? (pic->bgr ? 2 - c : c) : 0;
     int64_t i = (plane * pic->rows + x) * pic->cols + y;
-    return (float)((element(pic->b, i) - pic->lo) * pic->scale);
+    return (float)((pm_sample_element(pic->b, i) - pic->lo) * pic->scale);
 }
 
 static int write_picture(const char *path, const pm_buffer *b, bool bgr)
@@ -370,7 +317,7 @@ static double check_against_interpreter(pm_pipeline *p, const pm_value *params,
     pm_buffer *ref = calloc((size_t)nout, sizeof *ref);
     bool ok = ref != NULL;
     for (int i = 0; i < nout && ok; i++) {
-        ref[i] = make_buffer(p, 1, i, params);
+        ref[i] = pm_sample_buffer(p, 1, i, params);
         ok = ref[i].data != NULL;
         if (ok) /* the same "never written" points as the compiled output */
             memcpy(ref[i].data, outputs[i].data, buffer_bytes(&outputs[i]));
@@ -380,7 +327,7 @@ static double check_against_interpreter(pm_pipeline *p, const pm_value *params,
         worst = INFINITY;
     }
     for (int i = 0; i < nout && ok && worst != INFINITY; i++) {
-        double d = buffer_maxdiff(&ref[i], &outputs[i]);
+        double d = pm_sample_buffer_maxdiff(&ref[i], &outputs[i]);
         worst = d > worst ? d : worst;
     }
     for (int i = 0; ref && i < nout; i++)
@@ -429,14 +376,14 @@ int main(int argc, char **argv)
     app->params(rows, cols, params);
     rc = 0;
     for (int i = 0; i < nin && !rc; i++) {
-        inputs[i] = make_buffer(p, 0, i, params);
+        inputs[i] = pm_sample_buffer(p, 0, i, params);
         if (!inputs[i].data)
             rc = 1;
         else
             app->fill_input(i, &inputs[i], params);
     }
     for (int i = 0; i < nout && !rc; i++) {
-        outputs[i] = make_buffer(p, 1, i, params);
+        outputs[i] = pm_sample_buffer(p, 1, i, params);
         rc = outputs[i].data ? 0 : 1;
     }
     if (rc) {

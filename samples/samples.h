@@ -36,6 +36,16 @@ const pm_sample_app *pm_sample_apps(int *count);
 /* The app of that name, or NULL. */
 const pm_sample_app *pm_sample_find(const char *name);
 
+/* Dense buffers for the drivers (run_sample, bench/pm_sweep). A zeroed dense buffer of
+ * the shape the pipeline wants for input (is_output 0) or output `index` at these
+ * parameters; data NULL on failure (free data with free()). */
+pm_buffer pm_sample_buffer(pm_pipeline *p, int is_output, int index, const pm_value *params);
+/* Elements of a dense buffer, and element i as a double. */
+int64_t pm_sample_buffer_count(const pm_buffer *b);
+double pm_sample_element(const pm_buffer *b, int64_t i);
+/* Largest absolute difference of two dense buffers of one shape (NaN = NaN). */
+double pm_sample_buffer_maxdiff(const pm_buffer *a, const pm_buffer *b);
+
 /* Each app's entry points (defined in samples/<name>/<name>.c). */
 extern const pm_sample_app pm_sample_unsharp_mask;
 extern const pm_sample_app pm_sample_harris;

@@ -4,7 +4,7 @@
  *     entry:     data = {env values..., lo, n, counter = 0}   (an alloca in the entry block)
  *                GOMP_parallel(<entry>_par<k>, &data, threads, 0)
  *     _par<k>:   unpack env; while a block [first, last] of the n iterations is left
- *                (taken from an atomic counter in data, choose_split):
+ *                (taken from an atomic counter in data):
  *                    for (j = first; j <= last; j++) { i = lo + j*inc; body }
  * Every value the body may use lives in the env (parameters, buffer descriptions,
  * enclosing iterators), so packing the whole env is always enough; values the body does
@@ -26,25 +26,18 @@ static LLVMValueRef c64(pm_llvm *g, int64_t v)
     return LLVMConstInt(g->t_i64, (unsigned long long)v, 1);
 }
 
-/* ---- the split of iterations: decided here only ------------------------------------- */
+/* ---- the split of iterations ------------------------------------------------------- */
 
-typedef enum pm_split { PM_SPLIT_STATIC, PM_SPLIT_DYNAMIC } pm_split;
-
-/* Dynamic: threads take blocks of about n / (8 * threads) iterations from an atomic
- * counter in the data block until none are left. Tiles differ in cost (clipped ones at
- * the borders, data-dependent work), and on a shared machine one core can run slower for
- * a while: with equal static blocks every run waited for the slowest thread. Blocks stay
+/* Threads take blocks of about n / (8 * threads) iterations from an atomic counter in
+ * the data block until none are left. Tiles differ in cost (clipped ones at the borders,
+ * data-dependent work), and on a shared machine one core can run slower for a while:
+ * with equal static blocks every run waited for the slowest thread. Blocks stay
  * contiguous runs of rows or tiles (caches, the hardware prefetcher). Measured with
- * bench/pm_sweep at paper sizes, 2 threads, against the static split in one process:
+ * bench/pm_sweep at paper sizes, 2 threads, against equal static blocks in one process:
  * bilateral grid 0.81-0.86x, local Laplacian 0.95-0.96x, interpolate 0.95-0.97x, pyramid
  * blending 0.95-1.00x, camera pipe, Harris and unsharp mask within 0.95-1.04x (noise);
  * blocks of n / (2 * threads) lost bilateral grid's gain, n / (32 * threads) was equal. */
-static pm_split choose_split(const pm_llvm *g, __isl_keep isl_ast_node *loop)
-{
-    (void)g;
-    (void)loop;
-    return PM_SPLIT_DYNAMIC;
-}
+enum { BLOCKS_PER_THREAD = 8 };
 
 /* ---- is this loop really the marked dimension? ----------------------------------------- */
 
@@ -328,7 +321,6 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool indepe
         isl_id_free(id);
         return false;
     }
-    pm_split split = choose_split(g, node);
     LLVMBuilderRef B = g->B;
 
     /* trip count n = hi >= lo ? (hi - lo) / inc + 1 : 0 (rhs cannot mention i: it is an
@@ -375,42 +367,29 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool indepe
     LLVMValueRef plo = LLVMBuildLoad2(B, g->t_i64, slot_ptr(g, in, pk.n), "lo");
     LLVMValueRef pn = LLVMBuildLoad2(B, g->t_i64, slot_ptr(g, in, pk.n + 1), "n");
     LLVMTypeRef ity = LLVMFunctionType(g->t_i32, NULL, 0, 0);
-    LLVMValueRef tid = LLVMBuildSExt(B, LLVMBuildCall2(B, ity, pm_llvm_declare(g, "omp_get_thread_num", ity),
-                                                       NULL, 0, "tid"), g->t_i64, "");
     LLVMValueRef nth = LLVMBuildSExt(B, LLVMBuildCall2(B, ity, pm_llvm_declare(g, "omp_get_num_threads", ity),
                                                        NULL, 0, "nth"), g->t_i64, "");
     isl_ast_node *body = isl_ast_node_for_get_body(node);
     body_ctx bc = {body, id, plo, inc};
-    if (split == PM_SPLIT_STATIC) {
-        /* thread t runs [t*chunk, min(n, (t+1)*chunk)) */
-        LLVMValueRef chunk = LLVMBuildSDiv(B, LLVMBuildAdd(B, pn, LLVMBuildSub(B, nth, c64(g, 1), ""), ""),
-                                           nth, "chunk");
-        LLVMValueRef first = LLVMBuildMul(B, tid, chunk, "first");
-        LLVMValueRef end = LLVMBuildAdd(B, first, chunk, "");
-        end = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, end, pn, ""), end, pn, "");
-        LLVMValueRef lastj = LLVMBuildSub(B, end, c64(g, 1), "last");
-        pm_llvm_counted_loop(g, first, lastj, 1, run_body, &bc);
-    } else {
-        /* grain = max(1, n / (8 * threads)); take [start, start + grain) while start < n */
-        (void)tid;
-        LLVMValueRef grain = LLVMBuildSDiv(B, pn, LLVMBuildMul(B, nth, c64(g, 8), ""), "");
-        grain = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, grain, c64(g, 1), ""), c64(g, 1),
-                                grain, "grain");
-        LLVMValueRef counter = slot_ptr(g, in, pk.n + 2);
-        LLVMBasicBlockRef take = pm_llvm_block(g, "take"), run = pm_llvm_block(g, "run");
-        LLVMBasicBlockRef none = pm_llvm_block(g, "none_left");
-        LLVMBuildBr(B, take);
-        LLVMPositionBuilderAtEnd(B, take);
-        LLVMValueRef start = LLVMBuildAtomicRMW(B, LLVMAtomicRMWBinOpAdd, counter, grain,
-                                                LLVMAtomicOrderingMonotonic, 0);
-        LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSLT, start, pn, ""), run, none);
-        LLVMPositionBuilderAtEnd(B, run);
-        LLVMValueRef end = LLVMBuildAdd(B, start, grain, "");
-        end = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, end, pn, ""), end, pn, "");
-        pm_llvm_counted_loop(g, start, LLVMBuildSub(B, end, c64(g, 1), ""), 1, run_body, &bc);
-        LLVMBuildBr(B, take);
-        LLVMPositionBuilderAtEnd(B, none);
-    }
+    /* grain = max(1, n / (BLOCKS_PER_THREAD * threads)); take [start, start + grain)
+     * while start < n */
+    LLVMValueRef grain = LLVMBuildSDiv(B, pn, LLVMBuildMul(B, nth, c64(g, BLOCKS_PER_THREAD), ""), "");
+    grain = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, grain, c64(g, 1), ""), c64(g, 1),
+                            grain, "grain");
+    LLVMValueRef counter = slot_ptr(g, in, pk.n + 2);
+    LLVMBasicBlockRef take = pm_llvm_block(g, "take"), run = pm_llvm_block(g, "run");
+    LLVMBasicBlockRef none = pm_llvm_block(g, "none_left");
+    LLVMBuildBr(B, take);
+    LLVMPositionBuilderAtEnd(B, take);
+    LLVMValueRef start = LLVMBuildAtomicRMW(B, LLVMAtomicRMWBinOpAdd, counter, grain,
+                                            LLVMAtomicOrderingMonotonic, 0);
+    LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSLT, start, pn, ""), run, none);
+    LLVMPositionBuilderAtEnd(B, run);
+    LLVMValueRef end = LLVMBuildAdd(B, start, grain, "");
+    end = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, end, pn, ""), end, pn, "");
+    pm_llvm_counted_loop(g, start, LLVMBuildSub(B, end, c64(g, 1), ""), 1, run_body, &bc);
+    LLVMBuildBr(B, take);
+    LLVMPositionBuilderAtEnd(B, none);
     LLVMBuildRetVoid(B);
     isl_ast_node_free(body);
 
