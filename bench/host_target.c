@@ -84,7 +84,7 @@ static const llvm_flag kLlvmFlags[] = {
     {"amx-bf16", "amx_bf16", false},
     {"amx-fp16", "amx_fp16", false},
     {"amx-complex", "amx_complex", false},
-    /* Cache, state and random-number instructions that CPUs of this decade all report. */
+    /* Cache and state instructions that CPUs of this decade all report. */
     {"clflushopt", "clflushopt", false},
     {"clwb", "clwb", false},
     {"clzero", "clzero", false},
@@ -92,12 +92,14 @@ static const llvm_flag kLlvmFlags[] = {
     {"xsaveopt", "xsaveopt", false},
     {"xsavec", "xsavec", false},
     {"xsaves", "xsaves", false},
-    {"rdrnd", "rdrand", false},
-    {"rdseed", "rdseed", false},
     /* Explicit only: system, security and synchronization instructions that LLVM emits
      * only for their own intrinsics (never for arithmetic, loads or stores), several of
      * them privileged or enabled per process by the OS, and often hidden by hypervisors. */
     {"fsgsbase", "fsgsbase", true},
+    /* random numbers: cpuid reports them where a hypervisor hides them from cpuinfo (a
+     * Zen 5 VM: rdseed) */
+    {"rdrnd", "rdrand", true},
+    {"rdseed", "rdseed", true},
     {"invpcid", "invpcid", true},
     {"pku", "pku", true},
     {"sgx", "sgx", true},
