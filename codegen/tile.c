@@ -453,6 +453,20 @@ static __isl_give isl_pw_aff *simple_bound(const pm_group *gr, int m, int d,
     return isl_pw_aff_add_constant_val(edge, isl_val_int_from_si(ctx, (long)halo));
 }
 
+/* box without the constraints on member m's tiled dimensions: what bounds its untiled
+ * ones (a tile box bounds only the tiled). */
+static __isl_give isl_set *untiled_part(const pm_group *gr, int m, const pm_func *f,
+                                        __isl_take isl_set *box)
+{
+    for (int d = 0; d < f->ndims; d++) {
+        int j = gr->align[m].dim_of[d];
+        for (int t = 0; t < gr->ntiled; t++)
+            if (j >= 0 && gr->tiled_dim[t] == j)
+                box = isl_set_drop_constraints_involving_dims(box, isl_dim_set, (unsigned)d, 1);
+    }
+    return box;
+}
+
 bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
 {
     const pm_poly *poly = plan->poly;
@@ -460,8 +474,16 @@ bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
     int nm = gr->nmembers, L = gr->liveout;
     isl_space *tsp = isl_space_set_from_params(isl_space_copy(poly->params));
     tsp = isl_space_add_dims(tsp, isl_dim_set, (unsigned)gr->ntiled);
+    /* M: what each member computes per tile (its footprint clipped to its box); U: the
+     * same unclipped in the tiled dimensions. Reads are imaged from U: clipping there
+     * would carry the min/max pieces of every stage's box edges into every producer's
+     * bounds (interpolate's 27-stage group: 385 of 580 ms, against 33 unclipped); the
+     * unclipped image is a superset, clipped once by the producer's own box below. */
     isl_map **M = calloc((size_t)nm, sizeof *M);
-    if (!M) {
+    isl_map **U = calloc((size_t)nm, sizeof *U);
+    if (!M || !U) {
+        free(M);
+        free(U);
         isl_space_free(tsp);
         return false;
     }
@@ -482,11 +504,14 @@ bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
         ml = isl_map_add_constraint(ml, hi);
     }
     isl_local_space_free(ls);
-    /* footprints propagate clipped only to each function's box (convex: affine bounds
-     * with min/max); each member computes its box inside its own domain (the schedule's
+    /* footprints are clipped only to each function's box (convex: affine bounds with
+     * min/max); each member computes its box inside its own domain (the schedule's
      * extension intersects) */
-    M[nm - 1] = isl_map_intersect_range(ml, isl_set_copy(poly->storage[poly->stages[L].storage].box));
-    bool ok = M[nm - 1] != NULL;
+    isl_set *lbox = poly->storage[poly->stages[L].storage].box;
+    U[nm - 1] = isl_map_intersect_range(
+        isl_map_copy(ml), untiled_part(gr, nm - 1, poly->stages[L].func, isl_set_copy(lbox)));
+    M[nm - 1] = isl_map_intersect_range(ml, isl_set_copy(lbox));
+    bool ok = M[nm - 1] != NULL && U[nm - 1] != NULL;
     /* the tiles that exist: some point of the live-out's box in them (bounds are only
      * ever evaluated there; elsewhere a small image's clipped pieces would make them
      * unbounded) */
@@ -518,7 +543,7 @@ bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
                                   p, &reads, 0);
                 }
                 for (int r = 0; r < reads.n && ok; r++) {
-                    isl_map *img = isl_map_apply_range(on_stmt(M[cm], sm), isl_map_copy(reads.m[r]));
+                    isl_map *img = isl_map_apply_range(on_stmt(U[cm], sm), isl_map_copy(reads.m[r]));
                     img = isl_map_set_tuple_id(img, isl_dim_out, isl_set_get_tuple_id(st->box));
                     isl_set *nd = isl_map_domain(
                         isl_map_intersect_range(isl_map_copy(img), isl_set_copy(st->box)));
@@ -577,9 +602,11 @@ bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
                 box, isl_multi_pw_aff_from_pw_aff_list(isl_space_copy(bsp), lbl));
             box = isl_map_upper_bound_multi_pw_aff(
                 box, isl_multi_pw_aff_from_pw_aff_list(isl_space_copy(bsp), ubl));
+            U[m] = isl_map_intersect_range(isl_map_copy(box),
+                                           untiled_part(gr, m, f, isl_set_copy(st->box)));
             box = isl_map_intersect_range(box, isl_set_copy(st->box));
             M[m] = isl_map_coalesce(box);
-            ok = M[m] != NULL;
+            ok = M[m] != NULL && U[m] != NULL;
             gr->fp[m].box = isl_map_copy(M[m]);
         } else {
             isl_pw_aff_list_free(lbl);
@@ -590,9 +617,12 @@ bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
     }
     map_list_clear(&reads);
     free(reads.m);
-    for (int m = 0; m < nm; m++)
+    for (int m = 0; m < nm; m++) {
         isl_map_free(M[m]);
+        isl_map_free(U[m]);
+    }
     free(M);
+    free(U);
     isl_set_free(tiles);
     isl_space_free(tsp);
     return ok;
