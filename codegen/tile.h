@@ -13,13 +13,15 @@
  *    keeps, among the candidates whose scratch fits the cache budget, one that gives
  *    every thread at least two tiles when the image allows and then the least estimated
  *    time (per row of every member: its vector steps times its cost plus a start-up
- *    cost; per tile: a call per member), and fails
+ *    cost, and a streaming cost for rows to or from memory: the live-out's, and those of
+ *    members that read only outside the group; per tile: a call per member), and fails
  *    when no candidate keeps the redundancy under the overlap threshold.
  *  - pm_tile_footprints derives, with isl, each member's exact footprint per tile: tile
  *    T of the live-out is { x : t_j*T_j <= x_dj <= t_j*T_j + t_j - 1 } inside its
  *    domain; a producer's footprint is the image of its consumers' footprints (their
- *    statements' domains) under the read relations, looking through inlined stages, and
- *    then its bounding box inside its own domain, per dimension and per side (seed 002's
+ *    boxes, unclipped in the tiled dimensions) under the read relations, looking through
+ *    inlined stages, and then its bounding box inside its own domain, per dimension and
+ *    per side (seed 002's
  *    tight shape: each stage its own halo). It records the box's lower bounds over the
  *    tile space (the scratchpad's origin) and a constant bound on its extents over all
  *    tiles and all parameter values; it fails when no such bound exists.
