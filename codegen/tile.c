@@ -39,6 +39,8 @@ typedef struct model_in {
     const pm_group *gr;
     pm_read *reads;  /* reads of every member by every member                        */
     int nreads;
+    bool outside_only[64]; /* per member: it reads no member (all it reads streams from
+                              memory); groups of more than 64 members are not tiled     */
 } model_in;
 
 typedef struct model_out {
@@ -68,15 +70,6 @@ static int64_t round_up(int64_t v, int64_t k)
 static int elem_lanes(const pm_plan *plan)
 {
     return plan->o.vector_width > 1 ? plan->o.vector_width : 1;
-}
-
-/* True when stage s reads no member of the group (so all it reads comes from memory). */
-static bool reads_outside_only(const model_in *in, int s)
-{
-    for (int r = 0; r < in->nreads; r++)
-        if (in->reads[r].consumer == s && member_of(in->gr, in->reads[r].producer) >= 0)
-            return false;
-    return true;
 }
 
 /* Footprint of every member for tile sizes tile[] (per tiled dimension). */
@@ -164,7 +157,7 @@ static void model_eval(const model_in *in, const int64_t *tile, bool clip, model
         /* per tile: each row's vector steps plus a start-up cost per row (loop entry,
          * address set-up, the hardware prefetcher's ramp) and per stage (its call) */
         time += out->ntiles * (rows * (cost * steps + PM_ROW_COST) + PM_STAGE_CALL_COST);
-        if (m == nm - 1 || reads_outside_only(in, s))
+        if (m == nm - 1 || in->outside_only[m])
             time += out->ntiles * rows * PM_STREAM_ROW_COST;
         if (m < nm - 1)
             scratch += bytes;
@@ -212,12 +205,19 @@ bool pm_tile_model(const pm_plan *plan, pm_group *gr)
                        isl_pw_aff_is_cst(lst->ub[d]) != isl_bool_true))
             return false;
     }
-    model_in in = {plan, gr, NULL, 0};
+    model_in in = {plan, gr, NULL, 0, {false}};
     for (int m = 0; m < gr->nmembers; m++)
         if (!pm_align_reads(plan, gr->members[m], &in.reads, &in.nreads)) {
             free(in.reads);
             return false;
         }
+    for (int m = 0; m < gr->nmembers; m++)
+        in.outside_only[m] = true;
+    for (int r = 0; r < in.nreads; r++) {
+        int c = member_of(gr, in.reads[r].consumer);
+        if (c >= 0 && member_of(gr, in.reads[r].producer) >= 0)
+            in.outside_only[c] = false;
+    }
     double threshold = plan->o.overlap_threshold >= 0 ? plan->o.overlap_threshold
                                                       : PM_OVERLAP_THRESHOLD;
     int threads = plan->o.threads > 0 ? plan->o.threads : 1;
