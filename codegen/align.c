@@ -9,6 +9,8 @@
 typedef struct lin_env {
     const pm_func *f;
     pm_lin var[PM_MAX_DIMS];
+    bool unknown[PM_MAX_DIMS]; /* read at a data-dependent coordinate (through an inlined
+                                  function): no linear form */
 } lin_env;
 
 static bool lin_of(const lin_env *env, const pm_expr *e, pm_lin *out)
@@ -22,7 +24,7 @@ static bool lin_of(const lin_env *env, const pm_expr *e, pm_lin *out)
         for (int d = 0; d < env->f->ndims; d++)
             if (env->f->vars[d]->id == e->id) {
                 *out = env->var[d];
-                return true;
+                return !env->unknown[d];
             }
         return false;
     case PM_EXPR_CAST:
@@ -95,18 +97,16 @@ static bool visit_call(const pm_expr *e, void *user)
         r->ok = false; /* a self-reference: never in a fused group */
         return false;
     }
-    lin_env inner = {e->callee, {{0}}};
+    lin_env inner = {e->callee, {{0}}, {0}};
     pm_read rd = {r->consumer, p, true, e->nargs, {{0}}};
     for (int i = 0; i < e->nargs; i++) {
-        if (!lin_of(r->env, e->args[i], &rd.arg[i]))
+        if (!lin_of(r->env, e->args[i], &rd.arg[i])) {
             rd.affine = false;
+            inner.unknown[i] = true; /* its reads there are data-dependent too */
+        }
         inner.var[i] = rd.arg[i];
     }
-    if (!rd.affine && r->plan->inlined[p]) {
-        r->ok = false;
-        return false;
-    }
-    if (r->plan->inlined[p]) {
+    if (pm_plan_call_inlined(r->plan, e)) {
         r->ok = collect_reads_of(r->plan, r->consumer, e->callee, &inner, r->out, r->n,
                                  r->depth + 1);
         return r->ok;
@@ -140,7 +140,7 @@ bool pm_align_reads(const pm_plan *plan, int c, pm_read **out, int *n)
     const pm_func *f = plan->poly->stages[c].func;
     if (f->kind != PM_FUNC_FUNCTION)
         return false;
-    lin_env env = {f, {{0}}};
+    lin_env env = {f, {{0}}, {0}};
     for (int d = 0; d < f->ndims; d++)
         env.var[d] = (pm_lin){d, 1, 0, 0};
     return collect_reads_of(plan, c, f, &env, out, n, 0);

@@ -145,7 +145,8 @@ static pm_status step_tile(compile *c)
 
 static pm_status step_storage(compile *c)
 {
-    pm_storage_decide(c->poly, c->plan);
+    if (!pm_storage_decide(c->poly, c->plan))
+        return pm_error_set(c->err, PM_ERR_NOMEM, "%s: out of memory", c->p->name);
     return PM_OK;
 }
 

@@ -72,13 +72,33 @@ static bool expr_equal(const pm_expr *a, const pm_expr *b)
     }
 }
 
+static bool find_call(const pm_expr *e, void *user)
+{
+    if (e->kind != PM_EXPR_CALL)
+        return true;
+    *(bool *)user = true;
+    return false;
+}
+
+/* An integer argument computed from values read (outLPyramid's intensity level index
+ * from its pixel): data-dependent, so the emitter carries its lanes as a vector. */
+static bool is_dynamic(const pm_expr *e)
+{
+    bool found = false;
+    if (pm_type_is_int(e->type))
+        pm_expr_walk(e, find_call, &found);
+    return found;
+}
+
 enum { DISTINCT_MAX = 32 };
 
 typedef struct call_check {
     const pm_func *owner;   /* whose variables the arguments may use                  */
     const pm_func *callee;  /* NULL: every call; else only calls of this one          */
     bool pointwise;         /* arguments must be the owner's variables or constants   */
+    bool dynamic;           /* data-dependent arguments are allowed too                 */
     bool ok;
+    int ndynamic;           /* data-dependent arguments seen                            */
     int ncalls;             /* calls of callee                                          */
     int ndistinct;          /* of them, reading different points: equal calls at one
                                point are one value (LLVM merges the repeats)            */
@@ -101,8 +121,11 @@ static bool check_call(const pm_expr *e, void *user)
     }
     for (int i = 0; i < e->nargs; i++) {
         const pm_expr *a = e->args[i];
-        bool good = c->pointwise ? (a->kind == PM_EXPR_INT || is_own_var(c->owner, a))
-                                 : is_shift(c->owner, a);
+        bool shift = c->pointwise ? (a->kind == PM_EXPR_INT || is_own_var(c->owner, a))
+                                  : is_shift(c->owner, a);
+        bool good = shift || (c->dynamic && is_dynamic(a));
+        if (!shift && good)
+            c->ndynamic++;
         if (!good) {
             c->ok = false;
             return false;
@@ -129,6 +152,19 @@ static bool is_output(const pm_pipeline *p, const pm_func *f)
     return false;
 }
 
+/* Every access of stage c's statements to f is affine. */
+static bool reads_affine(const pm_poly *poly, int c, const pm_func *f)
+{
+    const pm_poly_stage *st = &poly->stages[c];
+    for (int k = 0; k < st->nstmts; k++) {
+        const pm_poly_stmt *s = &poly->stmts[st->first_stmt + k];
+        for (int a = 0; a < s->naccesses; a++)
+            if (s->accesses[a].callee == f && !s->accesses[a].rel)
+                return false;
+    }
+    return true;
+}
+
 /* Every access of stage c's statements to f is proven in bounds. */
 static bool reads_proven(const pm_poly *poly, int c, const pm_func *f)
 {
@@ -142,34 +178,87 @@ static bool reads_proven(const pm_poly *poly, int c, const pm_func *f)
     return true;
 }
 
-/* f has one case; when it has a condition, f is defined only on its statement's domain
- * (f's box cut by the condition). Every read of f by stage c must land there, so that
- * evaluating f's value in place gives what the buffer would have held. */
+/* Every read of stage fs's function by stage c lands where one of its cases holds, so
+ * that evaluating the cases in place gives what the buffer would have held. Affine reads
+ * are imaged through their relation; a data-dependent one, proven inside the box, needs
+ * the cases to cover the whole box. Cases with run-time conjuncts are never proven to
+ * cover anything. */
 static bool reads_defined(const pm_poly *poly, int c, int fs)
 {
     const pm_poly_stage *fst = &poly->stages[fs];
-    if (fst->nstmts != 1)
+    const pm_poly_storage *fstore = pm_poly_storage_of(poly, fst->func);
+    isl_set *cover = NULL;
+    for (int k = 0; k < fst->nstmts; k++) {
+        const pm_poly_stmt *def = &poly->stmts[fst->first_stmt + k];
+        if (def->nresidual > 0 || !def->domain || def->kind != PM_STMT_CASE) {
+            isl_set_free(cover);
+            return false;
+        }
+        isl_set *d = isl_set_copy(def->domain);
+        d = isl_set_set_tuple_id(d, isl_set_get_tuple_id(fstore->box));
+        cover = cover ? isl_set_union(cover, d) : d;
+    }
+    if (!cover)
         return false;
-    const pm_poly_stmt *def = &poly->stmts[fst->first_stmt];
-    if (def->nresidual > 0 || !def->domain)
-        return false;
+    bool ok = true;
     const pm_poly_stage *st = &poly->stages[c];
-    for (int k = 0; k < st->nstmts; k++) {
+    for (int k = 0; k < st->nstmts && ok; k++) {
         const pm_poly_stmt *s = &poly->stmts[st->first_stmt + k];
-        for (int a = 0; a < s->naccesses; a++) {
+        for (int a = 0; a < s->naccesses && ok; a++) {
             const pm_poly_access *acc = &s->accesses[a];
             if (acc->callee != fst->func)
                 continue;
-            if (!acc->rel || !s->domain)
-                return false;
-            isl_set *read = isl_set_apply(isl_set_copy(s->domain), isl_map_copy(acc->rel));
-            isl_bool sub = isl_set_is_subset(read, def->domain);
+            isl_set *read;
+            if (acc->rel && s->domain)
+                read = isl_set_apply(isl_set_copy(s->domain), isl_map_copy(acc->rel));
+            else if (acc->in_bounds)
+                read = isl_set_copy(fstore->box);
+            else {
+                ok = false;
+                break;
+            }
+            read = isl_set_set_tuple_id(read, isl_set_get_tuple_id(fstore->box));
+            ok = isl_set_is_subset(read, cover) == isl_bool_true;
             isl_set_free(read);
-            if (sub != isl_bool_true)
-                return false;
         }
     }
-    return true;
+    isl_set_free(cover);
+    return ok;
+}
+
+/* Records the calls of stage s's cases that stay inside their callee's box from every
+ * point of s's box, not only where their case holds: an inlined function of several
+ * cases evaluates all of them at every point read, and those reads need no clamp there
+ * (lPyramid's even and odd up-sampling reads of Ux, all but the last column's of an odd
+ * width). Out of memory only loses proofs (reads then clamp). */
+static void record_inside_calls(pm_plan *plan, int s)
+{
+    const pm_poly *poly = plan->poly;
+    const pm_poly_stage *st = &poly->stages[s];
+    const pm_poly_storage *own = pm_poly_storage_of(poly, st->func);
+    for (int k = 0; own && k < st->nstmts; k++) {
+        const pm_poly_stmt *sm = &poly->stmts[st->first_stmt + k];
+        isl_set *box = isl_set_set_tuple_id(isl_set_copy(own->box),
+                                            isl_set_get_tuple_id(sm->domain));
+        for (int a = 0; a < sm->naccesses; a++) {
+            const pm_poly_access *acc = &sm->accesses[a];
+            const pm_poly_storage *cs = pm_poly_storage_of(poly, acc->callee);
+            if (!acc->rel || !cs)
+                continue;
+            isl_set *read = isl_set_apply(isl_set_copy(box), isl_map_copy(acc->rel));
+            bool inside = isl_set_is_subset(read, cs->box) == isl_bool_true;
+            isl_set_free(read);
+            const pm_expr **grown = inside ? realloc(plan->inside_calls,
+                                                     (size_t)(plan->ninside_calls + 1) *
+                                                         sizeof *grown)
+                                           : NULL;
+            if (grown) {
+                plan->inside_calls = grown;
+                plan->inside_calls[plan->ninside_calls++] = acc->call;
+            }
+        }
+        isl_set_free(box);
+    }
 }
 
 /* The reads of f by every consumer, for the read-once test. */
@@ -246,14 +335,64 @@ static bool list_call(const pm_expr *e, void *user)
     return true;
 }
 
-/* Two calls read disjoint points: some argument is a different constant in each. */
-static bool disjoint_calls(const pm_expr *a, const pm_expr *b)
+/* e as base + constant: *base and *k (base NULL for a constant). */
+static void split_offset(const pm_expr *e, const pm_expr **base, int64_t *k)
+{
+    *k = 0;
+    *base = e;
+    if (e->kind == PM_EXPR_INT) {
+        *k = e->ival;
+        *base = NULL;
+    } else if (e->kind == PM_EXPR_BINARY && (e->op == PM_OP_ADD || e->op == PM_OP_SUB) &&
+               e->b->kind == PM_EXPR_INT) {
+        *k = e->op == PM_OP_ADD ? e->b->ival : -e->b->ival;
+        *base = e->a;
+    }
+}
+
+/* Every variable of the consumer moves some argument of call other than skip. */
+static bool moves_without(const pm_func *consumer, const pm_expr *call, int skip)
+{
+    for (int d = 0; d < consumer->ndims; d++) {
+        bool moves = false;
+        for (int i = 0; i < call->nargs && !moves; i++) {
+            const pm_expr *v = i == skip ? NULL : shift_var(call->args[i]);
+            moves = v && v->id == consumer->vars[d]->id;
+        }
+        if (!moves)
+            return false;
+    }
+    return true;
+}
+
+/* Two calls read disjoint points: some argument is a different constant in each; or,
+ * by one consumer, they differ in one argument only, by a constant (lPyramid(li, x, y)
+ * and lPyramid(li + 1, x, y)), and the others, equal, tell the consumer's points apart:
+ * the same consumer point reads two points, different ones read different points. */
+static bool disjoint_calls(const pm_expr *a, const pm_expr *b, const pm_func *by_a,
+                           const pm_func *by_b)
 {
     for (int d = 0; d < a->nargs && d < b->nargs; d++)
         if (a->args[d]->kind == PM_EXPR_INT && b->args[d]->kind == PM_EXPR_INT &&
             a->args[d]->ival != b->args[d]->ival)
             return true;
-    return false;
+    if (by_a != by_b || a->nargs != b->nargs)
+        return false;
+    int differ = -1;
+    for (int d = 0; d < a->nargs; d++) {
+        if (expr_equal(a->args[d], b->args[d]))
+            continue;
+        if (differ >= 0)
+            return false;
+        differ = d;
+    }
+    if (differ < 0)
+        return false;
+    const pm_expr *ba, *bb;
+    int64_t ka, kb;
+    split_offset(a->args[differ], &ba, &ka);
+    split_offset(b->args[differ], &bb, &kb);
+    return ka != kb && ba && bb && expr_equal(ba, bb) && moves_without(by_a, a, differ);
 }
 
 typedef struct identity_check {
@@ -323,7 +462,7 @@ static bool read_once(const pm_plan *plan, int s)
         return false;
     for (int i = 0; i < l.n; i++)
         for (int j = i + 1; j < l.n; j++)
-            if (!disjoint_calls(l.call[i], l.call[j]))
+            if (!disjoint_calls(l.call[i], l.call[j], l.by[i], l.by[j]))
                 return false;
     return true;
 }
@@ -333,6 +472,77 @@ static bool self_reads(const pm_func *f)
     call_check c = {.owner = f, .callee = f, .ok = true};
     walk_func(f, &c);
     return c.ncalls > 0;
+}
+
+/* Recomputing a stage in place instead of reading its buffer at data-dependent points
+ * pays while its work per point stays below this (expression nodes, loads counted): a
+ * gather from a large buffer misses the caches, a handful of operations do not. */
+#define PM_RECOMPUTE_MAX 32.0
+
+typedef struct recompute_walk {
+    pm_plan *plan;
+    const double *work;
+    const pm_poly_stage *reader; /* the inlined stage whose definition is walked */
+    bool failed;                 /* out of memory */
+} recompute_walk;
+
+/* Every access of the reader's statements through this call is proven in bounds. */
+static bool call_proven(const pm_poly *poly, const pm_poly_stage *st, const pm_expr *call)
+{
+    bool seen = false;
+    for (int k = 0; k < st->nstmts; k++) {
+        const pm_poly_stmt *s = &poly->stmts[st->first_stmt + k];
+        const pm_poly_access *acc = pm_poly_access_of(s, call);
+        if (acc && !acc->in_bounds)
+            return false;
+        seen = seen || acc;
+    }
+    return seen;
+}
+
+static bool visit_recompute(const pm_expr *e, void *user)
+{
+    recompute_walk *w = user;
+    pm_plan *plan = w->plan;
+    if (e->kind != PM_EXPR_CALL || w->failed)
+        return !w->failed;
+    int s = pm_plan_stage_of(plan, e->callee);
+    if (s < 0 || plan->inlined[s] || pm_plan_call_inlined(plan, e))
+        return true;
+    const pm_func *f = e->callee;
+    call_check own = {.owner = f, .pointwise = true, .dynamic = true, .ok = true};
+    if (f->kind != PM_FUNC_FUNCTION || f->ncases != 1 || f->cases[0]->cond || self_reads(f) ||
+        !walk_func(f, &own) || w->work[s] > PM_RECOMPUTE_MAX ||
+        !call_proven(plan->poly, w->reader, e))
+        return true;
+    const pm_expr **grown = realloc(plan->inline_calls,
+                                    (size_t)(plan->ninline_calls + 1) * sizeof *grown);
+    if (!grown) {
+        w->failed = true;
+        return false;
+    }
+    plan->inline_calls = grown;
+    plan->inline_calls[plan->ninline_calls++] = e;
+    return true;
+}
+
+/* In the definitions of stages inlined at data-dependent points, the calls of cheap
+ * point-wise stages (a LUT read counts as point-wise) are evaluated in place: the
+ * callee stays stored for its other readers, but these reads stop gathering from its
+ * buffer, and a producer read only by them can fuse with its remaining consumers. */
+static void choose_recomputed_calls(pm_plan *plan, const bool *dynamic, const double *work)
+{
+    const pm_poly *poly = plan->poly;
+    for (int t = 0; t < poly->nstages; t++) {
+        if (!dynamic[t])
+            continue;
+        recompute_walk w = {plan, work, &poly->stages[t], false};
+        const pm_expr *roots[64];
+        int n = pm_func_exprs(poly->stages[t].func, roots, 64);
+        for (int i = 0; i < n && !w.failed; i++)
+            if (roots[i])
+                pm_expr_walk(roots[i], visit_recompute, &w);
+    }
 }
 
 void pm_inline_decide(pm_plan *plan)
@@ -345,9 +555,11 @@ void pm_inline_decide(pm_plan *plan)
     /* work per point of each stage with the stages inlined so far expanded */
     double *work = calloc((size_t)n, sizeof *work);
     double *base = calloc((size_t)n, sizeof *base);
-    if (!work || !base) {
+    bool *dynamic_read = calloc((size_t)n, sizeof *dynamic_read);
+    if (!work || !base || !dynamic_read) {
         free(work);
         free(base);
+        free(dynamic_read);
         return;
     }
     for (int s = 0; s < n; s++)
@@ -359,28 +571,38 @@ void pm_inline_decide(pm_plan *plan)
         changed = false;
         for (int s = 0; s < n; s++) {
             const pm_func *f = poly->stages[s].func;
-            if (plan->inlined[s] || f->kind != PM_FUNC_FUNCTION || f->ncases != 1 ||
+            if (plan->inlined[s] || f->kind != PM_FUNC_FUNCTION || f->ncases < 1 ||
                 is_output(poly->pipeline, f) || self_reads(f))
                 continue;
             call_check own = {.owner = f, .pointwise = true, .ok = true};
             bool once = read_once(plan, s);
             if (!walk_func(f, &own) && !once)
                 continue;
-            bool ok = true, any = false;
+            bool ok = true, any = false, dynamic = false;
             for (int c = s + 1; c < n && ok; c++) {
                 const pm_func *g = poly->stages[c].func;
-                call_check cc = {.owner = g, .callee = f, .ok = true};
+                call_check cc = {.owner = g, .callee = f, .dynamic = once, .ok = true};
                 walk_func(g, &cc);
                 if (cc.ncalls == 0)
                     continue;
                 any = true;
+                dynamic = dynamic || cc.ndynamic > 0;
                 ok = cc.ok && g->kind == PM_FUNC_FUNCTION && reads_proven(poly, c, f) &&
-                     (!f->cases[0]->cond || reads_defined(poly, c, s)) &&
+                     (reads_affine(poly, c, f) && f->ncases == 1 && !f->cases[0]->cond
+                          ? true
+                          : reads_defined(poly, c, s)) &&
                      (once || work[c] + cc.ndistinct * (work[s] - 1) <= limit * base[c]);
             }
-            if (!ok || !any)
+            /* Several cases are all evaluated at every point read (each lane picks its
+             * own), at a cost of clamped reads; that pays only where the alternative is
+             * a buffer read at data-dependent points, most of which are never read
+             * (lPyramid(k, x, y) at the two intensity levels around a pixel's). */
+            if (!ok || !any || (f->ncases > 1 && !dynamic))
                 continue;
             plan->inlined[s] = true;
+            dynamic_read[s] = dynamic;
+            if (f->ncases > 1)
+                record_inside_calls(plan, s);
             changed = true;
             for (int c = s + 1; c < n; c++) {
                 call_check cc = {.owner = poly->stages[c].func, .callee = f, .ok = true};
@@ -389,6 +611,8 @@ void pm_inline_decide(pm_plan *plan)
             }
         }
     }
+    choose_recomputed_calls(plan, dynamic_read, work);
     free(work);
     free(base);
+    free(dynamic_read);
 }

@@ -2,10 +2,13 @@
  *
  * Promise: pm_inline_decide sets plan->inlined[s] for every stage s it folds. A stage is
  * inlined only when all of these hold:
- *  - it is a plain function of one case (no pieces, no reduction, no self-reference),
- *    and not a pipeline output (a live-out is always stored); when the case has a
- *    condition, every consumer's reads are proven (isl) to land where it holds, so
- *    evaluating the value in place gives what the buffer would have held;
+ *  - it is a plain function (no reduction, no self-reference), not a pipeline output (a
+ *    live-out is always stored); when it has a condition or several cases, every
+ *    consumer's reads are proven (isl) to land where one of its cases holds (a
+ *    data-dependent read: the cases cover the whole box), so evaluating the cases in
+ *    place gives what the buffer would have held. Several cases are all evaluated at
+ *    every point read (each lane takes its own), which pays only against reads at
+ *    data-dependent points of a stage read once (below);
  *  - it is point-wise: every call in its definition reads at its own variables or at
  *    constants (img(0, x, y), never img(x + 1, y)), so inlining moves no stencil — or
  *    each of its points is read at most once by all consumers together (one call, equal
@@ -18,7 +21,12 @@
  *  - every consumer is a function (not a reduction) that reads it at shifts of its own
  *    variables or of twice them (x + k, 2x + k, or a constant), each read proven inside
  *    the stage's domain, so the emitter can evaluate the definition at the read point,
- *    in vectors too (every lane, or every second lane);
+ *    in vectors too (every lane, or every second lane); a stage read once may also be
+ *    read at data-dependent points (an index computed from values read) proven inside
+ *    its box (poly.c bounds them: clamp(int(v), 0, 6) lies in [0, 6]), whose lanes the
+ *    emitter carries as vectors (local Laplacian's lPyramid(li, x, y) and
+ *    lPyramid(li + 1, x, y): two calls one constant apart in one argument read
+ *    disjoint points);
  *  - the work limit: in each consumer, the work after inlining (expression nodes, loads
  *    counted) is at most plan->o.inline_limit (default 2) times the work before — so a
  *    9-tap stencil never recomputes an expensive producer nine times (equal calls count
@@ -27,6 +35,17 @@
  * Stages are considered producers first, so chains of point-wise stages fold together,
  * and again while a pass inlined something (a consumer inlined late can make its
  * producer read-once).
+ * Recomputed calls (plan->inline_calls): in the definition of a stage inlined at
+ * data-dependent points, a call of a cheap point-wise stage (a table lookup counts as
+ * point-wise; work per point at most PM_RECOMPUTE_MAX, one unconditional case, the read
+ * proven in bounds) evaluates its callee in place; the callee stays stored for its other
+ * readers, which may now fuse with it (local Laplacian's remapped picture gPyramid_L0
+ * joins its pyramid's first level instead of being gathered at two levels per pixel
+ * from eight full-resolution planes). Every phase that follows reads through these calls
+ * as through inlined stages (pm_plan_call_inlined).
+ * Inside proofs (plan->inside_calls): for a stage of several cases inlined, the calls of
+ * its cases that stay inside their callee from every point of its box need no clamp
+ * where all cases are evaluated.
  * With plan->o.fusion false nothing is inlined.
  */
 #ifndef PM_CODEGEN_INLINE_H

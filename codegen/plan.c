@@ -88,6 +88,8 @@ void pm_plan_free(pm_plan *plan)
     }
     free(plan->groups);
     free(plan->inlined);
+    free(plan->inline_calls);
+    free(plan->inside_calls);
     free(plan->group_of);
     free(plan->est_lb);
     free(plan->est_ub);
@@ -182,15 +184,27 @@ static bool reads_visit(const pm_expr *e, void *user)
     int c = pm_plan_stage_of(w->plan, e->callee);
     if (c < 0)
         return true;
-    if (c == w->target) {
+    bool in_place = pm_plan_call_inlined(w->plan, e);
+    if (c == w->target && !in_place) {
         w->found = true;
         return false;
     }
-    if (w->plan->inlined[c] && stage_reads(w->plan, c, w->target, w->depth + 1)) {
+    if (in_place && stage_reads(w->plan, c, w->target, w->depth + 1)) {
         w->found = true;
         return false;
     }
     return true;
+}
+
+bool pm_plan_call_inlined(const pm_plan *plan, const pm_expr *call)
+{
+    int c = pm_plan_stage_of(plan, call->callee);
+    if (c >= 0 && plan->inlined[c])
+        return true;
+    for (int i = 0; i < plan->ninline_calls; i++)
+        if (plan->inline_calls[i] == call)
+            return true;
+    return false;
 }
 
 bool pm_plan_reads(const pm_plan *plan, int s, int p)
@@ -224,6 +238,18 @@ char *pm_plan_groups_to_string(const pm_plan *plan)
             ninl++;
         }
     pm_str_append(&s, "%s\n", ninl ? "" : " none");
+    if (plan->ninline_calls > 0) {
+        /* the callees whose reads at data-dependent points evaluate their definition */
+        pm_str_append(&s, "recomputed where read at data-dependent points:");
+        for (int i = 0; i < plan->ninline_calls; i++) {
+            bool seen = false;
+            for (int j = 0; j < i && !seen; j++)
+                seen = plan->inline_calls[j]->callee == plan->inline_calls[i]->callee;
+            if (!seen)
+                pm_str_append(&s, " %s", plan->inline_calls[i]->callee->name);
+        }
+        pm_str_append(&s, "\n");
+    }
     for (int g = 0; g < plan->ngroups; g++) {
         const pm_group *gr = &plan->groups[g];
         pm_str_append(&s, "group %d: live-out %s, %d stage%s, %s", g,

@@ -70,6 +70,10 @@ typedef struct pm_plan {
     const pm_poly *poly;          /* borrowed                                              */
     pm_plan_options o;
     bool *inlined;                /* per stage                                            */
+    int ninline_calls;            /* calls evaluated in place though their callee is      */
+    const pm_expr **inline_calls; /* stored (inline phase; see inline.h)                  */
+    int ninside_calls;            /* calls in the cases of inlined functions that stay    */
+    const pm_expr **inside_calls; /* inside their callee from anywhere in the box         */
     int *group_of;                /* per stage: group index, -1 when inlined              */
     int ngroups;
     pm_group *groups;             /* in execution order                                   */
@@ -87,7 +91,9 @@ double pm_plan_stage_cost(const pm_plan *plan, int stage);
 /* Work per point of a stage's dearest case (the inline limit grows the case that reads
  * an inlined stage; an average with cheap boundary cases would understate it). */
 double pm_plan_dearest_case_cost(const pm_plan *plan, int stage);
-/* Does stage s read stage p (directly, or through inlined stages)? */
+/* Is this call evaluated in place: its callee inlined, or the call one of inline_calls? */
+bool pm_plan_call_inlined(const pm_plan *plan, const pm_expr *call);
+/* Does stage s read stage p (directly, or through inlined stages and calls)? */
 bool pm_plan_reads(const pm_plan *plan, int s, int p);
 /* The points of a stage's domain at the estimates. */
 double pm_plan_stage_volume(const pm_plan *plan, int stage);

@@ -141,6 +141,25 @@ const pm_poly_storage *pm_poly_storage_of(const pm_poly *poly, const pm_func *f)
     return NULL;
 }
 
+bool pm_poly_call_inlined(const pm_poly *poly, const pm_expr *call)
+{
+    const pm_poly_storage *st = pm_poly_storage_of(poly, call->callee);
+    if (st && st->kind == PM_STORAGE_INLINED)
+        return true;
+    for (int i = 0; i < poly->ninline_calls; i++)
+        if (poly->inline_calls[i] == call)
+            return true;
+    return false;
+}
+
+bool pm_poly_call_inside(const pm_poly *poly, const pm_expr *call)
+{
+    for (int i = 0; i < poly->ninside_calls; i++)
+        if (poly->inside_calls[i] == call)
+            return true;
+    return false;
+}
+
 const pm_poly_access *pm_poly_access_of(const pm_poly_stmt *s, const pm_expr *call)
 {
     for (int i = 0; i < s->naccesses; i++)
@@ -238,6 +257,45 @@ static bool collect_call(const pm_expr *e, void *user)
     return true;
 }
 
+/* A data-dependent read (rel NULL) proven inside its callee's box: each argument's
+ * bounds (pm_isl_pw_aff_bounds, exact for the affine ones) lie in the box over the whole
+ * domain. Both corners inside prove every point between them inside where the box has
+ * no stride along the arguments that are not exact. */
+static bool bounded_inside(const pm_isl_env *env, __isl_keep isl_set *domain,
+                           const pm_expr *call, const pm_poly_storage *cs)
+{
+    if (call->nargs == 0 || call->nargs != cs->ndims)
+        return false;
+    isl_pw_multi_aff *corner[2] = {NULL, NULL};
+    bool ok = true;
+    for (int d = 0; d < call->nargs && ok; d++) {
+        isl_pw_aff *lo, *hi;
+        pm_isl_pw_aff_bounds(env, call->args[d], &lo, &hi);
+        ok = lo && hi && (cs->step[d] == 1 || isl_pw_aff_is_equal(lo, hi) == isl_bool_true);
+        isl_pw_aff *side[2] = {lo, hi};
+        for (int c = 0; c < 2; c++) {
+            if (!ok) {
+                isl_pw_aff_free(side[c]);
+                continue;
+            }
+            isl_pw_multi_aff *one = isl_pw_multi_aff_from_pw_aff(side[c]);
+            corner[c] = corner[c] ? isl_pw_multi_aff_flat_range_product(corner[c], one) : one;
+        }
+    }
+    for (int c = 0; c < 2; c++) {
+        if (ok) {
+            isl_map *rel = isl_map_from_pw_multi_aff(corner[c]);
+            rel = isl_map_set_tuple_id(rel, isl_dim_out, isl_set_get_tuple_id(cs->box));
+            isl_set *read = isl_set_apply(isl_set_copy(domain), rel);
+            ok = isl_set_is_subset(read, cs->box) == isl_bool_true;
+            isl_set_free(read);
+        } else {
+            isl_pw_multi_aff_free(corner[c]);
+        }
+    }
+    return ok;
+}
+
 static pm_status stmt_accesses(pm_poly *poly, pm_poly_stmt *s, const pm_expr **roots, int nroots,
                                pm_error *err)
 {
@@ -274,6 +332,7 @@ static pm_status stmt_accesses(pm_poly *poly, pm_poly_stmt *s, const pm_expr **r
         }
         if (!affine) {
             isl_pw_multi_aff_free(pma);
+            a->in_bounds = bounded_inside(&env, s->domain, call, cs);
             continue;
         }
         isl_map *rel = isl_map_from_pw_multi_aff(pma);
@@ -787,6 +846,8 @@ void pm_poly_free(pm_poly *poly)
     free(poly->stmts);
     free(poly->stages);
     free(poly->storage);
+    free(poly->inline_calls);
+    free(poly->inside_calls);
     isl_space_free(poly->params);
     free(poly);
 }

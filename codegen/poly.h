@@ -15,7 +15,9 @@
  *    the update over the reduction domain.
  *  - accesses: every call in a statement, as an isl map from the statement's domain to
  *    the callee's space when all arguments are affine, with a proof flag `in_bounds`
- *    when every point read lies inside the callee's box (else code generation clamps).
+ *    when every point read lies inside the callee's box (else code generation clamps);
+ *    a data-dependent read (no map) is proven through the bounds of its arguments
+ *    (pm_isl_pw_aff_bounds: a clamped or narrow-typed index).
  *  - dependences: for each statement, the outermost dimension that carries no
  *    dependence (parallel_dim, -1 for none) and whether the innermost one is free
  *    (vectorizable). Self-reading functions (f(t,x) reads f(t-1,..)) are measured with
@@ -123,6 +125,15 @@ typedef struct pm_poly {
     int nstorage;
     pm_poly_storage *storage; /* inputs first, then one per stage                      */
     int nslots;              /* scratch slots used                                      */
+    /* Calls evaluated in place though their callee is stored (the storage phase copies
+     * the inline phase's choice; an array the poly owns). */
+    int ninline_calls;
+    const pm_expr **inline_calls;
+    /* Calls in the cases of an inlined function of several cases (all evaluated at every
+     * point read) proven inside their callee from every point of the function's box, so
+     * they need no clamp there (the storage phase copies the inline phase's proofs). */
+    int ninside_calls;
+    const pm_expr **inside_calls;
 } pm_poly;
 
 /* NULL on failure with the message in err (PM_ERR_UNSUPPORTED names the function and the
@@ -132,6 +143,11 @@ void pm_poly_free(pm_poly *poly);
 
 /* The storage of a function or image, or NULL. */
 const pm_poly_storage *pm_poly_storage_of(const pm_poly *poly, const pm_func *f);
+/* Is this call evaluated in place (its callee's storage PM_STORAGE_INLINED, or the call
+ * one of inline_calls)? */
+bool pm_poly_call_inlined(const pm_poly *poly, const pm_expr *call);
+/* Is this call one of inside_calls? */
+bool pm_poly_call_inside(const pm_poly *poly, const pm_expr *call);
 /* The access record of a call node in a statement, or NULL. */
 const pm_poly_access *pm_poly_access_of(const pm_poly_stmt *s, const pm_expr *call);
 

@@ -237,17 +237,18 @@ static bool reads_run_pointwise(const pm_poly *poly, const pm_group *gr, int fir
     for (int a = 0; a < s->naccesses; a++) {
         const pm_poly_access *acc = &s->accesses[a];
         bool same = path_same && reads_same_point(acc->rel);
-        if (in_run(gr, first, n, acc->callee, poly) && !same)
+        bool in_place = pm_poly_call_inlined(poly, acc->call);
+        if (in_run(gr, first, n, acc->callee, poly) && !same && !in_place)
             return false;
-        const pm_poly_storage *st = pm_poly_storage_of(poly, acc->callee);
-        if (st && st->kind == PM_STORAGE_INLINED) {
+        if (in_place) {
             if (depth > 32)
                 return false;
             for (int i = 0; i < poly->nstages; i++)
-                if (poly->stages[i].func == acc->callee &&
-                    !reads_run_pointwise(poly, gr, first, n,
-                                         &poly->stmts[poly->stages[i].first_stmt], same, depth + 1))
-                    return false;
+                for (int k = 0; poly->stages[i].func == acc->callee && k < poly->stages[i].nstmts; k++)
+                    if (!reads_run_pointwise(poly, gr, first, n,
+                                             &poly->stmts[poly->stages[i].first_stmt + k], same,
+                                             depth + 1))
+                        return false;
         }
     }
     return true;

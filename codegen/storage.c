@@ -4,6 +4,7 @@
 #include "codegen/tile.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* The last group that reads stage s (its own group when none does). Groups run in
  * order, one after the other. */
@@ -16,10 +17,29 @@ static int last_reader_group(const pm_poly *poly, const pm_plan *plan, int s)
     return last;
 }
 
-void pm_storage_decide(pm_poly *poly, const pm_plan *plan)
+/* *to = a copy of from; false when out of memory. */
+static bool copy_calls(const pm_expr ***to, int *nto, const pm_expr *const *from, int n)
+{
+    free(*to);
+    *to = NULL;
+    *nto = 0;
+    if (n > 0 && (*to = malloc((size_t)n * sizeof **to)) == NULL)
+        return false;
+    if (n > 0)
+        memcpy(*to, from, (size_t)n * sizeof **to);
+    *nto = n;
+    return true;
+}
+
+bool pm_storage_decide(pm_poly *poly, const pm_plan *plan)
 {
     int threads = plan->o.threads > 0 ? plan->o.threads : 1;
     poly->nslots = 0;
+    if (!copy_calls(&poly->inline_calls, &poly->ninline_calls, plan->inline_calls,
+                    plan->ninline_calls) ||
+        !copy_calls(&poly->inside_calls, &poly->ninside_calls, plan->inside_calls,
+                    plan->ninside_calls))
+        return false;
     /* full-buffer slots by lifetime: slot_free_after[k] is the last group that reads
      * the buffer now in full-buffer slot k; a buffer written from a later group on may
      * take it over (groups run in order, so their lifetimes never overlap) */
@@ -67,6 +87,7 @@ void pm_storage_decide(pm_poly *poly, const pm_plan *plan)
     }
     free(slot_free_after);
     free(slot_full);
+    return true;
 }
 
 char *pm_storage_to_string(const pm_poly *poly, const pm_plan *plan)

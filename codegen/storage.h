@@ -21,7 +21,7 @@
 
 #include "codegen/plan.h"
 
-void pm_storage_decide(pm_poly *poly, const pm_plan *plan);
+bool pm_storage_decide(pm_poly *poly, const pm_plan *plan); /* false: out of memory */
 char *pm_storage_to_string(const pm_poly *poly, const pm_plan *plan);
 
 #endif

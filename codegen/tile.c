@@ -337,13 +337,15 @@ static void map_list_clear(map_list *l)
     l->n = 0;
 }
 
-static bool reads_to(const pm_plan *plan, __isl_take isl_map *rel, const pm_func *callee, int p,
+static bool reads_to(const pm_plan *plan, __isl_take isl_map *rel, const pm_expr *call, int p,
                      map_list *acc, int depth)
 {
+    const pm_func *callee = call->callee;
     int c = pm_plan_stage_of(plan, callee);
-    if (c == p)
+    bool in_place = pm_plan_call_inlined(plan, call);
+    if (c == p && !in_place)
         return map_list_add(acc, rel);
-    if (c < 0 || !plan->inlined[c] || depth > 32) {
+    if (c < 0 || !in_place || depth > 32) {
         isl_map_free(rel);
         return true; /* not a path to p */
     }
@@ -351,17 +353,18 @@ static bool reads_to(const pm_plan *plan, __isl_take isl_map *rel, const pm_func
     bool ok = true;
     for (int k = 0; k < st->nstmts && ok; k++) {
         const pm_poly_stmt *sm = &plan->poly->stmts[st->first_stmt + k];
-        /* the inlined stage's statement is named like its function (one case) */
         for (int a = 0; a < sm->naccesses && ok; a++) {
             if (!sm->accesses[a].rel) {
-                ok = !pm_plan_reads(plan, pm_plan_stage_of(plan, sm->accesses[a].callee), p) &&
-                     pm_plan_stage_of(plan, sm->accesses[a].callee) != p;
+                /* a data-dependent read: fine only off every path to p */
+                int cs = pm_plan_stage_of(plan, sm->accesses[a].callee);
+                ok = (cs != p || pm_plan_call_inlined(plan, sm->accesses[a].call)) &&
+                     (cs < 0 || !pm_plan_reads(plan, cs, p));
                 continue;
             }
             isl_map *r = relaxed(sm->accesses[a].rel);
             isl_map *in = isl_map_copy(rel);
             in = isl_map_set_tuple_id(in, isl_dim_out, isl_map_get_tuple_id(r, isl_dim_in));
-            ok = reads_to(plan, isl_map_apply_range(in, r), sm->accesses[a].callee, p, acc,
+            ok = reads_to(plan, isl_map_apply_range(in, r), sm->accesses[a].call, p, acc,
                           depth + 1);
         }
     }
@@ -556,7 +559,7 @@ bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
                         ok = false;
                         break;
                     }
-                    ok = reads_to(plan, relaxed(sm->accesses[a].rel), sm->accesses[a].callee,
+                    ok = reads_to(plan, relaxed(sm->accesses[a].rel), sm->accesses[a].call,
                                   p, &reads, 0);
                 }
                 for (int r = 0; r < reads.n && ok; r++) {

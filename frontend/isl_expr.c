@@ -237,6 +237,150 @@ __isl_give isl_pw_aff *pm_isl_pw_aff(const pm_isl_env *env, const pm_expr *e)
     }
 }
 
+/* ---- bounds of any integer expression ---------------------------------------------- */
+
+typedef struct pw_bounds {
+    isl_pw_aff *lo, *hi; /* NULL: unbounded on that side */
+} pw_bounds;
+
+static void bounds_free(pw_bounds *b)
+{
+    isl_pw_aff_free(b->lo);
+    isl_pw_aff_free(b->hi);
+    b->lo = b->hi = NULL;
+}
+
+/* f(a, b) when both are bounded, else NULL (both consumed). */
+static __isl_give isl_pw_aff *both(__isl_take isl_pw_aff *a, __isl_take isl_pw_aff *b,
+                                   __isl_give isl_pw_aff *(*f)(__isl_take isl_pw_aff *,
+                                                               __isl_take isl_pw_aff *))
+{
+    if (a && b)
+        return f(a, b);
+    isl_pw_aff_free(a);
+    isl_pw_aff_free(b);
+    return NULL;
+}
+
+/* f(a, b) when both are bounded, the bounded one when one is (a min's upper bound, a
+ * max's lower bound), NULL when neither is. */
+static __isl_give isl_pw_aff *either(__isl_take isl_pw_aff *a, __isl_take isl_pw_aff *b,
+                                     __isl_give isl_pw_aff *(*f)(__isl_take isl_pw_aff *,
+                                                                 __isl_take isl_pw_aff *))
+{
+    if (a && b)
+        return f(a, b);
+    return a ? a : b;
+}
+
+static pw_bounds bounds_of(const pm_isl_env *env, const pm_expr *e, int depth)
+{
+    pw_bounds r = {NULL, NULL};
+    if (!e || !pm_type_is_int(e->type) || depth > 64)
+        return r;
+    isl_pw_aff *exact = pm_isl_pw_aff(env, e);
+    if (exact) {
+        r.lo = exact;
+        r.hi = isl_pw_aff_copy(exact);
+        return r;
+    }
+    if (e->kind == PM_EXPR_CAST && pm_type_is_int(e->a->type) && cast_is_exact(e->a->type, e->type))
+        return bounds_of(env, e->a, depth + 1);
+    if (e->kind == PM_EXPR_UNARY && e->op == PM_OP_NEG) {
+        pw_bounds a = bounds_of(env, e->a, depth + 1);
+        r.lo = a.hi ? isl_pw_aff_neg(a.hi) : NULL;
+        r.hi = a.lo ? isl_pw_aff_neg(a.lo) : NULL;
+        return r;
+    }
+    if (e->kind == PM_EXPR_SELECT) {
+        pw_bounds t = bounds_of(env, e->b, depth + 1), f = bounds_of(env, e->c, depth + 1);
+        r.lo = both(t.lo, f.lo, isl_pw_aff_min);
+        r.hi = both(t.hi, f.hi, isl_pw_aff_max);
+        return r;
+    }
+    if (e->kind != PM_EXPR_BINARY) {
+        if (pm_type_bits(e->type) <= 16) {
+            /* a narrow value (a call of an i16 function) lies in its type's range */
+            int bits = pm_type_bits(e->type);
+            bool sgn = pm_type_is_signed(e->type);
+            r.lo = constant(env, sgn ? -(1L << (bits - 1)) : 0);
+            r.hi = constant(env, sgn ? (1L << (bits - 1)) - 1 : (1L << bits) - 1);
+        }
+        return r;
+    }
+    long k = 0;
+    isl_pw_aff *kb = NULL;
+    if (e->op == PM_OP_MUL || e->op == PM_OP_DIV || e->op == PM_OP_MOD || e->op == PM_OP_CMOD) {
+        kb = pm_isl_pw_aff(env, e->b);
+        bool konst = kb && const_of(kb, &k);
+        isl_pw_aff_free(kb);
+        if (!konst)
+            return r;
+    }
+    pw_bounds a = bounds_of(env, e->a, depth + 1);
+    switch ((pm_binop)e->op) {
+    case PM_OP_ADD: case PM_OP_SUB: {
+        pw_bounds b = bounds_of(env, e->b, depth + 1);
+        if (e->op == PM_OP_ADD) {
+            r.lo = both(a.lo, b.lo, isl_pw_aff_add);
+            r.hi = both(a.hi, b.hi, isl_pw_aff_add);
+        } else {
+            r.lo = both(a.lo, b.hi, isl_pw_aff_sub);
+            r.hi = both(a.hi, b.lo, isl_pw_aff_sub);
+        }
+        return r;
+    }
+    case PM_OP_MIN: case PM_OP_MAX: {
+        pw_bounds b = bounds_of(env, e->b, depth + 1);
+        if (e->op == PM_OP_MIN) {
+            r.lo = both(a.lo, b.lo, isl_pw_aff_min);
+            r.hi = either(a.hi, b.hi, isl_pw_aff_min);
+        } else {
+            r.lo = either(a.lo, b.lo, isl_pw_aff_max);
+            r.hi = both(a.hi, b.hi, isl_pw_aff_max);
+        }
+        return r;
+    }
+    case PM_OP_MUL: {
+        isl_ctx *ctx = isl_space_get_ctx(env->space);
+        isl_pw_aff *lo = a.lo ? isl_pw_aff_scale_val(a.lo, isl_val_int_from_si(ctx, k)) : NULL;
+        isl_pw_aff *hi = a.hi ? isl_pw_aff_scale_val(a.hi, isl_val_int_from_si(ctx, k)) : NULL;
+        r.lo = k >= 0 ? lo : hi;
+        r.hi = k >= 0 ? hi : lo;
+        return r;
+    }
+    case PM_OP_MOD: case PM_OP_CMOD:
+        if (k != 0) { /* floor mod takes the divisor's sign, truncating mod the dividend's */
+            long m = k < 0 ? -k : k;
+            bool nonneg = e->op == PM_OP_MOD && k > 0, nonpos = e->op == PM_OP_MOD && k < 0;
+            bounds_free(&a);
+            r.lo = constant(env, nonneg ? 0 : -(m - 1));
+            r.hi = constant(env, nonpos ? 0 : m - 1);
+            return r;
+        }
+        break;
+    case PM_OP_DIV:
+        if (k > 0) { /* floor division by a positive constant is monotone */
+            r.lo = a.lo ? floor_div(a.lo, k) : NULL;
+            r.hi = a.hi ? floor_div(a.hi, k) : NULL;
+            return r;
+        }
+        break;
+    default:
+        break;
+    }
+    bounds_free(&a);
+    return r;
+}
+
+void pm_isl_pw_aff_bounds(const pm_isl_env *env, const pm_expr *e, __isl_give isl_pw_aff **lo,
+                          __isl_give isl_pw_aff **hi)
+{
+    pw_bounds b = bounds_of(env, e, 0);
+    *lo = b.lo;
+    *hi = b.hi;
+}
+
 /* ---- conditions --------------------------------------------------------------------- */
 
 static __isl_give isl_set *compare_set(const pm_isl_env *env, const pm_expr *e)

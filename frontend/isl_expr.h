@@ -51,6 +51,14 @@ __isl_give isl_space *pm_isl_set_space(__isl_keep isl_space *params, int nvars,
 /* e as a piecewise affine function on env->space, or NULL when e is not affine. */
 __isl_give isl_pw_aff *pm_isl_pw_aff(const pm_isl_env *env, const pm_expr *e);
 
+/* Bounds lo <= e <= hi of an integer expression that need not be affine: exact (lo = hi
+ * = e) when it is, else derived through + - min max select, negation, multiplication and
+ * floor division by constants and casts (a narrow integer type bounds what it converts),
+ * so they hold whatever the non-affine parts evaluate to (clamp(int(v * 7), 0, 6) lies
+ * in [0, 6]). Either output is NULL when that side is unbounded. */
+void pm_isl_pw_aff_bounds(const pm_isl_env *env, const pm_expr *e, __isl_give isl_pw_aff **lo,
+                          __isl_give isl_pw_aff **hi);
+
 /* Set dimension d of env as a piecewise affine function. */
 __isl_give isl_pw_aff *pm_isl_var_pw_aff(const pm_isl_env *env, int d);
 

@@ -377,6 +377,61 @@ static void check_transparent_inline(int shift, const char *want)
     pm_ctx_free(ctx);
 }
 
+/* Local Laplacian's shape in small: a level L(k, x, y) of two cases (x even or odd) is
+ * read by out at the two levels around each pixel's own, l = clamp(int(3 in), 0, 2) and
+ * l + 1 (data-dependent, proven inside L's box by the clamp): each of L's points is read
+ * at most once, so L is inlined, its cases evaluated per lane. L reads G(k, x, y), a
+ * point-wise stage with a table lookup, which a stencil H also reads: G stays stored for
+ * H, and L's read of it (at the data-dependent level) recomputes G in place. (H, read
+ * once by out, is inlined.) With `offset` 2 out reads l and l + 2, still once per point;
+ * with -1, l - 1 may fall outside L's box (the language clamps it), so L stays stored;
+ * with `stencil` out reads L(l, x + 1, y) too: L's points are read twice, so it stays
+ * stored. Every variant equals the interpreter. */
+static void check_dynamic_inline(int offset, bool stencil, const char *want)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *N = pm_param(ctx, PM_I32, "N");
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y"), *k = pm_var(ctx, "k"), *r = pm_var(ctx, "r");
+    pm_func *in = pm_image(ctx, "in", PM_F32, N, N);
+    pm_interval *all = pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1);
+    pm_interval *inner = pm_interval_new(pm_int(ctx, 1), pm_addi(N, -2), 1);
+    pm_interval *levels = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 4), 1);
+    pm_func *lut = pm_func_new(ctx, "lut", PM_F32, 1, pm_exprs(r),
+                               pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 79), 1)));
+    pm_func_define_expr(lut, pm_mulf(pm_cast(PM_F32, pm_mul(r, r)), 0.01));
+    pm_expr *v = pm_call(in, x, y);
+    pm_expr *idx = pm_clamp(pm_cast(PM_I32, pm_mulf(v, 16)), pm_int(ctx, 0), pm_int(ctx, 15));
+    pm_func *G = pm_func_new(ctx, "G", PM_F32, 3, pm_exprs(k, x, y), pm_intervals(levels, all, all));
+    pm_func_define_expr(G, pm_add(pm_mul(v, pm_cast(PM_F32, k)),
+                                  pm_call(lut, pm_add(idx, pm_muli(k, 16)))));
+    pm_func *H = pm_func_new(ctx, "H", PM_F32, 3, pm_exprs(k, x, y), pm_intervals(levels, inner, all));
+    pm_func_define_expr(H, pm_add(pm_call(G, k, pm_addi(x, -1), y), pm_call(G, k, pm_addi(x, 1), y)));
+    pm_func *L = pm_func_new(ctx, "L", PM_F32, 3, pm_exprs(k, x, y), pm_intervals(levels, all, all));
+    pm_expr *even = pm_eq(pm_modi(x, 2), pm_int(ctx, 0));
+    pm_define(L, pm_case_new(even, pm_mulf(pm_call(G, k, x, y), 2)),
+              pm_case_new(pm_not(even), pm_addf(pm_call(G, k, x, y), 1)));
+    pm_expr *lev = pm_mulf(pm_call(in, x, y), 2);
+    pm_expr *l = pm_clamp(pm_cast(PM_I32, lev), pm_int(ctx, 0), pm_int(ctx, 2));
+    pm_expr *f = pm_sub(lev, pm_cast(PM_F32, l));
+    pm_expr *value = pm_add(pm_mul(pm_sub(pm_float(ctx, 1), f), pm_call(L, l, x, y)),
+                            pm_mul(f, pm_call(L, pm_addi(l, offset), x, y)));
+    if (stencil)
+        value = pm_add(value, pm_call(L, l, pm_addi(x, 1), y));
+    value = pm_add(value, pm_call(H, pm_int(ctx, 1), x, y));
+    pm_func *out = pm_func_new(ctx, "out", PM_F32, 2, pm_exprs(x, y), pm_intervals(inner, all));
+    pm_func_define_expr(out, value);
+    pm_pipeline *p = NULL;
+    char what[64];
+    snprintf(what, sizeof what, "dynamic inline (offset %d%s)", offset, stencil ? ", stencil" : "");
+    if (CHECK(pm_pipeline_new(ctx, "dynamic", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
+        static const int64_t sizes[] = {3, 4, 17, 300};
+        check_small_pipeline(what, p, want, sizes, 4, 1e-4);
+    } else {
+        fprintf(stderr, "  %s: %s\n", what, pm_ctx_errmsg(ctx));
+    }
+    pm_ctx_free(ctx);
+}
+
 /* A sample compiled at its paper estimates (with the overlap threshold `threshold`, < 0
  * the default) has a group whose dump line contains `want`, at 1 and 2 threads, and
  * that kernel equals the interpreter at sizes far below the estimates (its tiles
@@ -452,6 +507,18 @@ static void check_structure(void)
     check_conditional_inline(-1, "inlined: none");
     check_transparent_inline(0, "inlined: S A B\n");
     check_transparent_inline(1, "inlined: A B\n");
+    check_dynamic_inline(1, false, "inlined: H L\nrecomputed where read at data-dependent points: G\n");
+    check_dynamic_inline(2, false, "inlined: H L\nrecomputed where read at data-dependent points: G\n");
+    check_dynamic_inline(-1, false, "inlined: H\ngroup");
+    check_dynamic_inline(1, true, "inlined: H\ngroup");
+    /* local Laplacian: the Laplacian levels inlined into the output levels' reads at two
+     * data-dependent intensity levels, the remapped picture recomputed there (and so
+     * fused with the first level of its Gaussian pyramid) */
+    static const char *const laplacian[] = {
+        "inlined: lPyramid_L0 lPyramid_L1",
+        "recomputed where read at data-dependent points: gPyramid_L0\n",
+        "live-out D_gPyramid_L1, 3 stages, overlapped tiles"};
+    check_sample_groups("local_laplacian", 2560, 1536, laplacian, 3);
     /* pyramid blending with the threshold at 0.5: one 31-stage group (its footprint
      * bounds are taken over the tiles that exist: over all tiles, a small image's clipped
      * pieces left them unbounded and the group fell apart into single stages; the

@@ -93,7 +93,7 @@ static int lane_coef(const pm_point *pt, const pm_expr *e)
     case PM_EXPR_VAR:
         for (int d = 0; d < pt->stmt->ndims; d++)
             if (pt->stmt->vars[d]->id == e->id)
-                return pt->lane_step[d];
+                return pt->lanes[d] && pt->W > 1 ? NONLINEAR : pt->lane_step[d];
         return NONLINEAR;
     case PM_EXPR_CAST: {
         int c = lane_coef(pt, e->a);
@@ -457,9 +457,23 @@ static LLVMValueRef upsample_load(pm_llvm *g, const pm_point *pt, int s, LLVMVal
     return LLVMBuildSelect(g->B, odd, odd_v, even_v, "up");
 }
 
+/* The point a call reads lies inside its callee's box: proven by the access record
+ * where pt lies in its statement's domain; from anywhere in pt's function's box by the
+ * inline phase's proof (pm_poly_call_inside); never from anywhere. */
+static bool read_proven(pm_llvm *g, const pm_point *pt, const pm_expr *call)
+{
+    if (pt->where == PM_POINT_IN_BOX)
+        return pm_poly_call_inside(g->poly, call);
+    const pm_poly_access *acc = pm_poly_access_of(pt->stmt, call);
+    return pt->where == PM_POINT_IN_CASE && acc && acc->in_bounds;
+}
+
 /* A read of an inlined function: its definition evaluated at the read's point. The
- * inline phase guarantees one unconditional case and arguments that are shifts of pt's
- * variables (so each moves by 0 or 1 per lane, as a pm_point describes). */
+ * inline phase guarantees arguments that are shifts of pt's variables (each moves by 0, 1
+ * or 2 per lane, as a pm_point describes) or data-dependent indices proven inside the
+ * function's box (their lanes are carried as vectors, and reads through them gather),
+ * and cases that cover every point read. Several cases: each is evaluated at every lane
+ * and the first whose condition holds gives the lane's value, so reads clamp. */
 static LLVMValueRef inline_call(pm_llvm *g, const pm_point *pt, const pm_expr *call)
 {
     const pm_poly *poly = g->poly;
@@ -468,27 +482,42 @@ static LLVMValueRef inline_call(pm_llvm *g, const pm_point *pt, const pm_expr *c
     for (int i = 0; i < poly->nstages && !s; i++)
         if (poly->stages[i].func == f)
             s = &poly->stmts[poly->stages[i].first_stmt];
-    if (!s || f->kind != PM_FUNC_FUNCTION || f->ncases != 1 || call->nargs != s->ndims) {
+    if (!s || f->kind != PM_FUNC_FUNCTION || f->ncases < 1 || call->nargs != s->ndims) {
         pm_error_set(g->err, PM_ERR_INTERNAL, "%s: %s cannot be inlined", poly->pipeline->name, f->name);
         return pm_llvm_const(g, pt, call->type, 0, 0);
     }
-    pm_point q = {.stmt = s, .W = pt->W};
+    /* the read lands in f's box when proven so where pt may lie; there, a function of
+     * several cases evaluates each of them outside its own domain too */
+    int where = !read_proven(g, pt, call) ? PM_POINT_ANYWHERE
+                : f->ncases > 1           ? PM_POINT_IN_BOX
+                                          : PM_POINT_IN_CASE;
+    pm_point q = {.stmt = s, .W = pt->W, .where = where};
     pm_point first = *pt;
     first.W = 1;
     for (int d = 0; d < call->nargs; d++) {
         const pm_expr *a = call->args[d];
         int coef = lane_coef(pt, a);
         if (pt->W > 1 && coef != 0 && coef != 1 && coef != 2) {
-            pm_error_set(g->err, PM_ERR_INTERNAL, "%s: inlined read of %s is not a shift",
-                         poly->pipeline->name, f->name);
-            return pm_llvm_const(g, pt, call->type, 0, 0);
+            /* a data-dependent index: every lane its own */
+            LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, a), a->type, PM_I32);
+            q.lanes[d] = v;
+            q.var[d] = LLVMBuildExtractElement(g->B, v, LLVMConstInt(g->t_i32, 0, 0), "");
+            continue;
         }
         q.var[d] = pm_llvm_convert(g, pm_llvm_expr(g, &first, a), a->type, PM_I32);
         q.pos[d] = affine_i64(g, &first, a);
         q.lane_step[d] = pt->W > 1 ? coef : 0;
     }
-    const pm_expr *value = f->cases[0]->value;
-    return pm_llvm_convert(g, pm_llvm_expr(g, &q, value), value->type, f->type);
+    /* the last case is where every other fails (the inline phase proved the reads
+     * covered); earlier ones win in order */
+    const pm_expr *last = f->cases[f->ncases - 1]->value;
+    LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, &q, last), last->type, f->type);
+    for (int c = f->ncases - 2; c >= 0; c--) {
+        const pm_case *k = f->cases[c];
+        LLVMValueRef here = pm_llvm_convert(g, pm_llvm_expr(g, &q, k->value), k->value->type, f->type);
+        v = k->cond ? LLVMBuildSelect(g->B, pm_llvm_expr(g, &q, k->cond), here, v, "") : here;
+    }
+    return v;
 }
 
 LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
@@ -499,10 +528,9 @@ LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
                      call->callee->name);
         return pm_llvm_const(g, pt, call->type, 0, 0);
     }
-    if (g->poly->storage[s].kind == PM_STORAGE_INLINED)
+    if (pm_poly_call_inlined(g->poly, call))
         return inline_call(g, pt, call);
-    const pm_poly_access *acc = pm_poly_access_of(pt->stmt, call);
-    bool proven = acc && acc->in_bounds;
+    bool proven = read_proven(g, pt, call);
     if (pt->W <= 1)
         return scalar_load(g, pt, s, call, !proven);
     const pm_poly_storage *st = &g->poly->storage[s];

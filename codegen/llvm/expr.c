@@ -405,6 +405,8 @@ static LLVMValueRef var_value(pm_llvm *g, const pm_point *pt, const pm_expr *e)
     for (int d = 0; d < s->ndims; d++) {
         if (s->vars[d]->id != e->id)
             continue;
+        if (pt->W > 1 && pt->lanes[d])
+            return pt->lanes[d];
         LLVMValueRef v = pm_llvm_splat(g, pt, pt->var[d]);
         if (pt->W > 1 && pt->lane_step[d]) {
             LLVMValueRef iota[64];
@@ -422,10 +424,11 @@ static LLVMValueRef var_value(pm_llvm *g, const pm_point *pt, const pm_expr *e)
 /* Two points give the same values: same statement, width and coordinates. */
 static bool same_point(const pm_point *a, const pm_point *b)
 {
-    if (a->stmt != b->stmt || a->W != b->W)
+    if (a->stmt != b->stmt || a->W != b->W || a->where != b->where)
         return false;
     for (int d = 0; d < a->stmt->ndims; d++)
-        if (a->var[d] != b->var[d] || a->pos[d] != b->pos[d] || a->lane_step[d] != b->lane_step[d])
+        if (a->var[d] != b->var[d] || a->pos[d] != b->pos[d] ||
+            a->lane_step[d] != b->lane_step[d] || a->lanes[d] != b->lanes[d])
             return false;
     return true;
 }

@@ -49,12 +49,22 @@ typedef struct pm_llvm_env {
 /* One point (W == 1) or W consecutive points of a statement. var[d] is the i32 value of
  * dimension d (the first lane); lane_step[d] is 1 for the dimension the vector runs along
  * (lane l holds var + l), else 0. */
+enum { PM_POINT_IN_CASE, PM_POINT_IN_BOX, PM_POINT_ANYWHERE };
+
 typedef struct pm_point {
     const pm_poly_stmt *stmt;
     int W;
     LLVMValueRef var[PM_MAX_DIMS];  /* the coordinates as the language's i32 variables   */
     LLVMValueRef pos[PM_MAX_DIMS];  /* the same as exact i64 values (lane 0), or NULL    */
     int lane_step[PM_MAX_DIMS];
+    /* A coordinate that moves arbitrarily across the lanes (an inlined function read at a
+     * data-dependent point): its <W x i32> values, var holding lane 0; else NULL. */
+    LLVMValueRef lanes[PM_MAX_DIMS];
+    /* Where the point may lie (an inlined function's cases are all evaluated at every
+     * lane): PM_POINT_IN_CASE (its statement's domain: the access records' proofs hold),
+     * PM_POINT_IN_BOX (the function's box: only pm_poly_call_inside reads are proven)
+     * or PM_POINT_ANYWHERE (every read clamps). */
+    int where;
 } pm_point;
 
 #define PM_LLVM_MEMO 32

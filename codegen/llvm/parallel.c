@@ -100,14 +100,18 @@ static void mark_reads(uses *u, const pm_poly_stmt *s, int depth)
     const pm_poly *poly = u->g->poly;
     for (int a = 0; a < s->naccesses; a++) {
         int k = pm_llvm_storage_index(u->g, s->accesses[a].callee);
-        if (k < 0 || u->storage[k])
+        if (k < 0)
+            continue;
+        bool in_place = pm_poly_call_inlined(poly, s->accesses[a].call);
+        if (u->storage[k] && !in_place)
             continue;
         u->storage[k] = true;
-        if (poly->storage[k].kind != PM_STORAGE_INLINED || depth > 32)
+        if (!in_place || depth > 32)
             continue;
         for (int i = 0; i < poly->nstages; i++)
             if (poly->stages[i].func == s->accesses[a].callee)
-                mark_reads(u, &poly->stmts[poly->stages[i].first_stmt], depth + 1);
+                for (int m = 0; m < poly->stages[i].nstmts; m++) /* every case's reads */
+                    mark_reads(u, &poly->stmts[poly->stages[i].first_stmt + m], depth + 1);
     }
 }
 

@@ -20,8 +20,7 @@ bool pm_llvm_point_of_call(pm_llvm *g, __isl_keep isl_ast_expr *call, pm_point *
                      g->poly->pipeline->name);
         return false;
     }
-    pt->stmt = s;
-    pt->W = 1;
+    *pt = (pm_point){.stmt = s, .W = 1};
     for (int d = 0; d < n; d++) {
         isl_ast_expr *a = isl_ast_expr_op_get_arg(call, d + 1);
         pt->pos[d] = pm_llvm_ast_expr(g, a);

@@ -2,7 +2,8 @@
  *
  * One case is one seed: a random DAG of 2-15 stages (point-wise arithmetic over every
  * element type, casts, select/min/max, stencils, up- and down-sampling, case pieces with
- * boundary conditions, reductions and histograms with data-dependent indices,
+ * boundary conditions, reductions and histograms with data-dependent indices, reads
+ * at a data-dependent level and the level above it (inlined when read once),
  * time-iterated self-references, interval steps other than 1, non-zero lower bounds,
  * domains of different sizes), compiled once by pm_jit_compile with random options
  * (vector width, opt level, and the optimizer's fusion / tile sizes / overlap threshold /
@@ -315,6 +316,33 @@ static G indirect_read(gen *g, int self, int pi, int nv)
     return call(p->f, p->name, p->ndims, args);
 }
 
+/* Two reads one apart at a data-dependent level (local Laplacian's lookups of the two
+ * intensity levels around a pixel's): the level, from an exact integer producer,
+ * clamped into [lb, ub - 1] of the producer's first dimension, so both reads are
+ * provably inside it when it has two points or more (else the language's clamp); the
+ * other coordinates shared by both reads. */
+static G level_pair_read(gen *g, int self, int pi, int nv)
+{
+    node *p = &g->nodes[pi];
+    int src = -1;
+    for (int tries = 0; tries < 8 && src < 0; tries++) {
+        int j = rint_(&g->r, 0, self - 1);
+        if (g->nodes[j].exact)
+            src = j;
+    }
+    if (src < 0 || p->d[0].step != 1 || p->is_image)
+        return indirect_read(g, self, pi, nv);
+    G lev = b_min(b_max(cast(PM_I32, affine_read(g, self, src, nv)), p->d[0].lb),
+                  addi(p->d[0].ub, -1));
+    G args[2][3];
+    args[0][0] = lev;
+    args[1][0] = addi(lev, 1);
+    for (int d = 1; d < p->ndims; d++)
+        args[0][d] = args[1][d] = read_coord(g, p, d, g->var[nv ? rint_(&g->r, 0, nv - 1) : 0], nv == 0);
+    g->reads[self * MAX_FUNCS + pi] = true;
+    return b_add(call(p->f, p->name, p->ndims, args[0]), call(p->f, p->name, p->ndims, args[1]));
+}
+
 /* A value of stage `self`: integer stages read and compute integers only. */
 static G value(gen *g, int self, int nv, bool want_int, int depth)
 {
@@ -328,7 +356,8 @@ static G value(gen *g, int self, int nv, bool want_int, int depth)
             if (want_int && !p->exact)
                 continue;
             if (k == 2 && p->ndims >= 1)
-                return indirect_read(g, self, pi, nv);
+                return rchance(r, 30) ? level_pair_read(g, self, pi, nv)
+                                      : indirect_read(g, self, pi, nv);
             return affine_read(g, self, pi, nv);
         }
     }
