@@ -44,6 +44,21 @@
 extern "C" {
 #endif
 
+/* The library's version (semantic: the minor number grows with every API addition while
+ * the major is 0). */
+#define PM_VERSION_MAJOR 0
+#define PM_VERSION_MINOR 1
+#define PM_VERSION_PATCH 0
+#define PM_VERSION "0.1.0"
+/* The version of the library linked in ("0.1.0"); equal to PM_VERSION unless the header
+ * and the library come from different releases. */
+const char *pm_version(void);
+/* The build ID of the library linked in: 32 hex digits hashed at build time from every
+ * source and header of the library, the compiler and the flags. Two builds of the same
+ * code with the same flags share it; any change gives another. Kernel cache keys include
+ * it. */
+const char *pm_build_id(void);
+
 /* ---------------------------------------------------------------------------------- */
 /* Status, types, values                                                               */
 /* ---------------------------------------------------------------------------------- */

@@ -30,6 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 
+const char *pm_version(void)
+{
+    return PM_VERSION;
+}
+
 pm_jit_options pm_jit_options_default(void)
 {
     return (pm_jit_options){.threads = 0, .opt_level = 3, .dump = NULL};
