@@ -3,7 +3,8 @@
 #   make test   builds and runs the whole ctest suite
 # Both install missing Debian packages first (scripts/install-deps.sh).
 #
-# Also: make test-asan (the suite under ASan + UBSan), make bench (Halide comparison at
+# Also: make test-asan (the suite under ASan + UBSan), make soak (the serving soak test,
+# SOAK_SECONDS, default 300), make bench (Halide comparison at
 # paper sizes), make bench-quick (small sizes, seconds), make clean.
 
 BUILD      ?= build
@@ -18,7 +19,9 @@ BENCH_ARGS ?=
 N          ?= 1000
 SEED       ?= 1000000
 
-.PHONY: all deps build run test test-asan fuzz fuzz-asan bench bench-quick clean
+SOAK_SECONDS ?= 300
+
+.PHONY: all deps build run test test-asan soak fuzz fuzz-asan bench bench-quick clean
 
 all: build
 
@@ -42,6 +45,10 @@ test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DPM_SANITIZE=ON
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# The serving runtime's soak test beyond the suite's 20 s (make soak SOAK_SECONDS=600).
+soak: build
+	PM_SOAK_SECONDS=$(SOAK_SECONDS) $(BUILD)/test/test_server_soak
 
 # The random-pipeline fuzzer beyond the suite's bounded set (seeds 1..320): N cases from
 # seed SEED (make fuzz N=5000 SEED=42); a failure prints its seed and C builder code.

@@ -79,6 +79,18 @@ static pm_status llvm_error(pm_error *err, LLVMErrorRef e, const char *what)
  * the story per thread for pm_engine_lookup to add to its message. */
 static _Thread_local char session_error[512];
 
+/* The size of the object files the JIT linked in this thread, for the kernel cache's
+ * code budget: the object transform layer sees every object before linking, in the
+ * looking-up thread (in-place dispatch, like the error reporter above). */
+static _Thread_local size_t linked_object_bytes;
+
+static LLVMErrorRef count_object(void *ctx, LLVMMemoryBufferRef *object)
+{
+    (void)ctx;
+    linked_object_bytes += LLVMGetBufferSize(*object);
+    return NULL; /* LLVMErrorSuccess: the object is linked unchanged */
+}
+
 /* PM_PERF=1: link JIT code with RTDyld and tell perf about every function (jitdump
  * files for `perf record -k 1` + `perf inject --jit`), so profiles name the kernel's
  * functions. Off by default: the normal path links with LLVM's default linker. */
@@ -274,6 +286,8 @@ pm_engine *pm_engine_new(int opt_level, pm_error *err)
         return NULL;
     }
     e->main_jd = LLVMOrcLLJITGetMainJITDylib(e->jit);
+    LLVMOrcObjectTransformLayerSetTransform(LLVMOrcLLJITGetObjTransformLayer(e->jit),
+                                            count_object, NULL);
     LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(e->jit),
                                             report_session_error, NULL);
     if (bind_symbols(e, err) != PM_OK) {
@@ -456,11 +470,20 @@ pm_status pm_engine_add_ir(pm_engine *e, const char *ir_text, const char *name,
 
 pm_status pm_engine_lookup(pm_engine *e, const char *name, void **address, pm_error *err)
 {
+    size_t bytes;
+    return pm_engine_lookup_sized(e, name, address, &bytes, err);
+}
+
+pm_status pm_engine_lookup_sized(pm_engine *e, const char *name, void **address,
+                                 size_t *object_bytes, pm_error *err)
+{
     *address = NULL;
     LLVMOrcExecutorAddress addr = 0;
     pthread_mutex_lock(&e->compile_lock);
     session_error[0] = '\0';
+    linked_object_bytes = 0;
     LLVMErrorRef e2 = LLVMOrcLLJITLookup(e->jit, &addr, name);
+    *object_bytes = linked_object_bytes;
     pthread_mutex_unlock(&e->compile_lock);
     if (e2) {
         char what[700];

@@ -93,6 +93,10 @@ pm_status pm_engine_add_ir(pm_engine *e, const char *ir_text, const char *name,
  * PM_ERR_INTERNAL with LLVM's message when the symbol is missing or its module failed
  * to compile (an unresolved external, for instance). */
 pm_status pm_engine_lookup(pm_engine *e, const char *name, void **address, pm_error *err);
+/* The same, and the bytes of the object code this lookup compiled and linked (0 when
+ * the symbol's module was compiled by an earlier lookup): a kernel's code size. */
+pm_status pm_engine_lookup_sized(pm_engine *e, const char *name, void **address,
+                                 size_t *object_bytes, pm_error *err);
 
 /* Removes the module's machine code from the JIT and frees it. Addresses looked up in
  * that module become invalid. NULL is allowed. */
