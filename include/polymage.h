@@ -486,6 +486,16 @@ void pm_kernel_free(pm_kernel *k);
  *   object (a context is one thread's); pipelines built the same way in different
  *   contexts share their kernels.
  *   pm_jit_free cancels the queued compiles and waits for those running.
+ *
+ * The on-disk object cache (opt-in: disk_dir, or PM_CACHE_DIR)
+ *   A kernel compiled by the jit is also written to the folder as its object code plus
+ *   metadata, under its full key (the environment included: another host, library
+ *   build or LLVM version never matches). A compile whose key has a file there loads it
+ *   instead (stats disk_hits; no phase texts: pm_kernel_dump gives NULL), so a restarted
+ *   process starts warm. Writes are atomic (a temporary file renamed over the name);
+ *   several processes may share the folder; a truncated, corrupted or mismatched file is
+ *   ignored, compiled afresh and replaced, never trusted. Kernels compiled with dumps are
+ *   not written or read.
  */
 typedef struct pm_cache_policy {
     size_t size;            /* sizeof(pm_cache_policy), set by pm_cache_policy_default:
@@ -498,6 +508,12 @@ typedef struct pm_cache_policy {
                                0: pm_jit_run compiles it synchronously                    */
     int compile_threads;    /* background compile threads, 1 .. 64; default 1             */
     int max_queued;         /* queued background compiles at most; default 16             */
+    const char *disk_dir;   /* the on-disk object cache's folder (made if missing; shared
+                               safely by processes); NULL or "" = none. Default: the
+                               PM_CACHE_DIR environment variable, else none. Copied by
+                               pm_jit_set_policy                                         */
+    int64_t disk_max_bytes; /* the folder's kernel files at most (least recently used
+                               removed first); default 1 GiB                              */
 } pm_cache_policy;
 pm_cache_policy pm_cache_policy_default(void);
 /* Sets the jit's policy (policy->size bytes of it are read; error may be NULL). Budgets
@@ -505,7 +521,8 @@ pm_cache_policy pm_cache_policy_default(void);
  * compile threads already started stay. PM_ERR_ARGUMENT naming the field when a value is
  * out of range. */
 pm_status pm_jit_set_policy(pm_jit *jit, const pm_cache_policy *policy, pm_error *error);
-/* The jit's current policy (size bytes of it are written). */
+/* The jit's current policy (size bytes of it are written; disk_dir points to the jit's
+ * copy, valid until the policy is set again). */
 pm_status pm_jit_get_policy(pm_jit *jit, pm_cache_policy *policy, size_t size);
 
 /* Runs pipeline p on params / inputs / outputs (as pm_kernel_run) with the kernel the
@@ -533,6 +550,10 @@ typedef struct pm_cache_stats {
     int64_t code_bytes;           /* object code of the cached kernels                     */
     int kernels;                  /* cached kernels                                        */
     int queued, compiling;        /* background compiles waiting / running now             */
+    uint64_t disk_hits;           /* kernels loaded from the disk cache instead of compiled */
+    uint64_t disk_writes;         /* kernels written to it                                   */
+    uint64_t disk_rejected;       /* files found for a key but not valid (truncated,
+                                     corrupted, another version): compiled and replaced    */
 } pm_cache_stats;
 /* A snapshot of the jit's counters since pm_jit_new (size bytes of *stats written). */
 pm_status pm_jit_stats(pm_jit *jit, pm_cache_stats *stats, size_t size);

@@ -55,6 +55,51 @@ void pm_cache_environment(const char *triple, const char *cpu, const char *featu
 
 /* ---- keys ---------------------------------------------------------------------------- */
 
+char *pm_cache_key_text(const char *environment, const pm_cache_entry *e, size_t *len)
+{
+    const pm_cache_family *f = e->family;
+    const pm_cache_options *o = &f->options;
+    /* Fixed-size parts first, into a small buffer; then everything into one string. */
+    char head[1024];
+    uint64_t threshold_bits, ratio_bits;
+    memcpy(&threshold_bits, &o->overlap_threshold, sizeof threshold_bits);
+    memcpy(&ratio_bits, &e->ratio, sizeof ratio_bits);
+    int n = snprintf(head, sizeof head,
+                     "\noptions w%d t%d o%d f%d g%d d%u th%016llx tiles %d %d %d %d %d %d %d %d\n",
+                     o->vector_width, o->threads, o->opt_level, o->fusion, o->group_limit,
+                     o->dump_mask, (unsigned long long)threshold_bits, o->tile_size[0],
+                     o->tile_size[1], o->tile_size[2], o->tile_size[3], o->tile_size[4],
+                     o->tile_size[5], o->tile_size[6], o->tile_size[7]);
+    if (n < 0 || (size_t)n >= sizeof head)
+        return NULL;
+    size_t env_len = strlen(environment);
+    /* "buckets r<16 hex>" + up to 21 characters per code, or "generic" */
+    size_t bucket_room = 64 + (size_t)f->nparams * 22;
+    size_t cap = env_len + (size_t)n + bucket_room + f->canon_len + 1;
+    char *text = malloc(cap);
+    if (!text)
+        return NULL;
+    size_t at = 0;
+    memcpy(text, environment, env_len);
+    at += env_len;
+    memcpy(text + at, head, (size_t)n);
+    at += (size_t)n;
+    if (e->generic) {
+        at += (size_t)snprintf(text + at, cap - at, "buckets generic\n");
+    } else {
+        at += (size_t)snprintf(text + at, cap - at, "buckets r%016llx",
+                               (unsigned long long)ratio_bits);
+        for (int i = 0; i < f->nparams; i++)
+            at += (size_t)snprintf(text + at, cap - at, " %lld", (long long)e->buckets[i]);
+        at += (size_t)snprintf(text + at, cap - at, "\n");
+    }
+    memcpy(text + at, f->canon, f->canon_len);
+    at += f->canon_len;
+    text[at] = '\0';
+    *len = at;
+    return text;
+}
+
 static uint64_t options_hash(uint64_t h, const pm_cache_options *o)
 {
     int64_t fields[6 + PM_MAX_DIMS] = {o->vector_width, o->threads, o->opt_level, o->fusion,

@@ -93,6 +93,9 @@ typedef struct pm_cache {
 void pm_cache_environment(const char *triple, const char *cpu, const char *features,
                           char *buf, size_t size);
 
+/* The whole key of e as one malloc'd text (environment, options, buckets, canonical
+ * text), for the on-disk cache; *len its length. NULL when out of memory. */
+char *pm_cache_key_text(const char *environment, const pm_cache_entry *e, size_t *len);
 /* The family of (canon, options): found, or made when create is set. NULL when absent,
  * or out of memory. */
 pm_cache_family *pm_cache_family_get(pm_cache *c, const pm_canon *canon,

@@ -90,8 +90,14 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
     bool work_ok = pthread_cond_init(&jit->work, NULL) == 0;
     jit->threads = o.threads ? o.threads : number_of_cores();
     jit->opt_level = o.opt_level;
-    jit->policy = pm_cache_policy_default();
     bool dump_ok = !o.dump || (jit->dump = strdup(o.dump)) != NULL;
+    jit->policy = pm_cache_policy_default();
+    if (jit->policy.disk_dir && *jit->policy.disk_dir) { /* PM_CACHE_DIR */
+        jit->disk_dir = strdup(jit->policy.disk_dir);
+        dump_ok = dump_ok && jit->disk_dir;
+        pm_disk_prepare(jit->disk_dir);
+    }
+    jit->policy.disk_dir = jit->disk_dir;
     if (!lock_ok || !changed_ok || !work_ok || !dump_ok) {
         pm_error_set(error, PM_ERR_NOMEM, "pm_jit_new: out of memory");
     } else {
@@ -107,6 +113,7 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
     if (!jit->environment) {
         pm_engine_free(jit->engine);
         free(jit->dump);
+        free(jit->disk_dir);
         if (work_ok)
             pthread_cond_destroy(&jit->work);
         if (changed_ok)
@@ -134,6 +141,7 @@ void pm_jit_destroy(pm_jit *jit)
     pm_engine_free(jit->engine);
     free(jit->dump);
     free(jit->environment);
+    free(jit->disk_dir);
     pthread_cond_destroy(&jit->work);
     pthread_cond_destroy(&jit->changed);
     pthread_mutex_destroy(&jit->lock);
@@ -247,7 +255,8 @@ static char *take_llvm_string(char *s)
 
 /* The steps listed at the top of this file; k->sig is set. */
 static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                                const pm_cache_options *plan, pm_kernel *k, pm_error *err)
+                                const pm_cache_options *plan, pm_kernel *k,
+                                pm_disk_kernel *capture, pm_error *err)
 {
     const char *name = k->sig->name;
     LLVMTargetMachineRef tm = pm_engine_target_machine_new(jit->engine, plan->opt_level, err);
@@ -282,7 +291,7 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
     if (s == PM_OK && !r.module)
         s = pm_error_set(err, PM_ERR_INTERNAL, "%s: codegen returned no module", name);
 
-    char unique[96];
+    char unique[160];
     pm_engine_unique_name(jit->engine, name, unique, sizeof unique);
     if (s == PM_OK)
         s = pm_engine_prepare_module(r.module, tm, r.entry_name, unique, err);
@@ -309,8 +318,14 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
     }
     void *address = NULL;
     if (s == PM_OK)
-        s = pm_engine_lookup_sized(jit->engine, unique, &address, &k->code_bytes, err);
+        s = pm_engine_lookup_sized(jit->engine, unique, &address, &k->code_bytes,
+                                   capture ? &capture->object : NULL, err);
     k->entry = (pm_kernel_entry)address;
+    if (s == PM_OK && capture && capture->object) {
+        snprintf(capture->entry, sizeof capture->entry, "%s", unique);
+        capture->nslots = r.nslots;
+        capture->object_size = k->code_bytes;
+    }
 
     pm_codegen_result_free(&r);
     LLVMOrcDisposeThreadSafeContext(tsctx); /* an added module keeps its share */
@@ -318,8 +333,40 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
     return s;
 }
 
+/* A kernel from an object of the on-disk cache: the signature from the pipeline, the
+ * code and entry from the object. */
+static pm_status load_kernel(pm_jit *jit, pm_pipeline *p, const pm_disk_kernel *d,
+                             pm_kernel *k, pm_error *err)
+{
+    k->sig = pm_signature_new(p);
+    k->pool = k->sig ? pm_scratch_pool_new(d->nslots) : NULL;
+    if (!k->sig || !k->pool)
+        return pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
+    pm_status s = pm_engine_add_object(jit->engine, d->object, d->object_size, d->entry,
+                                       &k->code, err);
+    void *address = NULL;
+    if (s == PM_OK)
+        s = pm_engine_lookup_sized(jit->engine, d->entry, &address, &k->code_bytes, NULL, err);
+    k->entry = (pm_kernel_entry)address;
+    return s;
+}
+
+/* What a failed load leaves to free before compiling afresh. */
+static void unload_kernel(pm_kernel *k)
+{
+    pm_engine_code_free(k->code);
+    pm_scratch_pool_free(k->pool);
+    pm_signature_free(k->sig);
+    k->code = NULL;
+    k->pool = NULL;
+    k->sig = NULL;
+    k->entry = NULL;
+    k->code_bytes = 0;
+}
+
 pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                               const pm_cache_options *options, pm_error *error)
+                               const pm_cache_options *options, const pm_disk_request *disk,
+                               pm_error *error)
 {
     double t0 = now_ms();
     pm_kernel *k = calloc(1, sizeof *k);
@@ -342,6 +389,25 @@ pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *esti
     }
     k->jit = jit;
 
+    if (disk) {
+        pm_disk_kernel d;
+        pm_disk_result r = pm_disk_read(disk->dir, disk->key, disk->key_len, &d);
+        if (r == PM_DISK_HIT) {
+            pm_error load_err;
+            pm_error_clear(&load_err);
+            if (load_kernel(jit, p, &d, k, &load_err) == PM_OK) {
+                free(d.object);
+                k->from_disk = true;
+                k->compile_ms = now_ms() - t0;
+                return k;
+            }
+            unload_kernel(k); /* valid file, but not loadable here: compile */
+            r = PM_DISK_REJECTED;
+        }
+        free(d.object);
+        k->disk_rejected = r == PM_DISK_REJECTED;
+    }
+
     pm_status s = PM_OK;
     k->sig = pm_signature_new(p);
     if (!k->sig)
@@ -349,14 +415,20 @@ pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *esti
                                                                : PM_ERR_NOMEM,
                          "%s", pm_ctx_errmsg(p->ctx)[0] ? pm_ctx_errmsg(p->ctx)
                                                         : "pm_jit_compile: out of memory");
+    pm_disk_kernel capture = {.object = NULL};
     if (s == PM_OK)
-        s = compile_kernel(jit, p, estimates, options, k, error);
+        s = compile_kernel(jit, p, estimates, options, k, disk ? &capture : NULL, error);
     if (s != PM_OK) {
+        free(capture.object);
         k->next_dropped = NULL;
         pm_jit_drop_kernels(jit, k);
         return NULL;
     }
     k->compile_ms = now_ms() - t0;
+    if (disk && capture.object)
+        k->disk_written = pm_disk_write(disk->dir, disk->key, disk->key_len, &capture,
+                                        disk->max_bytes);
+    free(capture.object);
     return k;
 }
 

@@ -18,6 +18,7 @@
 #include "codegen/codegen.h"
 #include "frontend/signature.h"
 #include "runtime/cache.h"
+#include "runtime/disk_cache.h"
 #include "runtime/jit_engine.h"
 #include "runtime/rt.h"
 #include "runtime/scratch.h"
@@ -45,6 +46,7 @@ struct pm_jit {
     pm_cache_policy policy;
     pm_cache_stats stats;   /* counters; kernels, code_bytes, queued, compiling are
                                filled from the cache and the queue when read          */
+    char *disk_dir;         /* the policy's disk_dir, copied; NULL = no disk cache     */
     struct pm_serve_job *queue_head, *queue_tail;
     int queued, compiling_background;
     int nworkers;
@@ -65,6 +67,9 @@ struct pm_kernel {
     char *text[PM_NPHASES]; /* owned, malloc'd, NULL when not kept (pm_phase order)     */
     double compile_ms;
     size_t code_bytes;      /* object code linked for it                                */
+    bool from_disk;         /* loaded from the disk cache (no phase texts), not compiled */
+    bool disk_written;      /* compiled and written to the disk cache                    */
+    bool disk_rejected;     /* the disk cache had an invalid file for its key            */
     /* Under jit->lock: */
     int refs;               /* callers' references + 1 while cached                     */
     pm_cache_entry *cache_entry; /* its entry while cached, else NULL                   */
@@ -81,10 +86,21 @@ void pm_kernel_release(pm_kernel *k);
 pm_status pm_jit_resolve_options(const pm_jit *jit, const char *name,
                                  const pm_compile_options *options, pm_cache_options *out,
                                  pm_error *err);
-/* Compiles a new kernel (no cache lookup) with one reference, counted in live_kernels.
- * Takes the lock briefly; never called with it held. NULL and a message on failure. */
+/* Where a kernel may be found on disk and kept (runtime/disk_cache.h); owned strings. */
+typedef struct pm_disk_request {
+    char *dir;
+    int64_t max_bytes;
+    char *key;              /* the full key text                                        */
+    size_t key_len;
+} pm_disk_request;
+
+/* A new kernel (no lookup in the jit's cache) with one reference, counted in
+ * live_kernels: loaded from the disk cache when `disk` is set and it holds a valid
+ * object for the key, else compiled (and then written there). Takes the lock briefly;
+ * never called with it held. NULL and a message on failure. */
 pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                               const pm_cache_options *options, pm_error *err);
+                               const pm_cache_options *options, const pm_disk_request *disk,
+                               pm_error *err);
 /* The cached kernel of (p, estimates, options) with one more reference, or a new one
  * compiled in this thread and cached (waiting for another thread's compile of the same
  * key rather than repeating it). */

@@ -28,6 +28,7 @@ typedef struct pm_serve_job {
     pm_pipeline *pipeline;
     pm_value *estimates;       /* the serving call's parameter values                     */
     pm_cache_options options;
+    pm_disk_request *disk;     /* or NULL                                                 */
     struct pm_serve_job *next;
 } pm_serve_job;
 
@@ -46,6 +47,8 @@ pm_cache_policy pm_cache_policy_default(void)
         .background = 1,
         .compile_threads = 1,
         .max_queued = 16,
+        .disk_dir = getenv("PM_CACHE_DIR"),
+        .disk_max_bytes = (int64_t)1 << 30,
     };
 }
 
@@ -94,10 +97,24 @@ pm_status pm_jit_set_policy(pm_jit *jit, const pm_cache_policy *policy, pm_error
     if (p.max_queued < 0)
         return pm_error_set(error, PM_ERR_ARGUMENT,
                             "pm_jit_set_policy: max_queued = %d (must be >= 0)", p.max_queued);
+    if (p.disk_max_bytes < 0)
+        return pm_error_set(error, PM_ERR_ARGUMENT,
+                            "pm_jit_set_policy: disk_max_bytes = %lld (must be >= 0)",
+                            (long long)p.disk_max_bytes);
+    char *dir = NULL;
+    if (p.disk_dir && *p.disk_dir) {
+        if (!(dir = strdup(p.disk_dir)))
+            return pm_error_set(error, PM_ERR_NOMEM, "pm_jit_set_policy: out of memory");
+        pm_disk_prepare(dir);
+    }
+    p.disk_dir = dir;
     pthread_mutex_lock(&jit->lock);
+    char *old_dir = jit->disk_dir; /* requests in flight hold copies of their own */
+    jit->disk_dir = dir;
     jit->policy = p;
     pm_kernel *dropped = pm_jit_evict_locked(jit);
     pthread_mutex_unlock(&jit->lock);
+    free(old_dir);
     if (dropped)
         pm_jit_drop_kernels(jit, dropped);
     return PM_OK;
@@ -132,6 +149,12 @@ pm_status pm_jit_stats(pm_jit *jit, pm_cache_stats *stats, size_t size)
 
 static void count_compile(pm_jit *jit, const pm_kernel *k, bool background)
 {
+    jit->stats.disk_rejected += k->disk_rejected;
+    jit->stats.disk_writes += k->disk_written;
+    if (k->from_disk) {
+        jit->stats.disk_hits++;
+        return;
+    }
     if (background)
         jit->stats.background_compiles++;
     else
@@ -176,10 +199,41 @@ void pm_jit_drop_kernels(pm_jit *jit, pm_kernel *list)
         pm_jit_destroy(jit);
 }
 
+/* ---- the disk cache's part ------------------------------------------------------------- */
+
+static void disk_request_free(pm_disk_request *d)
+{
+    if (d) {
+        free(d->dir);
+        free(d->key);
+        free(d);
+    }
+}
+
+/* With the lock held: what building e's kernel needs to look on disk and write there,
+ * or NULL (no folder, a dump asked for, out of memory: then it just compiles). */
+static pm_disk_request *disk_request_new(pm_jit *jit, const pm_cache_entry *e)
+{
+    if (!jit->disk_dir || e->family->options.dump_mask != 0)
+        return NULL;
+    pm_disk_request *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->dir = strdup(jit->disk_dir);
+    d->key = pm_cache_key_text(jit->environment, e, &d->key_len);
+    d->max_bytes = jit->policy.disk_max_bytes;
+    if (!d->dir || !d->key) {
+        disk_request_free(d);
+        return NULL;
+    }
+    return d;
+}
+
 static void job_free(pm_serve_job *job)
 {
     if (!job)
         return;
+    disk_request_free(job->disk);
     pm_ctx_free(job->ctx);
     free(job->estimates);
     free(job);
@@ -230,6 +284,7 @@ pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estima
     pm_serve_job *cancelled = NULL;
     pm_kernel *k = NULL;
     pm_cache_entry *e = NULL;
+    pm_disk_request *disk = NULL;
 
     pthread_mutex_lock(&jit->lock);
     const int64_t *buckets = buckets_of(canon, estimates, jit->policy.bucket_ratio, space);
@@ -268,6 +323,7 @@ pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estima
                 pm_cache_family_drop_if_empty(&jit->cache, f);
         } else {
             jit->stats.misses++;
+            disk = disk_request_new(jit, e);
         }
         break;
     }
@@ -279,7 +335,8 @@ pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estima
         return k;
 
     /* This thread owns the COMPILING entry e until it is READY or removed. */
-    k = pm_jit_build_kernel(jit, p, estimates, options, err);
+    k = pm_jit_build_kernel(jit, p, estimates, options, disk, err);
+    disk_request_free(disk);
     pm_kernel *dropped = NULL;
     pthread_mutex_lock(&jit->lock);
     if (!k || jit->shutdown) {
@@ -320,7 +377,7 @@ static void *compile_thread(void *arg)
         pm_error err;
         pm_error_clear(&err);
         pm_kernel *k = pm_jit_build_kernel(jit, job->pipeline, job->estimates, &job->options,
-                                           &err);
+                                           job->disk, &err);
 
         pm_kernel *dropped = NULL;
         pthread_mutex_lock(&jit->lock);
@@ -386,6 +443,7 @@ static void queue_compile(pm_jit *jit, pm_cache_family *f, pm_pipeline *p,
         return;
     }
     job->entry->job = job;
+    job->disk = disk_request_new(jit, job->entry);
     if (jit->queue_tail)
         jit->queue_tail->next = job;
     else
