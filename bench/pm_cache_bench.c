@@ -7,7 +7,8 @@
  * each time (the canonical form computed anew; building the pipeline is not timed); of
  * pm_jit_run hits next to pm_kernel_run on the same kernel (what the serving call adds);
  * then the latency of the first pm_jit_run at a new size bucket (served by a cached
- * kernel while its own compiles in the background) next to a synchronous compile.
+ * kernel while its own compiles in the background) next to a synchronous compile; and
+ * the first request of a "restarted" jit with a warm on-disk cache next to a cold one.
  * Timings belong under the bench lock: flock /tmp/pm-bench.lock pm_cache_bench. */
 #define _POSIX_C_SOURCE 200809L
 #include "samples.h"
@@ -185,18 +186,51 @@ int main(int argc, char **argv)
            (unsigned long long)st.hits, (unsigned long long)st.misses,
            (unsigned long long)st.fallback_runs, (unsigned long long)st.sync_compiles,
            (unsigned long long)st.background_compiles);
-    for (int i = 0; i < nin; i++) {
-        free(in[i].data);
+    for (int i = 0; i < nin; i++)
         free(in2[i].data);
-    }
-    for (int i = 0; i < nout; i++) {
-        free(out[i].data);
+    for (int i = 0; i < nout; i++)
         free(out2[i].data);
-    }
     free(t);
     free(u);
     pm_kernel_free(k);
-    pm_ctx_free(ctx);
     pm_jit_free(jit);
+
+    /* A restart with a warm disk cache: jit A compiles into a fresh folder, jit B (a new
+     * engine, as in a new process) loads the kernel; both first requests timed. */
+    char folder[] = "/tmp/pm_cache_bench_XXXXXX";
+    if (mkdtemp(folder)) {
+        double ms[2] = {0, 0};
+        pm_cache_stats ds[2];
+        for (int i = 0; i < 2; i++) {
+            pm_jit *j = pm_jit_new(NULL, &err);
+            pm_cache_policy policy = pm_cache_policy_default();
+            policy.disk_dir = folder;
+            pm_jit_set_policy(j, &policy, &err);
+            pm_ctx *c = pm_ctx_new();
+            pm_pipeline *q = app->build(c);
+            a = now_ns();
+            pm_status rs = pm_jit_run(j, q, NULL, params, in, out, &err);
+            ms[i] = (now_ns() - a) / 1e6;
+            if (rs != PM_OK)
+                fprintf(stderr, "disk run: %s\n", err.message);
+            pm_jit_stats(j, &ds[i], sizeof ds[i]);
+            pm_ctx_free(c);
+            pm_jit_free(j);
+        }
+        printf("  first request, cold (compile+write) %8.1f ms (disk writes %llu)\n", ms[0],
+               (unsigned long long)ds[0].disk_writes);
+        printf("  first request after a restart       %8.1f ms (disk hits %llu, compiles %llu)\n",
+               ms[1], (unsigned long long)ds[1].disk_hits,
+               (unsigned long long)ds[1].sync_compiles);
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", folder);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", folder);
+    }
+    for (int i = 0; i < nin; i++)
+        free(in[i].data);
+    for (int i = 0; i < nout; i++)
+        free(out[i].data);
+    pm_ctx_free(ctx);
     return 0;
 }
