@@ -562,7 +562,7 @@ pm_status pm_jit_stats(pm_jit *jit, pm_cache_stats *stats, size_t size);
  * "schedule", "domains", "asm" when available. NULL if the phase was not kept.
  * Valid as long as the kernel. */
 const char *pm_kernel_dump(const pm_kernel *k, const char *phase);
-/* Milliseconds the compile took. */
+/* Milliseconds the compile took (or the load, for a kernel from the on-disk cache). */
 double pm_kernel_compile_ms(const pm_kernel *k);
 
 #ifdef __cplusplus

@@ -11,6 +11,10 @@
  *    process symbol search generator.
  *  - Every added module gets its own pm_engine_code (one ORC resource tracker):
  *    pm_engine_code_free removes that module's machine code and nothing else.
+ *  - Every object file the JIT links passes ORC's object transform layer, which counts
+ *    its bytes (a kernel's code size) and, when the lookup asks, copies it (the on-disk
+ *    cache); objects read back from disk are added with pm_engine_add_object. Entry
+ *    names carry a random token per engine, so no two engines (processes) make one name.
  *  - add, lookup and code_free may be called from several threads at once (ORC's
  *    ExecutionSession is thread-safe); target machines are not shared: each compile asks
  *    for its own with pm_engine_target_machine_new.

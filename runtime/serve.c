@@ -256,11 +256,12 @@ static void queue_unlink(pm_jit *jit, pm_serve_job *job)
 
 /* ---- lookups that compile on a miss ----------------------------------------------------- */
 
-/* Buckets of `values` into out (NULL values = generic: returns NULL). */
+/* Buckets of `values` into out (NULL values = generic: returns NULL; so is a pipeline
+ * without parameters, whose every kernel is the same). */
 static const int64_t *buckets_of(const pm_canon *canon, const pm_value *values, double ratio,
                                  int64_t *out)
 {
-    if (!values)
+    if (!values || canon->nparams == 0)
         return NULL;
     pm_cache_buckets(canon, values, ratio, out);
     return out;

@@ -4,7 +4,8 @@
  *    int64, the ratio's accepted range, monotonic over a range of sizes;
  *  - keys: a pipeline rebuilt in another (cluttered) context hits the same kernel, which
  *    outlives the first context; other options, other buckets and no estimates are other
- *    kernels; estimates in one bucket and value-only parameters share one;
+ *    kernels; estimates in one bucket and value-only parameters share one; a pipeline
+ *    without parameters has one kernel;
  *  - references: a hit is one more reference, kernels outlive the jit, budgets evict the
  *    least recently used kernel nobody holds and never a held one;
  *  - pm_jit_run: a synchronous first compile, hits, a fallback run with a background
@@ -232,6 +233,39 @@ static void test_keys(void)
     pm_jit_free(jit);
 }
 
+/* A pipeline without parameters has one kernel, however it is asked for. */
+static void test_no_parameters(void)
+{
+    pm_jit *jit = new_jit();
+    if (!jit)
+        return;
+    pm_ctx *ctx = pm_ctx_new();
+    pm_func *I = pm_image(ctx, "I", PM_I32, pm_int(ctx, 8));
+    pm_expr *x = pm_var(ctx, "x");
+    pm_func *out = pm_func_new(ctx, "plus1", PM_I32, 1, pm_exprs(x),
+                               pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 7), 1)));
+    pm_func_define_expr(out, pm_addi(pm_call(I, x), 1));
+    pm_pipeline *p = NULL;
+    pm_error err;
+    if (CHECK_STATUS(pm_pipeline_new(ctx, "plus1", 0, NULL, 1, (pm_func *const[]){I}, 1,
+                                     (pm_func *const[]){out}, &p),
+                     PM_OK)) {
+        pm_kernel *k = pm_jit_compile(jit, p, NULL, NULL, &err);
+        int32_t in[8] = {1, 2, 3, 4, 5, 6, 7, 8}, got[8] = {0};
+        pm_buffer bin = pm_buffer_dense(in, PM_I32, 1, (int64_t[]){8});
+        pm_buffer bout = pm_buffer_dense(got, PM_I32, 1, (int64_t[]){8});
+        pm_value none[1] = {PM_I(0)};
+        CHECK_STATUS(pm_jit_run(jit, p, NULL, none, &bin, &bout, &err), PM_OK);
+        CHECK_STATUS(pm_jit_run(jit, p, NULL, NULL, &bin, &bout, &err), PM_OK);
+        CHECK(got[0] == 2 && got[7] == 9);
+        pm_cache_stats s = stats_of(jit);
+        CHECK(k != NULL && s.sync_compiles == 1 && s.hits == 2 && s.kernels == 1);
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+    pm_jit_free(jit);
+}
+
 /* ---- references and eviction ------------------------------------------------------------ */
 
 static void test_eviction(void)
@@ -451,6 +485,7 @@ int main(void)
     test_buckets();
     test_policy();
     test_keys();
+    test_no_parameters();
     test_eviction();
     test_serving();
     test_free_while_compiling();

@@ -175,6 +175,7 @@ int main(void)
     policy.max_kernels = 8;
     policy.max_code_bytes = 1 << 20;
     policy.max_queued = 4;
+    policy.compile_threads = 2; /* two background compiles at once, next to the callers' */
     CHECK_STATUS(pm_jit_set_policy(jit, &policy, &err), PM_OK);
 
     double start = now_s();
