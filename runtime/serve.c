@@ -293,6 +293,7 @@ pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estima
     for (;;) {
         if (jit->freed || jit->shutdown) {
             pm_error_set(err, PM_ERR_MISUSE, "pm_jit_compile: the jit was freed");
+            e = NULL; /* not ours: an entry seen before waiting belongs to its compiler */
             break;
         }
         pm_cache_family *f = pm_cache_family_get(&jit->cache, canon, options, true);
