@@ -11,6 +11,7 @@
  *  - pm_jit_run: a synchronous first compile, hits, a fallback run with a background
  *    compile (the caller's context freed at once) picked up after pm_jit_wait_idle, the
  *    synchronous policy, a full queue, pm_jit_free with compiles queued;
+ *  - one key asked for by two threads at once, or queued and then asked for: one compile;
  *  - policy errors and pm_jit_stats.
  * Every output is compared with the interpreter's.
  */
@@ -20,6 +21,7 @@
 #include "runtime/cache.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,6 +409,60 @@ static void test_serving(void)
     pm_jit_free(jit);
 }
 
+/* Two threads ask for one key at once, each with its own context: whichever comes
+ * second waits for the first one's compile or hits its result; one compile either way. */
+typedef struct same_key_thread {
+    pm_jit *jit;
+    pm_kernel *kernel;
+} same_key_thread;
+
+static void *compile_same_key(void *arg)
+{
+    same_key_thread *t = arg;
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx, 0);
+    pm_error err;
+    t->kernel = p ? pm_jit_compile(t->jit, p, (pm_value[]){PM_I(200), PM_I(200), PM_F(1)}, NULL,
+                                   &err)
+                  : NULL;
+    pm_ctx_free(ctx);
+    return NULL;
+}
+
+static void test_same_key_at_once(void)
+{
+    pm_jit *jit = new_jit();
+    if (!jit)
+        return;
+    same_key_thread t[2] = {{.jit = jit}, {.jit = jit}};
+    pthread_t tid[2];
+    for (int i = 0; i < 2; i++)
+        CHECK(pthread_create(&tid[i], NULL, compile_same_key, &t[i]) == 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(tid[i], NULL);
+    pm_cache_stats s = stats_of(jit);
+    CHECK(t[0].kernel != NULL && t[0].kernel == t[1].kernel);
+    CHECK(s.sync_compiles == 1 && s.hits == 1 && s.misses == 1);
+    pm_kernel_free(t[0].kernel);
+    pm_kernel_free(t[1].kernel);
+
+    /* A key queued for the background, then asked for by pm_jit_compile: compiled once,
+     * by the compile thread or by the caller taking it out of the queue. */
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx, 0);
+    served_matches(jit, p, 600, 40); /* 200 x 200's kernel serves; 600 x 40 is queued */
+    pm_error err;
+    pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(600), PM_I(40), PM_F(1)}, NULL, &err);
+    pm_jit_wait_idle(jit);
+    s = stats_of(jit);
+    CHECK(k != NULL && s.sync_compiles + s.background_compiles == 2 && s.kernels == 2);
+    if (k)
+        kernel_matches(k, p, 600, 40);
+    pm_kernel_free(k);
+    pm_ctx_free(ctx);
+    pm_jit_free(jit);
+}
+
 /* pm_jit_free with compiles queued and one running: cancels and waits (no leak, no
  * hang; ASan checks the rest). */
 static void test_free_while_compiling(void)
@@ -488,6 +544,7 @@ int main(void)
     test_no_parameters();
     test_eviction();
     test_serving();
+    test_same_key_at_once();
     test_free_while_compiling();
     return check_finish("kernel_cache");
 }
