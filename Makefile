@@ -3,11 +3,14 @@
 #   make test   builds and runs the whole ctest suite
 # Both install missing Debian packages first (scripts/install-deps.sh).
 #
-# Also: make test-asan (the suite under ASan + UBSan), make bench (Halide comparison at
+# Also: make test-asan (the suite under ASan + UBSan), make test-tsan (the serving tests
+# under TSan), make soak (the serving soak test,
+# SOAK_SECONDS, default 300), make bench (Halide comparison at
 # paper sizes), make bench-quick (small sizes, seconds), make clean.
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 BENCH_BUILD ?= build-bench
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 APP        ?= harris
@@ -18,7 +21,9 @@ BENCH_ARGS ?=
 N          ?= 1000
 SEED       ?= 1000000
 
-.PHONY: all deps build run test test-asan fuzz fuzz-asan bench bench-quick clean
+SOAK_SECONDS ?= 300
+
+.PHONY: all deps build run test test-asan test-tsan soak fuzz fuzz-asan bench bench-quick clean
 
 all: build
 
@@ -43,6 +48,19 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS)
 
+# The serving runtime's tests (the cache, the soak, the disk cache, the API contract) under
+# ThreadSanitizer; test/tsan.supp names the only suppressions: the uninstrumented insides
+# of libgomp and LLVM.
+TSAN_TESTS ?= test_kernel_cache|test_server_soak|test_disk_cache|test_api_contract
+test-tsan: deps
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPM_SANITIZE=thread
+	cmake --build $(TSAN_BUILD) -j$(JOBS)
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="suppressions=$(CURDIR)/test/tsan.supp halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -j$(JOBS) -R "$(TSAN_TESTS)"
+
+# The serving runtime's soak test beyond the suite's 20 s (make soak SOAK_SECONDS=600).
+soak: build
+	PM_SOAK_SECONDS=$(SOAK_SECONDS) $(BUILD)/test/test_server_soak
+
 # The random-pipeline fuzzer beyond the suite's bounded set (seeds 1..320): N cases from
 # seed SEED (make fuzz N=5000 SEED=42); a failure prints its seed and C builder code.
 fuzz: build
@@ -65,4 +83,4 @@ bench-quick: deps $(BENCH_BUILD)/CMakeCache.txt
 	$(BENCH_BUILD)/bench/pm_bench --quick $(BENCH_ARGS)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(BENCH_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(BENCH_BUILD)

@@ -116,6 +116,8 @@ struct pm_pipeline {
     pm_func **stages;
     /* param_slot[id] = position of ctx parameter `id` in params, or -1.                  */
     int *param_slot;
+    /* The canonical form (frontend/canon.h), made by its first use, then kept.            */
+    struct pm_canon *canon;
 };
 
 /* ---- context internals (frontend/context.c) ---------------------------------------- */

@@ -13,8 +13,10 @@
  *   caller: the library reads and writes their memory only inside a call.
  *   A pm_jit and the pm_kernels it compiled are freed by pm_jit_free / pm_kernel_free in
  *   any order: a kernel keeps its jit's machine-code session alive, and the memory goes
- *   with whichever is freed last. A kernel keeps nothing of its pipeline, so the
- *   pipeline's context may be freed while the kernel is still used.
+ *   with whichever is freed last. Kernels are reference-counted: every pm_kernel that
+ *   pm_jit_compile returns is one reference, dropped by one pm_kernel_free, and the jit's
+ *   kernel cache holds one more while the kernel is cached. A kernel keeps nothing of
+ *   its pipeline, so the pipeline's context may be freed while the kernel is still used.
  *
  * Errors are values
  *   The library never aborts or exits on user input. Builder calls that return a handle
@@ -32,7 +34,9 @@
  *
  * Threads
  *   A context and its objects are used by one thread at a time. A compiled pm_kernel may
- *   be run from several threads at once.
+ *   be run from several threads at once. A pm_jit (pm_jit_compile, pm_jit_run,
+ *   pm_jit_stats, pm_jit_set_policy) may be used from several threads at once, each with
+ *   its own pipelines; pm_jit_free must come after every other call on the jit returned.
  */
 #ifndef POLYMAGE_H
 #define POLYMAGE_H
@@ -43,6 +47,21 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The library's version (semantic: the minor number grows with every API addition while
+ * the major is 0). */
+#define PM_VERSION_MAJOR 0
+#define PM_VERSION_MINOR 1
+#define PM_VERSION_PATCH 0
+#define PM_VERSION "0.1.0"
+/* The version of the library linked in ("0.1.0"); equal to PM_VERSION unless the header
+ * and the library come from different releases. */
+const char *pm_version(void);
+/* The build ID of the library linked in: 32 hex digits hashed at build time from every
+ * source and header of the library, the compiler and the flags. Two builds of the same
+ * code with the same flags share it; any change gives another. Kernel cache keys include
+ * it. */
+const char *pm_build_id(void);
 
 /* ---------------------------------------------------------------------------------- */
 /* Status, types, values                                                               */
@@ -407,9 +426,13 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error);
 void pm_jit_free(pm_jit *jit);
 
 /* Compiles the pipeline for parameter estimates (one value per pipeline parameter, the
- * sizes it is optimized for; NULL = no estimates). The kernel is valid for any parameter
- * values; it does not keep the pipeline or its context. NULL options mean the jit's.
- * Returns NULL and fills *error on failure. */
+ * sizes it is optimized for; NULL = no estimates), or finds it compiled already: the jit
+ * keeps a cache of kernels (see "The kernel cache" below), and a hit returns the cached
+ * kernel with one more reference (pm_kernel_free drops it). The kernel is valid for any
+ * parameter values; it does not keep the pipeline or its context. NULL options mean the
+ * jit's. Returns NULL and fills *error on failure. Threads may compile at once, each
+ * with its own pipeline (its own context); a thread asking for a kernel another thread
+ * is compiling waits for that compile instead of repeating it. */
 pm_kernel *pm_jit_compile(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
                           const pm_compile_options *options, pm_error *error);
 
@@ -423,14 +446,123 @@ pm_kernel *pm_jit_compile(pm_jit *jit, pm_pipeline *p, const pm_value *estimates
 pm_status pm_kernel_run(pm_kernel *k, const pm_value *params, const pm_buffer *inputs,
                         pm_buffer *outputs, pm_error *error);
 
-/* Frees the kernel and its machine code. NULL is allowed. */
+/* Drops the caller's reference to the kernel (one per kernel pm_jit_compile returned).
+ * The machine code is freed when no reference is left: the jit's cache holds one while
+ * the kernel is cached, so a cached kernel stays for the next pm_jit_compile hit. NULL
+ * is allowed. */
 void pm_kernel_free(pm_kernel *k);
+
+/* ---------------------------------------------------------------------------------- */
+/* The kernel cache and the serving call (docs/server.md)                              */
+/* ---------------------------------------------------------------------------------- */
+
+/* The kernel cache
+ *   Key: the pipeline's canonical form (its definitions written without pointers or
+ *   context ids: equal for pipelines built the same way in any contexts; computed once
+ *   per pipeline object), the compile options with every default resolved, the host
+ *   target (triple, CPU name, features), PM_VERSION, pm_build_id(), the LLVM version,
+ *   and the estimate bucket: each integer parameter that appears in an image extent or a
+ *   domain bound is mapped to floor(log(v) / log(ratio)) for v >= 1 and to a bucket of
+ *   its own for v <= 0 (other parameters do not matter); NULL estimates make a generic
+ *   kernel, a key of its own. Lookups hash the key and compare it in full. Nearby sizes
+ *   share one kernel, optimized for the estimates of the call that compiled it. A hit
+ *   prints no dumps and reports the original compile's pm_kernel_compile_ms.
+ *   Eviction: when the cached kernels exceed max_kernels or max_code_bytes (their object
+ *   code), the least recently used kernel that nobody else holds leaves the cache; a
+ *   kernel that is referenced (pm_jit_compile's caller, or a pm_jit_run in progress) is
+ *   never freed, and the cache may stay over budget until such kernels are released.
+ *
+ * The serving call, pm_jit_run
+ *   Runs the pipeline on the actual parameter values with the kernel of their bucket.
+ *   On a miss where a kernel of the same pipeline and options is cached (every kernel is
+ *   valid for every size), it runs the one of the nearest bucket at once and queues a
+ *   compile of the bucket's own kernel on a background compile thread (unless one is
+ *   queued or running already, or the queue holds max_queued compiles); later calls find
+ *   it. With no kernel of the pipeline at all, or with background = 0, it compiles
+ *   synchronously, like pm_jit_compile with the actual values as estimates.
+ *   Before pm_jit_run returns, whatever a queued compile needs has been copied (the
+ *   pipeline into a context of the jit's own): the caller may free its context at once.
+ *   pm_jit_run may be called from several threads at once, each with its own pipeline
+ *   object (a context is one thread's); pipelines built the same way in different
+ *   contexts share their kernels.
+ *   pm_jit_free cancels the queued compiles and waits for those running.
+ *
+ * The on-disk object cache (opt-in: disk_dir, or PM_CACHE_DIR)
+ *   A kernel compiled by the jit is also written to the folder as its object code plus
+ *   metadata, under its full key (the environment included: another host, library
+ *   build or LLVM version never matches). A compile whose key has a file there loads it
+ *   instead (stats disk_hits; no phase texts: pm_kernel_dump gives NULL), so a restarted
+ *   process starts warm. Writes are atomic (a temporary file renamed over the name);
+ *   several processes may share the folder; a truncated, corrupted or mismatched file is
+ *   ignored, compiled afresh and replaced, never trusted. Kernels compiled with dumps are
+ *   not written or read.
+ */
+typedef struct pm_cache_policy {
+    size_t size;            /* sizeof(pm_cache_policy), set by pm_cache_policy_default:
+                               fields beyond `size` bytes keep their defaults, so code
+                               built against an older, shorter struct still works       */
+    double bucket_ratio;    /* geometric bucket ratio, 1.01 .. 1024; default 2^(1/4)      */
+    int max_kernels;        /* kernels kept; default 64; 0 = keep none unreferenced        */
+    int64_t max_code_bytes; /* their object code; default 256 MiB                          */
+    int background;         /* 1 (default): compile a missing bucket in the background;
+                               0: pm_jit_run compiles it synchronously                    */
+    int compile_threads;    /* background compile threads, 1 .. 64; default 1             */
+    int max_queued;         /* queued background compiles at most; default 16             */
+    const char *disk_dir;   /* the on-disk object cache's folder (made if missing; shared
+                               safely by processes); NULL or "" = none. Default: the
+                               PM_CACHE_DIR environment variable, else none. Copied by
+                               pm_jit_set_policy                                         */
+    int64_t disk_max_bytes; /* the folder's kernel files at most (least recently used
+                               removed first); default 1 GiB                              */
+} pm_cache_policy;
+pm_cache_policy pm_cache_policy_default(void);
+/* Sets the jit's policy (policy->size bytes of it are read; error may be NULL). Budgets
+ * apply at once (evicting), the ratio to later lookups, the rest to later serving calls;
+ * compile threads already started stay. PM_ERR_ARGUMENT naming the field when a value is
+ * out of range. */
+pm_status pm_jit_set_policy(pm_jit *jit, const pm_cache_policy *policy, pm_error *error);
+/* The jit's current policy (size bytes of it are written; disk_dir points to the jit's
+ * copy, valid until the policy is set again). */
+pm_status pm_jit_get_policy(pm_jit *jit, pm_cache_policy *policy, size_t size);
+
+/* Runs pipeline p on params / inputs / outputs (as pm_kernel_run) with the kernel the
+ * cache picks for the parameter values (see above). NULL options mean the jit's. Returns
+ * the run's status; a compile failure's status and message when it had to compile and
+ * could not. */
+pm_status pm_jit_run(pm_jit *jit, pm_pipeline *p, const pm_compile_options *options,
+                     const pm_value *params, const pm_buffer *inputs, pm_buffer *outputs,
+                     pm_error *error);
+
+/* Blocks until no background compile is queued or running (for tests and orderly
+ * shutdowns; serving never needs it). */
+void pm_jit_wait_idle(pm_jit *jit);
+
+typedef struct pm_cache_stats {
+    uint64_t hits;                /* lookups that found their bucket's kernel ready       */
+    uint64_t misses;              /* lookups that did not                                  */
+    uint64_t fallback_runs;       /* pm_jit_run calls served by another bucket's kernel   */
+    uint64_t sync_compiles;       /* compiles in the caller's thread                       */
+    uint64_t background_compiles; /* compiles on a compile thread                          */
+    uint64_t failed_compiles;     /* background compiles that failed (not retried)        */
+    uint64_t queue_full;          /* background compiles not queued: max_queued reached   */
+    uint64_t evictions;           /* kernels that left the cache for its budgets          */
+    double compile_ms_total, compile_ms_max;
+    int64_t code_bytes;           /* object code of the cached kernels                     */
+    int kernels;                  /* cached kernels                                        */
+    int queued, compiling;        /* background compiles waiting / running now             */
+    uint64_t disk_hits;           /* kernels loaded from the disk cache instead of compiled */
+    uint64_t disk_writes;         /* kernels written to it                                   */
+    uint64_t disk_rejected;       /* files found for a key but not valid (truncated,
+                                     corrupted, another version): compiled and replaced    */
+} pm_cache_stats;
+/* A snapshot of the jit's counters since pm_jit_new (size bytes of *stats written). */
+pm_status pm_jit_stats(pm_jit *jit, pm_cache_stats *stats, size_t size);
 
 /* Text of a compiled phase for tools and tests: "llvm" (optimized IR), "ast" (isl AST),
  * "schedule", "domains", "asm" when available. NULL if the phase was not kept.
  * Valid as long as the kernel. */
 const char *pm_kernel_dump(const pm_kernel *k, const char *phase);
-/* Milliseconds the compile took. */
+/* Milliseconds the compile took (or the load, for a kernel from the on-disk cache). */
 double pm_kernel_compile_ms(const pm_kernel *k);
 
 #ifdef __cplusplus

@@ -1,6 +1,8 @@
 /* jit.c — pm_jit_new / pm_jit_free / pm_jit_compile: a pipeline to a runnable kernel.
  *
- * pm_jit_compile is the runtime's half of the compiler, in order:
+ * pm_jit_compile resolves the options, then asks the kernel cache (runtime/serve.c,
+ * pm_jit_get_kernel), which either returns a cached kernel or calls
+ * pm_jit_build_kernel here: the runtime's half of the compiler, in order:
  *   signature  the pipeline's run-time interface, detached (frontend/signature.c)
  *   codegen    the compiler's phases, poly to LLVM IR (codegen/driver.c)
  *   prepare    internal linkage, a unique entry name, verify (runtime/jit_engine.c)
@@ -8,8 +10,10 @@
  *   llvm, asm  texts kept for pm_kernel_dump (asm only when dumped: it is a second
  *              backend run)
  *   add        the module under a resource tracker of its own
- *   lookup     compiles to machine code and finds the entry
+ *   lookup     compiles to machine code and finds the entry (and the code's size)
  * PM_DUMP / options.dump prints the requested phases to stderr as they are produced.
+ * Compiles hold no jit-wide lock: each has its own pipeline (context), isl context,
+ * LLVM context and target machine; only the engine's machine-code step is serialized.
  */
 /* clock_gettime, strdup, sysconf: POSIX, not C11. */
 #define _POSIX_C_SOURCE 200809L
@@ -29,6 +33,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+const char *pm_version(void)
+{
+    return PM_VERSION;
+}
 
 pm_jit_options pm_jit_options_default(void)
 {
@@ -72,33 +81,69 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
         return NULL;
     }
     pm_jit *jit = calloc(1, sizeof *jit);
-    if (!jit || pthread_mutex_init(&jit->lock, NULL) != 0) {
-        free(jit);
+    if (!jit) {
         pm_error_set(error, PM_ERR_NOMEM, "pm_jit_new: out of memory");
         return NULL;
     }
+    bool lock_ok = pthread_mutex_init(&jit->lock, NULL) == 0;
+    bool changed_ok = pthread_cond_init(&jit->changed, NULL) == 0;
+    bool work_ok = pthread_cond_init(&jit->work, NULL) == 0;
     jit->threads = o.threads ? o.threads : number_of_cores();
     jit->opt_level = o.opt_level;
-    if (o.dump && !(jit->dump = strdup(o.dump))) {
-        pthread_mutex_destroy(&jit->lock);
-        free(jit);
-        pm_error_set(error, PM_ERR_NOMEM, "pm_jit_new: out of memory");
-        return NULL;
+    bool dump_ok = !o.dump || (jit->dump = strdup(o.dump)) != NULL;
+    jit->policy = pm_cache_policy_default();
+    if (jit->policy.disk_dir && *jit->policy.disk_dir) { /* PM_CACHE_DIR */
+        jit->disk_dir = strdup(jit->policy.disk_dir);
+        dump_ok = dump_ok && jit->disk_dir;
+        pm_disk_prepare(jit->disk_dir);
     }
-    jit->engine = pm_engine_new(o.opt_level, error);
-    if (!jit->engine) {
+    jit->policy.disk_dir = jit->disk_dir;
+    if (!lock_ok || !changed_ok || !work_ok || !dump_ok) {
+        pm_error_set(error, PM_ERR_NOMEM, "pm_jit_new: out of memory");
+    } else {
+        jit->engine = pm_engine_new(o.opt_level, error);
+    }
+    char env[4096];
+    if (jit->engine) {
+        pm_cache_environment(pm_engine_triple(jit->engine), pm_engine_cpu_name(jit->engine),
+                             pm_engine_cpu_features(jit->engine), env, sizeof env);
+        if (!(jit->environment = strdup(env)))
+            pm_error_set(error, PM_ERR_NOMEM, "pm_jit_new: out of memory");
+    }
+    if (!jit->environment) {
+        pm_engine_free(jit->engine);
         free(jit->dump);
-        pthread_mutex_destroy(&jit->lock);
+        free(jit->disk_dir);
+        if (work_ok)
+            pthread_cond_destroy(&jit->work);
+        if (changed_ok)
+            pthread_cond_destroy(&jit->changed);
+        if (lock_ok)
+            pthread_mutex_destroy(&jit->lock);
         free(jit);
         return NULL;
     }
     return jit;
 }
 
-static void jit_destroy(pm_jit *jit)
+void pm_jit_destroy(pm_jit *jit)
 {
+    /* Entries left (failed background compiles) hold no kernel. */
+    for (size_t i = 0; i < jit->cache.table_size; i++)
+        while (jit->cache.table[i]) {
+            pm_cache_family *f = jit->cache.table[i];
+            if (f->entries)
+                pm_cache_entry_remove(&jit->cache, f->entries);
+            else
+                pm_cache_family_drop_if_empty(&jit->cache, f);
+        }
+    pm_cache_free(&jit->cache);
     pm_engine_free(jit->engine);
     free(jit->dump);
+    free(jit->environment);
+    free(jit->disk_dir);
+    pthread_cond_destroy(&jit->work);
+    pthread_cond_destroy(&jit->changed);
     pthread_mutex_destroy(&jit->lock);
     free(jit);
 }
@@ -107,33 +152,19 @@ void pm_jit_free(pm_jit *jit)
 {
     if (!jit)
         return;
-    /* Kernels point into the engine: while some live, the last pm_kernel_free frees. */
+    pm_kernel *dropped = pm_jit_stop_serving(jit);
+    /* Kernels point into the engine: while some live, the last one's release frees. */
     pthread_mutex_lock(&jit->lock);
-    bool last = jit->live_kernels == 0;
     jit->freed = true;
+    bool last = jit->live_kernels == 0;
     pthread_mutex_unlock(&jit->lock);
-    if (last)
-        jit_destroy(jit);
-}
-
-void pm_jit_kernel_gone(pm_jit *jit)
-{
-    pthread_mutex_lock(&jit->lock);
-    jit->live_kernels--;
-    bool destroy = jit->freed && jit->live_kernels == 0;
-    pthread_mutex_unlock(&jit->lock);
-    if (destroy)
-        jit_destroy(jit);
+    if (dropped)
+        pm_jit_drop_kernels(jit, dropped); /* frees the jit when they were the last */
+    else if (last)
+        pm_jit_destroy(jit);
 }
 
 /* ---- compile ---------------------------------------------------------------------- */
-
-/* The options of one compile, every "the jit's" and "from the host" resolved. */
-typedef struct compile_plan {
-    int vector_width, threads, opt_level;
-    unsigned dump_mask;
-    pm_compile_options c;   /* the optimizer's settings, checked */
-} compile_plan;
 
 /* The scratch budget of one tile: half the per-core L2 (sysfs), 512 KiB if unknown. */
 static int64_t tile_cache_budget(void)
@@ -164,8 +195,9 @@ static int64_t tile_cache_budget(void)
     return 512 * 1024;
 }
 
-static pm_status plan_compile(const pm_jit *jit, const char *name, const pm_compile_options *o,
-                              compile_plan *plan, pm_error *err)
+pm_status pm_jit_resolve_options(const pm_jit *jit, const char *name,
+                                 const pm_compile_options *o, pm_cache_options *out,
+                                 pm_error *err)
 {
     pm_compile_options c = o ? *o : pm_compile_options_default();
     int w = c.vector_width;
@@ -191,12 +223,18 @@ static pm_status plan_compile(const pm_jit *jit, const char *name, const pm_comp
                             name, c.group_limit);
     if (!(c.overlap_threshold == c.overlap_threshold)) /* NaN */
         return pm_error_set(err, PM_ERR_ARGUMENT, "%s: overlap_threshold is not a number", name);
-    plan->c = c;
-    plan->vector_width = w ? w : pm_engine_vector_width(jit->engine);
-    plan->threads = c.threads ? c.threads : jit->threads;
-    plan->opt_level = c.opt_level >= 0 ? c.opt_level : jit->opt_level;
+    *out = (pm_cache_options){0};
+    out->vector_width = w ? w : pm_engine_vector_width(jit->engine);
+    out->threads = c.threads ? c.threads : jit->threads;
+    out->opt_level = c.opt_level >= 0 ? c.opt_level : jit->opt_level;
+    out->fusion = c.fusion;
+    out->group_limit = c.group_limit;
+    for (int d = 0; d < PM_MAX_DIMS; d++)
+        out->tile_size[d] = c.tile_size[d];
+    /* Every negative threshold means "the model's default": one key for all of them. */
+    out->overlap_threshold = c.overlap_threshold < 0 ? -1.0 : c.overlap_threshold;
     const char *spec = c.dump ? c.dump : jit->dump ? jit->dump : getenv("PM_DUMP");
-    plan->dump_mask = pm_dump_parse(spec);
+    out->dump_mask = pm_dump_parse(spec);
     return PM_OK;
 }
 
@@ -215,9 +253,10 @@ static char *take_llvm_string(char *s)
     return copy;
 }
 
-/* The steps listed at the top of this file; k->sig is set. Called under jit->lock. */
-static pm_status compile_locked(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                                const compile_plan *plan, pm_kernel *k, pm_error *err)
+/* The steps listed at the top of this file; k->sig is set. */
+static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                                const pm_cache_options *plan, pm_kernel *k,
+                                pm_disk_kernel *capture, pm_error *err)
 {
     const char *name = k->sig->name;
     LLVMTargetMachineRef tm = pm_engine_target_machine_new(jit->engine, plan->opt_level, err);
@@ -233,13 +272,13 @@ static pm_status compile_locked(pm_jit *jit, pm_pipeline *p, const pm_value *est
         .dump_mask = PM_DUMP_ALL & ~(PM_DUMP_BIT(PM_PHASE_LLVM) | PM_DUMP_BIT(PM_PHASE_ASM)),
         .dump_to = NULL,
         .tm = tm,
-        .fusion = plan->c.fusion,
-        .overlap_threshold = plan->c.overlap_threshold,
-        .group_limit = plan->c.group_limit,
+        .fusion = plan->fusion,
+        .overlap_threshold = plan->overlap_threshold,
+        .group_limit = plan->group_limit,
         .cache_bytes = tile_cache_budget(),
     };
     for (int d = 0; d < PM_MAX_DIMS; d++)
-        co.tile_size[d] = plan->c.tile_size[d];
+        co.tile_size[d] = plan->tile_size[d];
     pm_codegen_result r;
     pm_status s = pm_codegen(p, estimates, &co, LLVMOrcThreadSafeContextGetContext(tsctx), &r,
                              err);
@@ -252,7 +291,7 @@ static pm_status compile_locked(pm_jit *jit, pm_pipeline *p, const pm_value *est
     if (s == PM_OK && !r.module)
         s = pm_error_set(err, PM_ERR_INTERNAL, "%s: codegen returned no module", name);
 
-    char unique[96];
+    char unique[160];
     pm_engine_unique_name(jit->engine, name, unique, sizeof unique);
     if (s == PM_OK)
         s = pm_engine_prepare_module(r.module, tm, r.entry_name, unique, err);
@@ -279,13 +318,118 @@ static pm_status compile_locked(pm_jit *jit, pm_pipeline *p, const pm_value *est
     }
     void *address = NULL;
     if (s == PM_OK)
-        s = pm_engine_lookup(jit->engine, unique, &address, err);
+        s = pm_engine_lookup_sized(jit->engine, unique, &address, &k->code_bytes,
+                                   capture ? &capture->object : NULL, err);
     k->entry = (pm_kernel_entry)address;
+    if (s == PM_OK && capture && capture->object) {
+        snprintf(capture->entry, sizeof capture->entry, "%s", unique);
+        capture->nslots = r.nslots;
+        capture->object_size = k->code_bytes;
+    }
 
     pm_codegen_result_free(&r);
     LLVMOrcDisposeThreadSafeContext(tsctx); /* an added module keeps its share */
     LLVMDisposeTargetMachine(tm);
     return s;
+}
+
+/* A kernel from an object of the on-disk cache: the signature from the pipeline, the
+ * code and entry from the object. */
+static pm_status load_kernel(pm_jit *jit, pm_pipeline *p, const pm_disk_kernel *d,
+                             pm_kernel *k, pm_error *err)
+{
+    k->sig = pm_signature_new(p);
+    k->pool = k->sig ? pm_scratch_pool_new(d->nslots) : NULL;
+    if (!k->sig || !k->pool)
+        return pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
+    pm_status s = pm_engine_add_object(jit->engine, d->object, d->object_size, d->entry,
+                                       &k->code, err);
+    void *address = NULL;
+    if (s == PM_OK)
+        s = pm_engine_lookup_sized(jit->engine, d->entry, &address, &k->code_bytes, NULL, err);
+    k->entry = (pm_kernel_entry)address;
+    return s;
+}
+
+/* What a failed load leaves to free before compiling afresh. */
+static void unload_kernel(pm_kernel *k)
+{
+    pm_engine_code_free(k->code);
+    pm_scratch_pool_free(k->pool);
+    pm_signature_free(k->sig);
+    k->code = NULL;
+    k->pool = NULL;
+    k->sig = NULL;
+    k->entry = NULL;
+    k->code_bytes = 0;
+}
+
+pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                               const pm_cache_options *options, const pm_disk_request *disk,
+                               pm_error *error)
+{
+    double t0 = now_ms();
+    pm_kernel *k = calloc(1, sizeof *k);
+    if (!k) {
+        pm_error_set(error, PM_ERR_NOMEM, "%s: out of memory", p->name);
+        return NULL;
+    }
+    k->threads = options->threads;
+    k->refs = 1;
+
+    pthread_mutex_lock(&jit->lock);
+    bool freed = jit->freed;
+    if (!freed)
+        jit->live_kernels++; /* from now on the jit waits for this kernel */
+    pthread_mutex_unlock(&jit->lock);
+    if (freed) { /* a compile racing pm_jit_free */
+        free(k);
+        pm_error_set(error, PM_ERR_MISUSE, "pm_jit_compile: the jit was freed");
+        return NULL;
+    }
+    k->jit = jit;
+
+    if (disk) {
+        pm_disk_kernel d;
+        pm_disk_result r = pm_disk_read(disk->dir, disk->key, disk->key_len, &d);
+        if (r == PM_DISK_HIT) {
+            pm_error load_err;
+            pm_error_clear(&load_err);
+            if (load_kernel(jit, p, &d, k, &load_err) == PM_OK) {
+                free(d.object);
+                k->from_disk = true;
+                k->compile_ms = now_ms() - t0;
+                return k;
+            }
+            unload_kernel(k); /* valid file, but not loadable here: compile */
+            r = PM_DISK_REJECTED;
+        }
+        free(d.object);
+        k->disk_rejected = r == PM_DISK_REJECTED;
+    }
+
+    pm_status s = PM_OK;
+    k->sig = pm_signature_new(p);
+    if (!k->sig)
+        s = pm_error_set(error, pm_ctx_status(p->ctx) != PM_OK ? pm_ctx_status(p->ctx)
+                                                               : PM_ERR_NOMEM,
+                         "%s", pm_ctx_errmsg(p->ctx)[0] ? pm_ctx_errmsg(p->ctx)
+                                                        : "pm_jit_compile: out of memory");
+    pm_disk_kernel capture = {.object = NULL};
+    if (s == PM_OK)
+        s = compile_kernel(jit, p, estimates, options, k, disk ? &capture : NULL, error);
+    if (s != PM_OK) {
+        free(capture.object);
+        k->next_dropped = NULL;
+        pm_jit_drop_kernels(jit, k);
+        return NULL;
+    }
+    k->compile_ms = now_ms() - t0;
+    if (disk && capture.object)
+        k->disk_written = pm_disk_write(disk->dir, disk->key, disk->key_len, &capture,
+                                        disk->max_bytes);
+    free(capture.object);
+    return k;
 }
 
 pm_kernel *pm_jit_compile(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
@@ -300,42 +444,8 @@ pm_kernel *pm_jit_compile(pm_jit *jit, pm_pipeline *p, const pm_value *estimates
         pm_error_set(error, PM_ERR_MISUSE, "pm_jit_compile: the pipeline is NULL");
         return NULL;
     }
-    double t0 = now_ms();
-    compile_plan plan;
-    if (plan_compile(jit, p->name, options, &plan, error) != PM_OK)
+    pm_cache_options resolved;
+    if (pm_jit_resolve_options(jit, p->name, options, &resolved, error) != PM_OK)
         return NULL;
-
-    pm_kernel *k = calloc(1, sizeof *k);
-    if (!k) {
-        pm_error_set(error, PM_ERR_NOMEM, "%s: out of memory", p->name);
-        return NULL;
-    }
-    k->threads = plan.threads;
-
-    pthread_mutex_lock(&jit->lock);
-    pm_status s = PM_OK;
-    if (jit->freed) /* a compile racing pm_jit_free */
-        s = pm_error_set(error, PM_ERR_MISUSE, "pm_jit_compile: the jit was freed");
-    if (s == PM_OK) {
-        k->sig = pm_signature_new(p);
-        if (!k->sig)
-            s = pm_error_set(error, pm_ctx_status(p->ctx) != PM_OK ? pm_ctx_status(p->ctx)
-                                                                   : PM_ERR_NOMEM,
-                             "%s", pm_ctx_errmsg(p->ctx)[0] ? pm_ctx_errmsg(p->ctx)
-                                                            : "pm_jit_compile: out of memory");
-    }
-    if (s == PM_OK)
-        s = compile_locked(jit, p, estimates, &plan, k, error);
-    if (s == PM_OK) {
-        k->jit = jit;
-        jit->live_kernels++;
-    }
-    pthread_mutex_unlock(&jit->lock);
-
-    if (s != PM_OK) {
-        pm_kernel_release(k);
-        return NULL;
-    }
-    k->compile_ms = now_ms() - t0;
-    return k;
+    return pm_jit_get_kernel(jit, p, estimates, &resolved, error);
 }

@@ -1,4 +1,7 @@
 /* jit_engine.c — see jit_engine.h. */
+/* clock_gettime, getpid: POSIX, not C11. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "runtime/jit_engine.h"
 
 #include "frontend/error.h"
@@ -22,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 /* libgomp's ABI (no public header declares the GOMP_* entry points). Only their
  * addresses are taken here; the prototypes just have to name functions. */
@@ -56,6 +61,9 @@ struct pm_engine {
     int opt_level;
     int vector_width;
     unsigned next_id;           /* for unique names; atomic                             */
+    /* Random per engine, in every entry name: objects from the on-disk cache, compiled
+     * by other processes, must not define a name this engine also makes. */
+    uint64_t name_token;
 };
 
 struct pm_engine_code {
@@ -78,6 +86,26 @@ static pm_status llvm_error(pm_error *err, LLVMErrorRef e, const char *what)
  * the looking-up thread (in-place dispatch, under compile_lock), so the reporter keeps
  * the story per thread for pm_engine_lookup to add to its message. */
 static _Thread_local char session_error[512];
+
+/* The size of the object files the JIT linked in this thread, for the kernel cache's
+ * code budget: the object transform layer sees every object before linking, in the
+ * looking-up thread (in-place dispatch, like the error reporter above). */
+static _Thread_local size_t linked_object_bytes;
+/* When a lookup asks for a copy of the object (for the on-disk cache): the copy, and
+ * how many objects passed (a copy is only meaningful when exactly one did). */
+static _Thread_local bool capture_object;
+static _Thread_local void *captured_object;
+static _Thread_local size_t captured_objects;
+
+static LLVMErrorRef count_object(void *ctx, LLVMMemoryBufferRef *object)
+{
+    (void)ctx;
+    size_t n = LLVMGetBufferSize(*object);
+    linked_object_bytes += n;
+    if (capture_object && captured_objects++ == 0 && (captured_object = malloc(n ? n : 1)))
+        memcpy(captured_object, LLVMGetBufferStart(*object), n);
+    return NULL; /* LLVMErrorSuccess: the object is linked unchanged */
+}
 
 /* PM_PERF=1: link JIT code with RTDyld and tell perf about every function (jitdump
  * files for `perf record -k 1` + `perf inject --jit`), so profiles name the kernel's
@@ -220,6 +248,27 @@ static pm_status bind_symbols(pm_engine *e, pm_error *err)
 
 /* ---- engine ------------------------------------------------------------------------- */
 
+/* 64 random bits from the kernel, or (without /dev/urandom) a mix of the time, the
+ * process id and the engine's address. */
+static uint64_t random_token(const pm_engine *e)
+{
+    uint64_t t = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (f) {
+        if (fread(&t, sizeof t, 1, f) != 1)
+            t = 0;
+        fclose(f);
+    }
+    if (t == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        t = ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec ^
+            ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)e;
+        t *= UINT64_C(0x9e3779b97f4a7c15);
+    }
+    return t;
+}
+
 pm_engine *pm_engine_new(int opt_level, pm_error *err)
 {
     pthread_once(&native_once, native_init);
@@ -238,6 +287,7 @@ pm_engine *pm_engine_new(int opt_level, pm_error *err)
         return NULL;
     }
     e->opt_level = clamp_level(opt_level);
+    e->name_token = random_token(e);
     e->triple = LLVMGetDefaultTargetTriple();
     e->cpu = LLVMGetHostCPUName();
     e->features = LLVMGetHostCPUFeatures();
@@ -274,6 +324,8 @@ pm_engine *pm_engine_new(int opt_level, pm_error *err)
         return NULL;
     }
     e->main_jd = LLVMOrcLLJITGetMainJITDylib(e->jit);
+    LLVMOrcObjectTransformLayerSetTransform(LLVMOrcLLJITGetObjTransformLayer(e->jit),
+                                            count_object, NULL);
     LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(e->jit),
                                             report_session_error, NULL);
     if (bind_symbols(e, err) != PM_OK) {
@@ -307,7 +359,8 @@ int pm_engine_vector_width(const pm_engine *e) { return e->vector_width; }
 void pm_engine_unique_name(pm_engine *e, const char *base, char *buf, size_t size)
 {
     unsigned id = __atomic_fetch_add(&e->next_id, 1, __ATOMIC_RELAXED);
-    snprintf(buf, size, "%s_k%u", base, id);
+    /* The base is cut, never the unique tail. */
+    snprintf(buf, size, "%.120s_k%u_%016llx", base, id, (unsigned long long)e->name_token);
 }
 
 /* ---- module preparation, optimization, asm ----------------------------------------- */
@@ -427,6 +480,30 @@ pm_status pm_engine_add_module(pm_engine *e, LLVMModuleRef module,
     return PM_OK;
 }
 
+pm_status pm_engine_add_object(pm_engine *e, const void *object, size_t size, const char *name,
+                               pm_engine_code **code, pm_error *err)
+{
+    *code = NULL;
+    LLVMMemoryBufferRef buf =
+        LLVMCreateMemoryBufferWithMemoryRangeCopy(object, size, name);
+    pm_engine_code *c = calloc(1, sizeof *c);
+    if (!c || !buf) {
+        free(c);
+        if (buf)
+            LLVMDisposeMemoryBuffer(buf);
+        return pm_error_set(err, PM_ERR_NOMEM, "jit: out of memory");
+    }
+    c->tracker = LLVMOrcJITDylibCreateResourceTracker(e->main_jd);
+    LLVMErrorRef e2 = LLVMOrcLLJITAddObjectFileWithRT(e->jit, c->tracker, buf); /* takes buf */
+    if (e2) {
+        LLVMOrcReleaseResourceTracker(c->tracker);
+        free(c);
+        return llvm_error(err, e2, "adding an object");
+    }
+    *code = c;
+    return PM_OK;
+}
+
 pm_status pm_engine_add_ir(pm_engine *e, const char *ir_text, const char *name,
                            pm_engine_code **code, pm_error *err)
 {
@@ -456,11 +533,31 @@ pm_status pm_engine_add_ir(pm_engine *e, const char *ir_text, const char *name,
 
 pm_status pm_engine_lookup(pm_engine *e, const char *name, void **address, pm_error *err)
 {
+    size_t bytes;
+    return pm_engine_lookup_sized(e, name, address, &bytes, NULL, err);
+}
+
+pm_status pm_engine_lookup_sized(pm_engine *e, const char *name, void **address,
+                                 size_t *object_bytes, void **object_copy, pm_error *err)
+{
     *address = NULL;
+    if (object_copy)
+        *object_copy = NULL;
     LLVMOrcExecutorAddress addr = 0;
     pthread_mutex_lock(&e->compile_lock);
     session_error[0] = '\0';
+    linked_object_bytes = 0;
+    capture_object = object_copy != NULL;
+    captured_object = NULL;
+    captured_objects = 0;
     LLVMErrorRef e2 = LLVMOrcLLJITLookup(e->jit, &addr, name);
+    *object_bytes = linked_object_bytes;
+    if (object_copy && captured_objects == 1)
+        *object_copy = captured_object;
+    else
+        free(captured_object);
+    capture_object = false;
+    captured_object = NULL;
     pthread_mutex_unlock(&e->compile_lock);
     if (e2) {
         char what[700];

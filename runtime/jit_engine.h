@@ -11,6 +11,10 @@
  *    process symbol search generator.
  *  - Every added module gets its own pm_engine_code (one ORC resource tracker):
  *    pm_engine_code_free removes that module's machine code and nothing else.
+ *  - Every object file the JIT links passes ORC's object transform layer, which counts
+ *    its bytes (a kernel's code size) and, when the lookup asks, copies it (the on-disk
+ *    cache); objects read back from disk are added with pm_engine_add_object. Entry
+ *    names carry a random token per engine, so no two engines (processes) make one name.
  *  - add, lookup and code_free may be called from several threads at once (ORC's
  *    ExecutionSession is thread-safe); target machines are not shared: each compile asks
  *    for its own with pm_engine_target_machine_new.
@@ -63,7 +67,8 @@ pm_status pm_engine_prepare_module(struct LLVMOpaqueModule *module,
                                    struct LLVMOpaqueTargetMachine *tm, const char *entry,
                                    const char *new_name, pm_error *err);
 
-/* Writes "<base>_k<n>" into buf, with n unique within the engine. */
+/* Writes "<base>_k<n>_<token>" into buf: n unique within the engine, token 64 random
+ * bits of the engine's, so names from other processes (on-disk objects) differ too. */
 void pm_engine_unique_name(pm_engine *e, const char *base, char *buf, size_t size);
 
 /* Runs LLVM's standard pipeline ("default<O0..3>") on the module with the host target
@@ -93,6 +98,17 @@ pm_status pm_engine_add_ir(pm_engine *e, const char *ir_text, const char *name,
  * PM_ERR_INTERNAL with LLVM's message when the symbol is missing or its module failed
  * to compile (an unresolved external, for instance). */
 pm_status pm_engine_lookup(pm_engine *e, const char *name, void **address, pm_error *err);
+/* The same, and the bytes of the object code this lookup compiled and linked (0 when
+ * the symbol's module was compiled by an earlier lookup): a kernel's code size. With
+ * object_copy non-NULL, *object_copy receives a malloc'd copy of the object file when
+ * exactly one was linked (else NULL), for the on-disk cache. */
+pm_status pm_engine_lookup_sized(pm_engine *e, const char *name, void **address,
+                                 size_t *object_bytes, void **object_copy, pm_error *err);
+/* Adds a relocatable object file (copied) under a new resource tracker, like
+ * pm_engine_add_module; linked by the first lookup of one of its symbols. A symbol the
+ * engine defines already is an error (PM_ERR_INTERNAL), never a silent replacement. */
+pm_status pm_engine_add_object(pm_engine *e, const void *object, size_t size, const char *name,
+                               pm_engine_code **code, pm_error *err);
 
 /* Removes the module's machine code from the JIT and frees it. Addresses looked up in
  * that module become invalid. NULL is allowed. */

@@ -105,9 +105,18 @@ void pm_kernel_free(pm_kernel *k)
     if (!k)
         return;
     pm_jit *jit = k->jit;
-    pm_kernel_release(k);
-    if (jit)
-        pm_jit_kernel_gone(jit);
+    pthread_mutex_lock(&jit->lock);
+    pm_kernel *dropped = NULL;
+    if (--k->refs == 0) {
+        k->next_dropped = NULL; /* not cached: the cache would hold a reference */
+        dropped = k;
+    } else {
+        /* Held kernels are never evicted: this release may let the cache shrink. */
+        dropped = pm_jit_evict_locked(jit);
+    }
+    pthread_mutex_unlock(&jit->lock);
+    if (dropped)
+        pm_jit_drop_kernels(jit, dropped);
 }
 
 const char *pm_kernel_dump(const pm_kernel *k, const char *phase)

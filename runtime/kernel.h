@@ -1,10 +1,14 @@
 /* kernel.h — what a pm_jit and a pm_kernel hold (runtime-internal; the public API is in
- * polymage.h: pm_jit_* in runtime/jit.c, pm_kernel_* in runtime/kernel.c).
+ * polymage.h: pm_jit_* in runtime/jit.c and runtime/serve.c, pm_kernel_* in
+ * runtime/kernel.c).
  *
  * Promise: a kernel owns everything it needs to check and run its arguments (its
  * signature, its machine code, its scratch pool, its phase texts) and keeps no pointer
- * into the pipeline or its context. It keeps its jit alive: the jit's memory is released
- * by whichever comes last, pm_jit_free or the last pm_kernel_free.
+ * into the pipeline or its context. Kernels are reference-counted under the jit's lock
+ * (the callers' references and the cache's own); the machine code goes with the last
+ * reference. Every kernel alive, from the start of its compile, counts in
+ * live_kernels and keeps its jit alive: the jit's memory is released by whichever comes
+ * last, pm_jit_free or the last kernel's release.
  */
 #ifndef PM_RUNTIME_KERNEL_H
 #define PM_RUNTIME_KERNEL_H
@@ -13,6 +17,8 @@
 
 #include "codegen/codegen.h"
 #include "frontend/signature.h"
+#include "runtime/cache.h"
+#include "runtime/disk_cache.h"
 #include "runtime/jit_engine.h"
 #include "runtime/rt.h"
 #include "runtime/scratch.h"
@@ -20,16 +26,31 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+struct pm_serve_job;
+
 struct pm_jit {
     pm_engine *engine;
     int threads;            /* resolved: >= 1                                        */
     int opt_level;          /* 0..3                                                   */
     char *dump;             /* copy of options.dump, or NULL (= PM_DUMP at compile)    */
-    /* Guards the fields below, and serializes compiles (the pipeline's context and
-     * LLVM's target setup are not shared-thread safe; compiles are rare).           */
+    char *environment;      /* the jit-wide part of cache keys (pm_cache_environment)  */
+    /* Guards everything below. Held only for table work, never during a compile or a
+     * run: compiles of different pipelines (contexts) proceed in parallel.            */
     pthread_mutex_t lock;
+    pthread_cond_t changed; /* an entry left COMPILING, or a background compile ended  */
+    pthread_cond_t work;    /* a job was queued, or shutdown                            */
     int live_kernels;
     bool freed;             /* pm_jit_free was called; the last kernel frees the jit   */
+    bool shutdown;          /* pm_jit_free began: nothing is queued or cached any more */
+    pm_cache cache;
+    pm_cache_policy policy;
+    pm_cache_stats stats;   /* counters; kernels, code_bytes, queued, compiling are
+                               filled from the cache and the queue when read          */
+    char *disk_dir;         /* the policy's disk_dir, copied; NULL = no disk cache     */
+    struct pm_serve_job *queue_head, *queue_tail;
+    int queued, compiling_background;
+    int nworkers;
+    pthread_t workers[64];
 };
 
 typedef int32_t (*pm_kernel_entry)(const pm_value *params, const pm_buffer *inputs,
@@ -45,11 +66,56 @@ struct pm_kernel {
     pm_scratch_pool *pool;  /* owned; sets of codegen's nslots slots                    */
     char *text[PM_NPHASES]; /* owned, malloc'd, NULL when not kept (pm_phase order)     */
     double compile_ms;
+    size_t code_bytes;      /* object code linked for it                                */
+    bool from_disk;         /* loaded from the disk cache (no phase texts), not compiled */
+    bool disk_written;      /* compiled and written to the disk cache                    */
+    bool disk_rejected;     /* the disk cache had an invalid file for its key            */
+    /* Under jit->lock: */
+    int refs;               /* callers' references + 1 while cached                     */
+    pm_cache_entry *cache_entry; /* its entry while cached, else NULL                   */
+    pm_kernel *next_dropped;     /* links kernels released together                     */
 };
 
-/* Frees what a kernel owns except its jit link (for failed compiles and pm_kernel_free). */
+/* Frees what a kernel owns except its jit link. */
 void pm_kernel_release(pm_kernel *k);
-/* Called by pm_kernel_free: one kernel fewer; frees the jit if it was freed already. */
-void pm_jit_kernel_gone(pm_jit *jit);
+
+/* ---- shared by runtime/jit.c and runtime/serve.c ------------------------------------ */
+
+/* The options of one compile, every "the jit's" and "from the host" resolved and
+ * checked; PM_ERR_ARGUMENT naming `name` and the field otherwise. */
+pm_status pm_jit_resolve_options(const pm_jit *jit, const char *name,
+                                 const pm_compile_options *options, pm_cache_options *out,
+                                 pm_error *err);
+/* Where a kernel may be found on disk and kept (runtime/disk_cache.h); owned strings. */
+typedef struct pm_disk_request {
+    char *dir;
+    int64_t max_bytes;
+    char *key;              /* the full key text                                        */
+    size_t key_len;
+} pm_disk_request;
+
+/* A new kernel (no lookup in the jit's cache) with one reference, counted in
+ * live_kernels: loaded from the disk cache when `disk` is set and it holds a valid
+ * object for the key, else compiled (and then written there). Takes the lock briefly;
+ * never called with it held. NULL and a message on failure. */
+pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                               const pm_cache_options *options, const pm_disk_request *disk,
+                               pm_error *err);
+/* The cached kernel of (p, estimates, options) with one more reference, or a new one
+ * compiled in this thread and cached (waiting for another thread's compile of the same
+ * key rather than repeating it). */
+pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                             const pm_cache_options *options, pm_error *err);
+/* With the lock held: takes kernels out of the cache while it is over budget, returns
+ * those nobody holds any more (linked by next_dropped) for pm_jit_drop_kernels. */
+pm_kernel *pm_jit_evict_locked(pm_jit *jit);
+/* Without the lock: frees the kernels of the list, then frees the jit if it was freed
+ * and they were its last. */
+void pm_jit_drop_kernels(pm_jit *jit, pm_kernel *list);
+/* pm_jit_free's part for the cache and the compile threads: cancels queued compiles,
+ * joins the threads, drops the cache's references; returns kernels to drop. */
+pm_kernel *pm_jit_stop_serving(pm_jit *jit);
+/* Frees the jit itself (its engine, remaining cache entries): the last step. */
+void pm_jit_destroy(pm_jit *jit);
 
 #endif

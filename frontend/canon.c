@@ -1,0 +1,307 @@
+/* canon.c — a pipeline's canonical text and its hash (see canon.h).
+ *
+ * Layout, one item per line:
+ *   pm-canon 1                              format version
+ *   pipeline <name> <nparams> <ninputs> <noutputs> <nfuncs>
+ *   param <slot> <type> <name>              signature order
+ *   e<n> <node>                             expression nodes, each after its operands
+ *   f<k> ...                                images (inputs, in signature order), then the
+ *                                           stages in the pipeline's (topological) order
+ *   output <k>
+ * Functions are numbered f0.. in that order; expression nodes e0.. in the order a
+ * depth-first walk first meets them (operands before the node). Both orders come from the
+ * definitions alone, so they are the same in every context.
+ */
+#include "frontend/canon.h"
+
+#include "frontend/ir.h"
+#include "frontend/ptrmap.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t pm_hash_bytes(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < len; i++) {
+        h ^= b[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+/* A growing text that remembers running out of memory (a truncated text must never be
+ * mistaken for a complete one: it would be a key). */
+typedef struct canon_writer {
+    pm_pipeline *p;
+    char *data;
+    size_t len, cap;
+    bool failed;
+    pm_ptrmap funcs;   /* pm_func * -> f<k>                                            */
+    pm_ptrmap nodes;   /* pm_expr * -> e<n>                                            */
+    int64_t next_node;
+    bool *sized;       /* by slot                                                      */
+} canon_writer;
+
+static void put(canon_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(canon_writer *w, const char *fmt, ...)
+{
+    if (w->failed)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    char small[256];
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        w->failed = true;
+        return;
+    }
+    if (w->len + (size_t)n + 1 > w->cap) {
+        size_t cap = w->cap ? w->cap : 1024;
+        while (w->len + (size_t)n + 1 > cap) {
+            if (cap > SIZE_MAX / 2) {
+                w->failed = true;
+                return;
+            }
+            cap *= 2;
+        }
+        char *grown = realloc(w->data, cap);
+        if (!grown) {
+            w->failed = true;
+            return;
+        }
+        w->data = grown;
+        w->cap = cap;
+    }
+    if ((size_t)n < sizeof small) {
+        memcpy(w->data + w->len, small, (size_t)n + 1);
+    } else {
+        va_start(ap, fmt);
+        vsnprintf(w->data + w->len, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    w->len += (size_t)n;
+}
+
+/* Names are user text: written with their length so no name can imitate the layout. */
+static void put_name(canon_writer *w, const char *name)
+{
+    put(w, " %zu:%s", strlen(name), name);
+}
+
+static int64_t func_index(const canon_writer *w, const pm_func *f)
+{
+    int64_t k = -1;
+    pm_ptrmap_get(&w->funcs, f, &k);
+    return k;
+}
+
+static int param_slot(const canon_writer *w, const pm_expr *e)
+{
+    return e->id >= 0 && e->id < pm_ctx_nparams(w->p->ctx) ? w->p->param_slot[e->id] : -1;
+}
+
+/* Writes e's node (and first its operands' nodes) unless written already; returns its
+ * number, -1 for NULL. Recursion depth is the expression's depth, as everywhere else in
+ * the frontend (printing, validation, interpretation). */
+static int64_t put_expr(canon_writer *w, const pm_expr *e)
+{
+    if (!e || w->failed)
+        return -1;
+    int64_t n;
+    if (pm_ptrmap_get(&w->nodes, e, &n))
+        return n;
+    int64_t a = put_expr(w, e->a), b = put_expr(w, e->b), c = put_expr(w, e->c);
+    int64_t *args = NULL;
+    if (e->kind == PM_EXPR_CALL && e->nargs > 0) {
+        args = malloc(sizeof *args * (size_t)e->nargs);
+        if (!args) {
+            w->failed = true;
+            return -1;
+        }
+        for (int i = 0; i < e->nargs; i++)
+            args[i] = put_expr(w, e->args[i]);
+    }
+    n = w->next_node++;
+    put(w, "e%" PRId64 " k%d t%d w%d o%d", n, (int)e->kind, (int)e->type, e->is_weak ? 1 : 0,
+        e->op);
+    switch (e->kind) {
+    case PM_EXPR_INT:
+        put(w, " i%" PRId64, e->ival);
+        break;
+    case PM_EXPR_FLOAT: {
+        uint64_t bits;
+        memcpy(&bits, &e->fval, sizeof bits); /* bit-exact: -0.0 and NaN payloads too */
+        put(w, " x%016" PRIx64, bits);
+        break;
+    }
+    case PM_EXPR_VAR:
+        put_name(w, e->name);
+        break;
+    case PM_EXPR_PARAM:
+        put(w, " s%d", param_slot(w, e));
+        break;
+    case PM_EXPR_CALL:
+        put(w, " f%" PRId64 " n%d", func_index(w, e->callee), e->nargs);
+        for (int i = 0; i < e->nargs; i++)
+            put(w, " e%" PRId64, args[i]);
+        break;
+    default:
+        break;
+    }
+    if (a >= 0)
+        put(w, " a%" PRId64, a);
+    if (b >= 0)
+        put(w, " b%" PRId64, b);
+    if (c >= 0)
+        put(w, " c%" PRId64, c);
+    put(w, "\n");
+    free(args);
+    if (!pm_ptrmap_put(&w->nodes, e, n))
+        w->failed = true;
+    return n;
+}
+
+/* Records the parameters an extent or a bound uses: their estimates matter. */
+static bool mark_sized(const pm_expr *e, void *user)
+{
+    canon_writer *w = user;
+    if (e->kind == PM_EXPR_PARAM) {
+        int slot = param_slot(w, e);
+        if (slot >= 0 && slot < w->p->nparams)
+            w->sized[slot] = true;
+    }
+    return true;
+}
+
+/* The nodes of a domain first, then the line naming them. */
+static void put_domain(canon_writer *w, const char *what, int n, pm_expr **vars,
+                       pm_interval **ivs)
+{
+    int64_t (*refs)[3] = malloc(sizeof *refs * (size_t)(n > 0 ? n : 1));
+    if (!refs) {
+        w->failed = true;
+        return;
+    }
+    for (int d = 0; d < n; d++) {
+        pm_expr_walk(ivs[d]->lb, mark_sized, w);
+        pm_expr_walk(ivs[d]->ub, mark_sized, w);
+        refs[d][0] = put_expr(w, vars[d]);
+        refs[d][1] = put_expr(w, ivs[d]->lb);
+        refs[d][2] = put_expr(w, ivs[d]->ub);
+    }
+    put(w, "%s %d", what, n);
+    for (int d = 0; d < n; d++)
+        put(w, " (e%" PRId64 " e%" PRId64 " e%" PRId64 " %" PRId64 ")", refs[d][0], refs[d][1],
+            refs[d][2], ivs[d]->step);
+    put(w, "\n");
+    free(refs);
+}
+
+static void put_func(canon_writer *w, const pm_func *f, int64_t k)
+{
+    switch (f->kind) {
+    case PM_FUNC_IMAGE: {
+        int64_t ext[PM_MAX_DIMS];
+        for (int d = 0; d < f->ndims && d < PM_MAX_DIMS; d++) {
+            pm_expr_walk(f->extents[d], mark_sized, w);
+            ext[d] = put_expr(w, f->extents[d]);
+        }
+        put(w, "f%" PRId64 " image t%d n%d", k, (int)f->type, f->ndims);
+        put_name(w, f->name);
+        for (int d = 0; d < f->ndims && d < PM_MAX_DIMS; d++)
+            put(w, " e%" PRId64, ext[d]);
+        put(w, "\n");
+        return;
+    }
+    case PM_FUNC_FUNCTION:
+        put_domain(w, "domain", f->ndims, f->vars, f->intervals);
+        put(w, "f%" PRId64 " function t%d n%d", k, (int)f->type, f->ndims);
+        put_name(w, f->name);
+        put(w, " cases %d\n", f->ncases);
+        for (int i = 0; i < f->ncases; i++) {
+            int64_t cond = put_expr(w, f->cases[i]->cond);
+            int64_t value = put_expr(w, f->cases[i]->value);
+            put(w, "case e%" PRId64 " e%" PRId64 "\n", cond, value);
+        }
+        return;
+    case PM_FUNC_REDUCTION: {
+        put_domain(w, "domain", f->ndims, f->vars, f->intervals);
+        put_domain(w, "rdomain", f->nrdims, f->rvars, f->rintervals);
+        int64_t initial = put_expr(w, f->initial);
+        put(w, "f%" PRId64 " reduction t%d n%d r%d op%d", k, (int)f->type, f->ndims, f->nrdims,
+            (int)f->reduce_op);
+        put_name(w, f->name);
+        put(w, " initial e%" PRId64 " defined %d\n", initial, f->defined ? 1 : 0);
+        if (f->defined) {
+            for (int d = 0; d < f->ndims; d++)
+                put(w, "index e%" PRId64 "\n", put_expr(w, f->rindex[d]));
+            put(w, "value e%" PRId64 "\n", put_expr(w, f->rvalue));
+        }
+        return;
+    }
+    }
+}
+
+const pm_canon *pm_pipeline_canon(pm_pipeline *p)
+{
+    if (!p)
+        return NULL;
+    if (p->canon)
+        return p->canon;
+    pm_ctx *ctx = p->ctx;
+    canon_writer w = {.p = p};
+    w.sized = pm_ctx_alloc(ctx, sizeof(bool) * (size_t)(p->nparams + 1));
+    if (!w.sized)
+        return NULL;
+
+    /* Function numbers first: calls may refer to any function, earlier or later. */
+    int64_t k = 0;
+    for (int i = 0; i < p->ninputs && !w.failed; i++)
+        w.failed = !pm_ptrmap_put(&w.funcs, p->inputs[i], k++);
+    for (int i = 0; i < p->nstages && !w.failed; i++)
+        w.failed = !pm_ptrmap_put(&w.funcs, p->stages[i], k++);
+
+    put(&w, "pm-canon 1\npipeline");
+    put_name(&w, p->name);
+    put(&w, " %d %d %d %" PRId64 "\n", p->nparams, p->ninputs, p->noutputs, k);
+    for (int i = 0; i < p->nparams; i++) {
+        put(&w, "param %d t%d", i, (int)p->params[i]->type);
+        put_name(&w, p->params[i]->name);
+        put(&w, "\n");
+    }
+    for (int i = 0; i < p->ninputs; i++)
+        put_func(&w, p->inputs[i], func_index(&w, p->inputs[i]));
+    for (int i = 0; i < p->nstages; i++)
+        put_func(&w, p->stages[i], func_index(&w, p->stages[i]));
+    for (int i = 0; i < p->noutputs; i++)
+        put(&w, "output f%" PRId64 "\n", func_index(&w, p->outputs[i]));
+
+    pm_canon *c = NULL;
+    char *text = NULL;
+    if (!w.failed) {
+        c = pm_ctx_alloc(ctx, sizeof *c);
+        text = c ? pm_ctx_alloc(ctx, w.len + 1) : NULL;
+    } else {
+        pm_ctx_error(ctx, PM_ERR_NOMEM, "%s: out of memory writing its canonical form", p->name);
+    }
+    if (c && text) {
+        memcpy(text, w.data, w.len);
+        text[w.len] = '\0';
+        c->text = text;
+        c->len = w.len;
+        c->hash = pm_hash_bytes(PM_HASH_SEED, text, w.len);
+        c->nparams = p->nparams;
+        c->sized = w.sized;
+        p->canon = c;
+    }
+    free(w.data);
+    pm_ptrmap_free(&w.funcs);
+    pm_ptrmap_free(&w.nodes);
+    return p->canon;
+}

@@ -1,0 +1,43 @@
+/* canon.h — a pipeline's canonical form: the text its kernel cache key is made from.
+ *
+ * Promise: pm_pipeline_canon writes every definition the pipeline's kernels depend on
+ * (name, parameters in signature order with their types, inputs, outputs, every stage in
+ * the pipeline's stage order with its domain, cases, reduction parts, and every
+ * expression node with its kind, type, weakness, operator and constants, the constants
+ * bit-exact) as text that refers to objects only by their position in that text: never
+ * a pointer, an address-derived value or a context-wide id. Two pipelines built by the
+ * same sequence of builder calls, in any two contexts, get byte-equal texts; pipelines
+ * whose definitions differ get different texts (shared subexpressions are written once
+ * and referred to, so the sharing is part of the form, and the text stays linear in the
+ * size of the DAG). The result is computed once and cached on the pipeline (in its
+ * context); its hash is a 64-bit FNV-1a of the text (lookups compare the text itself).
+ * sized[slot] tells whether parameter `slot` appears in an image extent or a domain
+ * bound (those are the parameters whose estimates steer the optimizer).
+ */
+#ifndef PM_FRONTEND_CANON_H
+#define PM_FRONTEND_CANON_H
+
+#include "polymage.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct pm_canon {
+    const char *text;   /* owned by the pipeline's context; NUL-terminated              */
+    size_t len;         /* strlen(text)                                                 */
+    uint64_t hash;
+    int nparams;
+    const bool *sized;  /* nparams entries                                              */
+} pm_canon;
+
+/* The pipeline's canonical form (computed on the first call, then the same object).
+ * NULL when out of memory (the reason recorded in the context). Not thread-safe: like
+ * every use of a context, one thread at a time. */
+const pm_canon *pm_pipeline_canon(pm_pipeline *p);
+
+/* FNV-1a, 64 bits, continuing from h (start with PM_HASH_SEED). */
+#define PM_HASH_SEED UINT64_C(0xcbf29ce484222325)
+uint64_t pm_hash_bytes(uint64_t h, const void *data, size_t len);
+
+#endif

@@ -1,0 +1,562 @@
+/* serve.c — the kernel cache at work: lookups that compile on a miss (pm_jit_compile),
+ * the serving call (pm_jit_run) with its background compiles, eviction, the policy and
+ * the statistics. The rules are stated in polymage.h ("The kernel cache") and
+ * docs/server.md; the table itself is runtime/cache.c.
+ *
+ * Locking: one mutex per jit guards the cache, the queue, the counters and every
+ * kernel's reference count. It is never held while compiling or running a kernel, nor
+ * while freeing machine code. A thread that finds its key being compiled elsewhere waits
+ * on `changed` instead of compiling it twice; compile threads wait on `work`.
+ */
+/* clock_gettime: POSIX, not C11. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "runtime/kernel.h"
+
+#include "frontend/clone.h"
+#include "frontend/error.h"
+#include "frontend/ir.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A background compile: everything it needs, owned (the caller's context may be gone). */
+typedef struct pm_serve_job {
+    pm_cache_entry *entry;     /* QUEUED, then COMPILING                                  */
+    pm_ctx *ctx;               /* the jit's copy of the pipeline lives here               */
+    pm_pipeline *pipeline;
+    pm_value *estimates;       /* the serving call's parameter values                     */
+    pm_cache_options options;
+    pm_disk_request *disk;     /* or NULL                                                 */
+    struct pm_serve_job *next;
+} pm_serve_job;
+
+/* Parameter vectors up to this size have their buckets on the stack. */
+enum { LOCAL_PARAMS = 16 };
+
+/* ---- policy and statistics ------------------------------------------------------------ */
+
+pm_cache_policy pm_cache_policy_default(void)
+{
+    return (pm_cache_policy){
+        .size = sizeof(pm_cache_policy),
+        .bucket_ratio = 1.189207115002721, /* 2^(1/4): four buckets per doubling */
+        .max_kernels = 64,
+        .max_code_bytes = (int64_t)256 << 20,
+        .background = 1,
+        .compile_threads = 1,
+        .max_queued = 16,
+        .disk_dir = getenv("PM_CACHE_DIR"),
+        .disk_max_bytes = (int64_t)1 << 30,
+    };
+}
+
+/* The caller's policy over the defaults, reading only the bytes the caller's struct has. */
+static pm_cache_policy policy_from(const pm_cache_policy *given)
+{
+    pm_cache_policy p = pm_cache_policy_default();
+    size_t n = given->size < sizeof p ? given->size : sizeof p;
+    if (n > sizeof p.size)
+        memcpy((char *)&p + sizeof p.size, (const char *)given + sizeof p.size, n - sizeof p.size);
+    p.size = sizeof p;
+    return p;
+}
+
+pm_status pm_jit_set_policy(pm_jit *jit, const pm_cache_policy *policy, pm_error *error)
+{
+    pm_error_clear(error);
+    if (!jit)
+        return pm_error_set(error, PM_ERR_MISUSE, "pm_jit_set_policy: the jit is NULL");
+    if (!policy)
+        return pm_error_set(error, PM_ERR_MISUSE, "pm_jit_set_policy: the policy is NULL");
+    if (policy->size < sizeof policy->size)
+        return pm_error_set(error, PM_ERR_ARGUMENT,
+                            "pm_jit_set_policy: size = %zu (use pm_cache_policy_default)",
+                            policy->size);
+    pm_cache_policy p = policy_from(policy);
+    if (!(p.bucket_ratio >= PM_CACHE_RATIO_MIN && p.bucket_ratio <= PM_CACHE_RATIO_MAX))
+        return pm_error_set(error, PM_ERR_ARGUMENT,
+                            "pm_jit_set_policy: bucket_ratio = %g (must be %g .. %g)",
+                            p.bucket_ratio, PM_CACHE_RATIO_MIN, PM_CACHE_RATIO_MAX);
+    if (p.max_kernels < 0)
+        return pm_error_set(error, PM_ERR_ARGUMENT,
+                            "pm_jit_set_policy: max_kernels = %d (must be >= 0)", p.max_kernels);
+    if (p.max_code_bytes < 0)
+        return pm_error_set(error, PM_ERR_ARGUMENT,
+                            "pm_jit_set_policy: max_code_bytes = %lld (must be >= 0)",
+                            (long long)p.max_code_bytes);
+    if (p.background != 0 && p.background != 1)
+        return pm_error_set(error, PM_ERR_ARGUMENT,
+                            "pm_jit_set_policy: background = %d (0 or 1)", p.background);
+    int max_threads = (int)(sizeof jit->workers / sizeof jit->workers[0]);
+    if (p.compile_threads < 1 || p.compile_threads > max_threads)
+        return pm_error_set(error, PM_ERR_ARGUMENT,
+                            "pm_jit_set_policy: compile_threads = %d (must be 1 .. %d)",
+                            p.compile_threads, max_threads);
+    if (p.max_queued < 0)
+        return pm_error_set(error, PM_ERR_ARGUMENT,
+                            "pm_jit_set_policy: max_queued = %d (must be >= 0)", p.max_queued);
+    if (p.disk_max_bytes < 0)
+        return pm_error_set(error, PM_ERR_ARGUMENT,
+                            "pm_jit_set_policy: disk_max_bytes = %lld (must be >= 0)",
+                            (long long)p.disk_max_bytes);
+    char *dir = NULL;
+    if (p.disk_dir && *p.disk_dir) {
+        if (!(dir = strdup(p.disk_dir)))
+            return pm_error_set(error, PM_ERR_NOMEM, "pm_jit_set_policy: out of memory");
+        pm_disk_prepare(dir);
+    }
+    p.disk_dir = dir;
+    pthread_mutex_lock(&jit->lock);
+    char *old_dir = jit->disk_dir; /* requests in flight hold copies of their own */
+    jit->disk_dir = dir;
+    jit->policy = p;
+    pm_kernel *dropped = pm_jit_evict_locked(jit);
+    pthread_mutex_unlock(&jit->lock);
+    free(old_dir);
+    if (dropped)
+        pm_jit_drop_kernels(jit, dropped);
+    return PM_OK;
+}
+
+pm_status pm_jit_get_policy(pm_jit *jit, pm_cache_policy *policy, size_t size)
+{
+    if (!jit || !policy)
+        return PM_ERR_MISUSE;
+    pthread_mutex_lock(&jit->lock);
+    pm_cache_policy p = jit->policy;
+    pthread_mutex_unlock(&jit->lock);
+    p.size = size < sizeof p ? size : sizeof p;
+    memcpy(policy, &p, p.size);
+    return PM_OK;
+}
+
+pm_status pm_jit_stats(pm_jit *jit, pm_cache_stats *stats, size_t size)
+{
+    if (!jit || !stats)
+        return PM_ERR_MISUSE;
+    pthread_mutex_lock(&jit->lock);
+    pm_cache_stats s = jit->stats;
+    s.kernels = jit->cache.kernels;
+    s.code_bytes = jit->cache.code_bytes;
+    s.queued = jit->queued;
+    s.compiling = jit->compiling_background;
+    pthread_mutex_unlock(&jit->lock);
+    memcpy(stats, &s, size < sizeof s ? size : sizeof s);
+    return PM_OK;
+}
+
+static void count_compile(pm_jit *jit, const pm_kernel *k, bool background)
+{
+    jit->stats.disk_rejected += k->disk_rejected;
+    jit->stats.disk_writes += k->disk_written;
+    if (k->from_disk) {
+        jit->stats.disk_hits++;
+        return;
+    }
+    if (background)
+        jit->stats.background_compiles++;
+    else
+        jit->stats.sync_compiles++;
+    jit->stats.compile_ms_total += k->compile_ms;
+    if (k->compile_ms > jit->stats.compile_ms_max)
+        jit->stats.compile_ms_max = k->compile_ms;
+}
+
+/* ---- references, eviction, release ------------------------------------------------------ */
+
+pm_kernel *pm_jit_evict_locked(pm_jit *jit)
+{
+    pm_kernel *dropped = NULL;
+    pm_cache_entry *e;
+    while ((e = pm_cache_victim(&jit->cache, jit->policy.max_kernels,
+                                jit->policy.max_code_bytes)) != NULL) {
+        pm_kernel *k = pm_cache_entry_remove(&jit->cache, e);
+        jit->stats.evictions++;
+        if (--k->refs == 0) { /* always: victims are held by the cache alone */
+            k->next_dropped = dropped;
+            dropped = k;
+        }
+    }
+    return dropped;
+}
+
+void pm_jit_drop_kernels(pm_jit *jit, pm_kernel *list)
+{
+    int n = 0;
+    while (list) {
+        pm_kernel *next = list->next_dropped;
+        pm_kernel_release(list); /* machine code out of the engine: the jit is alive */
+        list = next;
+        n++;
+    }
+    pthread_mutex_lock(&jit->lock);
+    jit->live_kernels -= n;
+    bool destroy = jit->freed && jit->live_kernels == 0;
+    pthread_mutex_unlock(&jit->lock);
+    if (destroy)
+        pm_jit_destroy(jit);
+}
+
+/* ---- the disk cache's part ------------------------------------------------------------- */
+
+static void disk_request_free(pm_disk_request *d)
+{
+    if (d) {
+        free(d->dir);
+        free(d->key);
+        free(d);
+    }
+}
+
+/* With the lock held: what building e's kernel needs to look on disk and write there,
+ * or NULL (no folder, a dump asked for, out of memory: then it just compiles). */
+static pm_disk_request *disk_request_new(pm_jit *jit, const pm_cache_entry *e)
+{
+    if (!jit->disk_dir || e->family->options.dump_mask != 0)
+        return NULL;
+    pm_disk_request *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->dir = strdup(jit->disk_dir);
+    d->key = pm_cache_key_text(jit->environment, e, &d->key_len);
+    d->max_bytes = jit->policy.disk_max_bytes;
+    if (!d->dir || !d->key) {
+        disk_request_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+static void job_free(pm_serve_job *job)
+{
+    if (!job)
+        return;
+    disk_request_free(job->disk);
+    pm_ctx_free(job->ctx);
+    free(job->estimates);
+    free(job);
+}
+
+/* Takes a queued job out of the queue (its entry stays). */
+static void queue_unlink(pm_jit *jit, pm_serve_job *job)
+{
+    pm_serve_job **link = &jit->queue_head, *prev = NULL;
+    while (*link != job) {
+        prev = *link;
+        link = &(*link)->next;
+    }
+    *link = job->next;
+    if (jit->queue_tail == job)
+        jit->queue_tail = prev;
+    job->next = NULL;
+    jit->queued--;
+}
+
+/* ---- lookups that compile on a miss ----------------------------------------------------- */
+
+/* Buckets of `values` into out (NULL values = generic: returns NULL; so is a pipeline
+ * without parameters, whose every kernel is the same). */
+static const int64_t *buckets_of(const pm_canon *canon, const pm_value *values, double ratio,
+                                 int64_t *out)
+{
+    if (!values || canon->nparams == 0)
+        return NULL;
+    pm_cache_buckets(canon, values, ratio, out);
+    return out;
+}
+
+static int64_t *bucket_space(int nparams, int64_t *local)
+{
+    return nparams <= LOCAL_PARAMS ? local : malloc(sizeof(int64_t) * (size_t)nparams);
+}
+
+pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                             const pm_cache_options *options, pm_error *err)
+{
+    const pm_canon *canon = pm_pipeline_canon(p);
+    int64_t local[LOCAL_PARAMS];
+    int64_t *space = canon ? bucket_space(canon->nparams, local) : NULL;
+    if (!canon || !space) {
+        pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
+        return NULL;
+    }
+    pm_serve_job *cancelled = NULL;
+    pm_kernel *k = NULL;
+    pm_cache_entry *e = NULL;
+    pm_disk_request *disk = NULL;
+
+    pthread_mutex_lock(&jit->lock);
+    const int64_t *buckets = buckets_of(canon, estimates, jit->policy.bucket_ratio, space);
+    double ratio = jit->policy.bucket_ratio;
+    for (;;) {
+        if (jit->freed || jit->shutdown) {
+            pm_error_set(err, PM_ERR_MISUSE, "pm_jit_compile: the jit was freed");
+            e = NULL; /* not ours: an entry seen before waiting belongs to its compiler */
+            break;
+        }
+        pm_cache_family *f = pm_cache_family_get(&jit->cache, canon, options, true);
+        e = f ? pm_cache_entry_find(f, buckets, ratio) : NULL;
+        if (f && !e)
+            e = pm_cache_entry_add(f, buckets, ratio, PM_ENTRY_COMPILING);
+        else if (e && e->state == PM_ENTRY_READY) {
+            k = e->kernel;
+            k->refs++;
+            pm_cache_touch(&jit->cache, e);
+            jit->stats.hits++;
+            e = NULL;
+            break;
+        } else if (e && e->state == PM_ENTRY_COMPILING) {
+            pthread_cond_wait(&jit->changed, &jit->lock); /* then look again */
+            continue;
+        } else if (e && e->state == PM_ENTRY_QUEUED) {
+            /* Waiting in the queue: this thread compiles it now instead. */
+            cancelled = e->job;
+            queue_unlink(jit, cancelled);
+            e->job = NULL;
+            e->state = PM_ENTRY_COMPILING;
+        } else if (e) { /* FAILED in the background: try again here, for a message */
+            e->state = PM_ENTRY_COMPILING;
+        }
+        if (!e) {
+            pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
+            if (f)
+                pm_cache_family_drop_if_empty(&jit->cache, f);
+        } else {
+            jit->stats.misses++;
+            disk = disk_request_new(jit, e);
+        }
+        break;
+    }
+    pthread_mutex_unlock(&jit->lock);
+    job_free(cancelled);
+    if (space != local)
+        free(space);
+    if (k || !e)
+        return k;
+
+    /* This thread owns the COMPILING entry e until it is READY or removed. */
+    k = pm_jit_build_kernel(jit, p, estimates, options, disk, err);
+    disk_request_free(disk);
+    pm_kernel *dropped = NULL;
+    pthread_mutex_lock(&jit->lock);
+    if (!k || jit->shutdown) {
+        pm_cache_entry_remove(&jit->cache, e);
+    } else {
+        pm_cache_entry_ready(&jit->cache, e, k);
+        k->refs++; /* the caller's and the cache's */
+    }
+    if (k) {
+        count_compile(jit, k, false);
+        dropped = pm_jit_evict_locked(jit);
+    }
+    pthread_cond_broadcast(&jit->changed);
+    pthread_mutex_unlock(&jit->lock);
+    if (dropped)
+        pm_jit_drop_kernels(jit, dropped);
+    return k;
+}
+
+/* ---- background compiles -------------------------------------------------------------- */
+
+static void *compile_thread(void *arg)
+{
+    pm_jit *jit = arg;
+    pthread_mutex_lock(&jit->lock);
+    for (;;) {
+        while (!jit->shutdown && !jit->queue_head)
+            pthread_cond_wait(&jit->work, &jit->lock);
+        if (jit->shutdown)
+            break; /* pm_jit_free cancels what is still queued */
+        pm_serve_job *job = jit->queue_head;
+        queue_unlink(jit, job);
+        job->entry->state = PM_ENTRY_COMPILING;
+        job->entry->job = NULL;
+        jit->compiling_background++;
+        pthread_mutex_unlock(&jit->lock);
+
+        pm_error err;
+        pm_error_clear(&err);
+        pm_kernel *k = pm_jit_build_kernel(jit, job->pipeline, job->estimates, &job->options,
+                                           job->disk, &err);
+
+        pm_kernel *dropped = NULL;
+        pthread_mutex_lock(&jit->lock);
+        jit->compiling_background--;
+        pm_cache_entry *e = job->entry;
+        if (!k) {
+            e->state = PM_ENTRY_FAILED; /* kept, so serving does not queue it again */
+            jit->stats.failed_compiles++;
+        } else {
+            count_compile(jit, k, true);
+            if (jit->shutdown) {
+                pm_cache_entry_remove(&jit->cache, e);
+                k->refs = 0;
+                k->next_dropped = NULL;
+                dropped = k;
+            } else {
+                pm_cache_entry_ready(&jit->cache, e, k); /* its one reference: the cache's */
+                dropped = pm_jit_evict_locked(jit);
+            }
+        }
+        pthread_cond_broadcast(&jit->changed);
+        pthread_mutex_unlock(&jit->lock);
+        job_free(job); /* the jit's copy of the pipeline, no lock needed */
+        if (dropped)
+            pm_jit_drop_kernels(jit, dropped);
+        pthread_mutex_lock(&jit->lock);
+    }
+    pthread_mutex_unlock(&jit->lock);
+    return NULL;
+}
+
+/* With the lock held: queues a compile of (p, values) into a new QUEUED entry of f, when
+ * the policy allows. Copies the pipeline into a context of the jit's own. */
+static void queue_compile(pm_jit *jit, pm_cache_family *f, pm_pipeline *p,
+                          const pm_value *values, const int64_t *buckets, double ratio,
+                          const pm_cache_options *options)
+{
+    if (jit->queued >= jit->policy.max_queued) {
+        jit->stats.queue_full++;
+        return;
+    }
+    if (jit->nworkers == 0 || (jit->nworkers < jit->policy.compile_threads &&
+                               jit->queued + jit->compiling_background >= jit->nworkers)) {
+        if (pthread_create(&jit->workers[jit->nworkers], NULL, compile_thread, jit) == 0)
+            jit->nworkers++;
+        if (jit->nworkers == 0)
+            return; /* no thread to run it: serve with what there is */
+    }
+    pm_serve_job *job = calloc(1, sizeof *job);
+    if (!job)
+        return;
+    job->options = *options;
+    job->ctx = pm_ctx_new();
+    job->estimates = malloc(sizeof *values * (size_t)(p->nparams + 1));
+    if (job->ctx && job->estimates) {
+        if (p->nparams)
+            memcpy(job->estimates, values, sizeof *values * (size_t)p->nparams);
+        job->pipeline = pm_pipeline_clone(p, job->ctx);
+    }
+    job->entry = job->pipeline ? pm_cache_entry_add(f, buckets, ratio, PM_ENTRY_QUEUED) : NULL;
+    if (!job->entry) { /* out of memory: nothing queued, nothing lost */
+        job_free(job);
+        return;
+    }
+    job->entry->job = job;
+    job->disk = disk_request_new(jit, job->entry);
+    if (jit->queue_tail)
+        jit->queue_tail->next = job;
+    else
+        jit->queue_head = job;
+    jit->queue_tail = job;
+    jit->queued++;
+    pthread_cond_signal(&jit->work);
+}
+
+pm_status pm_jit_run(pm_jit *jit, pm_pipeline *p, const pm_compile_options *options,
+                     const pm_value *params, const pm_buffer *inputs, pm_buffer *outputs,
+                     pm_error *error)
+{
+    pm_error_clear(error);
+    if (!jit)
+        return pm_error_set(error, PM_ERR_MISUSE, "pm_jit_run: the jit is NULL");
+    if (!p)
+        return pm_error_set(error, PM_ERR_MISUSE, "pm_jit_run: the pipeline is NULL");
+    if (!params && p->nparams > 0)
+        return pm_error_set(error, PM_ERR_ARGUMENT, "%s: the parameter values are NULL",
+                            p->name);
+    pm_cache_options resolved;
+    if (pm_jit_resolve_options(jit, p->name, options, &resolved, error) != PM_OK)
+        return error ? error->status : PM_ERR_ARGUMENT;
+    const pm_canon *canon = pm_pipeline_canon(p);
+    int64_t local[LOCAL_PARAMS];
+    int64_t *space = canon ? bucket_space(canon->nparams, local) : NULL;
+    if (!canon || !space)
+        return pm_error_set(error, PM_ERR_NOMEM, "%s: out of memory", p->name);
+
+    pm_kernel *k = NULL;
+    pthread_mutex_lock(&jit->lock);
+    double ratio = jit->policy.bucket_ratio;
+    const int64_t *buckets = buckets_of(canon, params, ratio, space);
+    pm_cache_family *f = jit->shutdown ? NULL
+                                       : pm_cache_family_get(&jit->cache, canon, &resolved, false);
+    pm_cache_entry *e = f ? pm_cache_entry_find(f, buckets, ratio) : NULL;
+    if (e && e->state == PM_ENTRY_READY) {
+        k = e->kernel;
+        k->refs++;
+        pm_cache_touch(&jit->cache, e);
+        jit->stats.hits++;
+    } else if (f && jit->policy.background) {
+        pm_cache_entry *near = pm_cache_nearest(f, buckets);
+        if (near) {
+            k = near->kernel;
+            k->refs++;
+            pm_cache_touch(&jit->cache, near);
+            jit->stats.misses++;
+            jit->stats.fallback_runs++;
+            if (!e)
+                queue_compile(jit, f, p, params, buckets, ratio, &resolved);
+        }
+    }
+    pthread_mutex_unlock(&jit->lock);
+    if (space != local)
+        free(space);
+
+    if (!k) /* no kernel of this pipeline to run, or synchronous policy: compile here */
+        k = pm_jit_get_kernel(jit, p, params, &resolved, error);
+    if (!k)
+        return error ? error->status : PM_ERR_INTERNAL;
+    pm_status s = pm_kernel_run(k, params, inputs, outputs, error);
+    pm_kernel_free(k);
+    return s;
+}
+
+void pm_jit_wait_idle(pm_jit *jit)
+{
+    if (!jit)
+        return;
+    pthread_mutex_lock(&jit->lock);
+    while (jit->queued > 0 || jit->compiling_background > 0)
+        pthread_cond_wait(&jit->changed, &jit->lock);
+    pthread_mutex_unlock(&jit->lock);
+}
+
+pm_kernel *pm_jit_stop_serving(pm_jit *jit)
+{
+    pthread_mutex_lock(&jit->lock);
+    jit->shutdown = true;
+    pm_serve_job *cancelled = jit->queue_head;
+    for (pm_serve_job *job = cancelled; job; job = job->next)
+        pm_cache_entry_remove(&jit->cache, job->entry);
+    jit->queue_head = jit->queue_tail = NULL;
+    jit->queued = 0;
+    pthread_cond_broadcast(&jit->work);
+    pthread_cond_broadcast(&jit->changed);
+    int nworkers = jit->nworkers;
+    pthread_mutex_unlock(&jit->lock);
+
+    while (cancelled) {
+        pm_serve_job *next = cancelled->next;
+        job_free(cancelled);
+        cancelled = next;
+    }
+    for (int i = 0; i < nworkers; i++) /* each finishes the compile it runs */
+        pthread_join(jit->workers[i], NULL);
+
+    /* The cache lets go of every kernel; those still referenced live on. */
+    pm_kernel *dropped = NULL;
+    pthread_mutex_lock(&jit->lock);
+    jit->nworkers = 0;
+    for (pm_cache_entry *e = jit->cache.lru_head, *next; e; e = next) {
+        next = e->lru_next;
+        pm_kernel *k = pm_cache_entry_remove(&jit->cache, e);
+        if (--k->refs == 0) {
+            k->next_dropped = dropped;
+            dropped = k;
+        }
+    }
+    pthread_mutex_unlock(&jit->lock);
+    return dropped;
+}
