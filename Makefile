@@ -5,7 +5,8 @@
 #
 # Also: make test-asan (the suite under ASan + UBSan), make test-tsan (the serving tests
 # under TSan), make soak (the serving soak test,
-# SOAK_SECONDS, default 300), make bench (Halide comparison at
+# SOAK_SECONDS, default 300), make serve (the HTTP image service on 127.0.0.1, PORT
+# default 8080), make loadgen (its load generator), make bench (Halide comparison at
 # paper sizes), make bench-quick (small sizes, seconds), make clean.
 
 BUILD      ?= build
@@ -23,7 +24,7 @@ SEED       ?= 1000000
 
 SOAK_SECONDS ?= 300
 
-.PHONY: all deps build run test test-asan test-tsan soak fuzz fuzz-asan bench bench-quick clean
+.PHONY: all deps build run serve loadgen test test-asan test-tsan soak fuzz fuzz-asan bench bench-quick clean
 
 all: build
 
@@ -39,6 +40,10 @@ build: deps $(BUILD)/CMakeCache.txt
 run: build
 	@mkdir -p $(OUT)
 	$(BUILD)/run_sample $(APP) --out $(OUT) --check $(RUN_ARGS)
+
+# The HTTP image service (samples/serve) on 127.0.0.1:$PORT (8080 unless PORT is set).
+serve: build
+	$(BUILD)/serve
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
