@@ -45,6 +45,12 @@ run: build
 serve: build
 	$(BUILD)/serve
 
+# The service's load generator (samples/serve/loadgen.c) against an in-process service on
+# a free loopback port; LOADGEN_ARGS adds options (--app, --sizes, --requests, ...).
+LOADGEN_ARGS ?=
+loadgen: build
+	$(BUILD)/pm_loadgen --spawn $(LOADGEN_ARGS)
+
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
