@@ -6,7 +6,8 @@
  *    interpreter by the apps' float tolerance, which rounding can turn into one level);
  *  - a second size of an app already served is answered with the kernel it has (a
  *    fallback run, no compile in the request) and is right too;
- *  - GET /stats is JSON with the jit's counters;
+ *  - an answer says where its time went (Server-Timing); GET /stats is JSON with the jit's
+ *    counters;
  *  - each kind of bad request (unknown app or path, wrong method, a body that is no PNG, a
  *    truncated PNG, a body cut short, a body or picture over the limits, a picture too
  *    small for its app, a request that is not HTTP) gets a 4xx or a closed connection,
@@ -91,6 +92,7 @@ static void check_app(pm_http_conn *conn, const char *name, int64_t rows, int64_
     }
     CHECK(r.status == 200);
     CHECK(strcmp(r.content_type, "image/png") == 0);
+    CHECK(strstr(r.server_timing, "run;dur=") != NULL);
     uint8_t *got = NULL;
     int64_t gr = 0, gc = 0;
     int gch = 0;

@@ -292,9 +292,10 @@ static void camera_fill_from(int index, pm_buffer *b, const pm_value *params,
             int r1 = (k + 1) % 3, r2 = (k + 2) % 3, c1 = (r + 1) % 3, c2 = (r + 2) % 3;
             inv[r][k] = (m[r1][c1] * m[r2][c2] - m[r1][c2] * m[r2][c1]) / det;
         }
-    /* the picture is centred on the mosaic (the photo is made at the mosaic's own size,
-     * offset 0), the margin clamped to its edge */
-    int64_t ox = (R - pic->rows) / 2, oy = (C - pic->cols) / 2;
+    /* The output develops the mosaic's interior from (12, 16): a picture of the output's
+     * size is placed there, so output pixel (x, y) is picture pixel (x, y), the margin
+     * clamped to its edge. The photo is made at the mosaic's own size (offset 0). */
+    int64_t ox = pic->rows == R ? 0 : 12, oy = pic->cols == C ? 0 : 16;
     int16_t *data = b->data;
     for (int64_t x = 0; x < R; x++)
         for (int64_t y = 0; y < C; y++) {

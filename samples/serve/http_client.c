@@ -115,6 +115,8 @@ static int read_response(int fd, size_t max_body, pm_http_response *r)
             content_length = strtoll(line + 15, NULL, 10);
         else if (strncasecmp(line, "Content-Type:", 13) == 0)
             snprintf(r->content_type, sizeof r->content_type, "%s", line + 13 + strspn(line + 13, " "));
+        else if (strncasecmp(line, "Server-Timing:", 14) == 0)
+            snprintf(r->server_timing, sizeof r->server_timing, "%s", line + 14 + strspn(line + 14, " "));
         else if (strncasecmp(line, "Connection:", 11) == 0 && strstr(line, "close"))
             r->closed = 1;
         line = eol + 2;

@@ -19,6 +19,7 @@ typedef struct pm_http_conn {
 typedef struct pm_http_response {
     int status;              /* 200, 404, ...; 0 when no answer came                      */
     char content_type[96];
+    char server_timing[160]; /* the Server-Timing header, "" when none                    */
     char *body;              /* malloc'd, NUL-terminated (body_len excludes the NUL)      */
     size_t body_len;
     int closed;              /* the server closes the connection after this response     */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 struct pm_service {
     pm_service_options o;
@@ -50,8 +51,21 @@ pm_service_options pm_service_options_default(void)
 
 /* ---- answers ------------------------------------------------------------------------- */
 
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Where a request's time went (the Server-Timing header of an app's answer). */
+typedef struct timing {
+    double decode, fill, run, encode;
+} timing;
+
 static enum MHD_Result reply(pm_service *s, struct MHD_Connection *c, unsigned status,
-                             const char *type, void *data, size_t size, const char *allow)
+                             const char *type, void *data, size_t size, const char *allow,
+                             const timing *t)
 {
     /* data is malloc'd and handed over (freed by libmicrohttpd, or here on failure) */
     struct MHD_Response *r = MHD_create_response_from_buffer(size, data, MHD_RESPMEM_MUST_FREE);
@@ -62,6 +76,12 @@ static enum MHD_Result reply(pm_service *s, struct MHD_Connection *c, unsigned s
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     if (allow)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    if (t) {
+        char line[160];
+        snprintf(line, sizeof line, "decode;dur=%.2f, fill;dur=%.2f, run;dur=%.2f, encode;dur=%.2f",
+                 t->decode, t->fill, t->run, t->encode);
+        MHD_add_response_header(r, "Server-Timing", line);
+    }
     enum MHD_Result rc = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     atomic_fetch_add(&s->requests, 1);
@@ -83,7 +103,7 @@ static enum MHD_Result reply_text(pm_service *s, struct MHD_Connection *c, unsig
     if (!copy)
         return MHD_NO;
     memcpy(copy, line, (size_t)n);
-    return reply(s, c, status, "text/plain; charset=utf-8", copy, (size_t)n, allow);
+    return reply(s, c, status, "text/plain; charset=utf-8", copy, (size_t)n, allow, NULL);
 }
 
 static enum MHD_Result reply_stats(pm_service *s, struct MHD_Connection *c)
@@ -112,7 +132,7 @@ static enum MHD_Result reply_stats(pm_service *s, struct MHD_Connection *c)
         (unsigned long long)atomic_load(&s->requests), (unsigned long long)atomic_load(&s->ok),
         (unsigned long long)atomic_load(&s->client_errors),
         (unsigned long long)atomic_load(&s->server_errors));
-    return reply(s, c, MHD_HTTP_OK, "application/json", json, (size_t)n, NULL);
+    return reply(s, c, MHD_HTTP_OK, "application/json", json, (size_t)n, NULL, NULL);
 }
 
 static enum MHD_Result reply_apps(pm_service *s, struct MHD_Connection *c)
@@ -131,7 +151,7 @@ static enum MHD_Result reply_apps(pm_service *s, struct MHD_Connection *c)
                                 apps[i].title, (long long)apps[i].min_rows,
                                 (long long)apps[i].min_cols);
     len += (size_t)snprintf(json + len, cap - len, "]\n");
-    return reply(s, c, MHD_HTTP_OK, "application/json", json, len, NULL);
+    return reply(s, c, MHD_HTTP_OK, "application/json", json, len, NULL, NULL);
 }
 
 /* ---- running an app ------------------------------------------------------------------- */
@@ -169,8 +189,9 @@ static unsigned make_buffer(pm_pipeline *p, int is_output, int index, const pm_v
  * output (malloc'd), else msg says why. The pipeline lives in a context of this request
  * alone. */
 static unsigned run_app(pm_service *s, const pm_sample_app *app, const pm_sample_picture *pic,
-                        void **png, size_t *png_size, char *msg, size_t msg_size)
+                        void **png, size_t *png_size, char *msg, size_t msg_size, timing *t)
 {
+    double t0 = now_ms();
     unsigned status = 0;
     pm_ctx *ctx = pm_ctx_new();
     pm_pipeline *p = ctx ? app->build(ctx) : NULL;
@@ -196,6 +217,8 @@ static unsigned run_app(pm_service *s, const pm_sample_app *app, const pm_sample
     }
     for (int i = 0; i < no && !status; i++)
         status = make_buffer(p, 1, i, params, &out[i], msg, msg_size);
+    double t1 = now_ms();
+    t->fill = t1 - t0;
     if (!status) {
         pm_error err;
         pm_status st = pm_jit_run(s->jit, p, NULL, params, in, out, &err);
@@ -206,6 +229,8 @@ static unsigned run_app(pm_service *s, const pm_sample_app *app, const pm_sample
                                         : MHD_HTTP_INTERNAL_SERVER_ERROR;
         }
     }
+    double t2 = now_ms();
+    t->run = t2 - t1;
     if (!status) {
         int64_t rows, cols;
         int ch;
@@ -218,6 +243,7 @@ static unsigned run_app(pm_service *s, const pm_sample_app *app, const pm_sample
         } else {
             status = MHD_HTTP_OK;
         }
+        t->encode = now_ms() - t2;
     }
     for (int i = 0; in && i < ni; i++)
         free(in[i].data);
@@ -236,8 +262,12 @@ static enum MHD_Result serve_app(pm_service *s, struct MHD_Connection *c, reques
     uint8_t *px = NULL;
     int64_t rows = 0, cols = 0;
     int ch = 0;
-    switch (pm_png_decode(rq->body, rq->len, s->o.max_side, s->o.max_pixels, &px, &rows,
-                          &cols, &ch, msg, sizeof msg)) {
+    timing t = {0};
+    double t0 = now_ms();
+    pm_png_result decoded = pm_png_decode(rq->body, rq->len, s->o.max_side, s->o.max_pixels, &px, &rows,
+                          &cols, &ch, msg, sizeof msg);
+    t.decode = now_ms() - t0;
+    switch (decoded) {
     case PM_PNG_OK:
         break;
     case PM_PNG_NOT_IMAGE:
@@ -261,10 +291,10 @@ static enum MHD_Result serve_app(pm_service *s, struct MHD_Connection *c, reques
     pm_sample_picture pic = pm_bytes_picture(px, rows, cols, ch);
     void *png = NULL;
     size_t png_size = 0;
-    unsigned status = run_app(s, app, &pic, &png, &png_size, msg, sizeof msg);
+    unsigned status = run_app(s, app, &pic, &png, &png_size, msg, sizeof msg, &t);
     free(px);
     if (status == MHD_HTTP_OK)
-        return reply(s, c, status, "image/png", png, png_size, NULL);
+        return reply(s, c, status, "image/png", png, png_size, NULL, &t);
     return reply_text(s, c, status, NULL, "%s", msg);
 }
 
