@@ -43,7 +43,7 @@ run: build
 
 # The HTTP image service (samples/serve) on 127.0.0.1:$PORT (8080 unless PORT is set).
 serve: build
-	$(BUILD)/serve
+	$(BUILD)/serve $(if $(PORT),--port $(PORT))
 
 # The service's load generator (samples/serve/loadgen.c) against an in-process service on
 # a free loopback port; LOADGEN_ARGS adds options (--app, --sizes, --requests, ...).
@@ -59,10 +59,10 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS)
 
-# The serving runtime's tests (the cache, the soak, the disk cache, the API contract) under
-# ThreadSanitizer; test/tsan.supp names the only suppressions: the uninstrumented insides
+# The serving runtime's tests (the cache, the soak, the disk cache, the API contract, the
+# HTTP service) under ThreadSanitizer; test/tsan.supp names the only suppressions: the uninstrumented insides
 # of libgomp and LLVM.
-TSAN_TESTS ?= test_kernel_cache|test_server_soak|test_disk_cache|test_api_contract
+TSAN_TESTS ?= test_kernel_cache|test_server_soak|test_disk_cache|test_api_contract|test_serve$$
 test-tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPM_SANITIZE=thread
 	cmake --build $(TSAN_BUILD) -j$(JOBS)
