@@ -14,9 +14,9 @@
  *
  * Threads: libmicrohttpd's thread-per-connection mode (one thread per client connection,
  * at most connection_limit of them). Each request builds its app's pipeline in a fresh
- * context of its own (contexts are single-threaded; building costs well under a
- * millisecond for a small app, and the kernel cache matches pipelines built the same way
- * in any context), so no pipeline is shared between threads. Kernels come from the one
+ * context of its own (contexts are single-threaded, and the kernel cache matches
+ * pipelines built the same way in any context), so no pipeline is shared between
+ * threads; the build is part of the request's "fill" time (docs/server.md). Kernels come from the one
  * jit: the first request of an app compiles synchronously, a new size bucket of an app
  * already served runs the nearest kernel at once while its own compiles in the
  * background (pm_jit_run).
