@@ -5,7 +5,8 @@
 #
 # Also: make test-asan (the suite under ASan + UBSan), make test-tsan (the serving tests
 # under TSan), make soak (the serving soak test,
-# SOAK_SECONDS, default 300), make bench (Halide comparison at
+# SOAK_SECONDS, default 300), make serve (the HTTP image service on 127.0.0.1, PORT
+# default 8080), make loadgen (its load generator), make bench (Halide comparison at
 # paper sizes), make bench-quick (small sizes, seconds), make clean.
 
 BUILD      ?= build
@@ -23,7 +24,7 @@ SEED       ?= 1000000
 
 SOAK_SECONDS ?= 300
 
-.PHONY: all deps build run test test-asan test-tsan soak fuzz fuzz-asan bench bench-quick clean
+.PHONY: all deps build run serve loadgen test test-asan test-tsan soak fuzz fuzz-asan bench bench-quick clean
 
 all: build
 
@@ -40,6 +41,16 @@ run: build
 	@mkdir -p $(OUT)
 	$(BUILD)/run_sample $(APP) --out $(OUT) --check $(RUN_ARGS)
 
+# The HTTP image service (samples/serve) on 127.0.0.1:$PORT (8080 unless PORT is set).
+serve: build
+	$(BUILD)/serve $(if $(PORT),--port $(PORT))
+
+# The service's load generator (samples/serve/loadgen.c) against an in-process service on
+# a free loopback port; LOADGEN_ARGS adds options (--app, --sizes, --requests, ...).
+LOADGEN_ARGS ?=
+loadgen: build
+	$(BUILD)/pm_loadgen --spawn $(LOADGEN_ARGS)
+
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
@@ -48,10 +59,10 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS)
 
-# The serving runtime's tests (the cache, the soak, the disk cache, the API contract) under
-# ThreadSanitizer; test/tsan.supp names the only suppressions: the uninstrumented insides
+# The serving runtime's tests (the cache, the soak, the disk cache, the API contract, the
+# HTTP service) under ThreadSanitizer; test/tsan.supp names the only suppressions: the uninstrumented insides
 # of libgomp and LLVM.
-TSAN_TESTS ?= test_kernel_cache|test_server_soak|test_disk_cache|test_api_contract
+TSAN_TESTS ?= test_kernel_cache|test_server_soak|test_disk_cache|test_api_contract|test_serve$$
 test-tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPM_SANITIZE=thread
 	cmake --build $(TSAN_BUILD) -j$(JOBS)

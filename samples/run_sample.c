@@ -113,61 +113,29 @@ static size_t buffer_bytes(const pm_buffer *b)
 
 /* ---- pictures ---------------------------------------------------------------------------- */
 
-/* A buffer seen as a picture: [X][Y] grey, or [c][X][Y] with c = 3 or 4 as RGB (other
- * channel counts show channel 0). u8 values are divided by 255, values already in [0, 1]
- * are shown as they are, others are stretched from their minimum to their maximum (raw
- * sensor data). */
-typedef struct picture {
-    const pm_buffer *b;
+/* A buffer as a picture: pm_sample_render's rule (the image service's too), written
+ * through pm_write_png. */
+typedef struct rendered {
+    uint8_t *px;
     int64_t rows, cols;
-    int channels;  /* 1 or 3 written                                 */
-    bool planar;   /* leading channel dimension                      */
-    bool bgr;      /* channel 0 is blue (camera_pipe's output)        */
-    double lo, scale;
-} picture;
+    int channels;
+} rendered;
 
-static picture picture_of(const pm_buffer *b)
+static float rendered_pixel(void *user, int c, int64_t x, int64_t y)
 {
-    picture pic = {.b = b, .channels = 1, .lo = 0, .scale = 1};
-    int nd = b->ndims;
-    pic.planar = nd >= 3;
-    pic.rows = nd >= 2 ? b->extent[nd - 2] : 1;
-    pic.cols = nd >= 1 ? b->extent[nd - 1] : 1;
-    if (pic.planar && (b->extent[nd - 3] == 3 || b->extent[nd - 3] == 4))
-        pic.channels = 3;
-    int64_t n = 1;
-    for (int d = 0; d < nd; d++)
-        n *= b->extent[d];
-    double lo = INFINITY, hi = -INFINITY;
-    for (int64_t i = 0; i < n; i++) {
-        double v = pm_sample_element(b, i);
-        if (isfinite(v)) {
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
-        }
-    }
-    if (b->type == PM_U8) { /* 8-bit pictures are 0..255 */
-        pic.scale = 1.0 / 255;
-    } else if (lo < 0 || hi > 1) {
-        pic.lo = lo;
-        pic.scale = hi > lo ? 1 / (hi - lo) : 1;
-    }
-    return pic;
-}
-
-static float picture_pixel(void *user, int c, int64_t x, int64_t y)
-{
-    const picture *pic = user;
-    int64_t plane = pic->planar && pic->channels == 3 ? (pic->bgr ? 2 - c : c) : 0;
-    int64_t i = (plane * pic->rows + x) * pic->cols + y;
-    return (float)((pm_sample_element(pic->b, i) - pic->lo) * pic->scale);
+    const rendered *r = user;
+    return (float)r->px[(x * r->cols + y) * r->channels + c] / 255.0f;
 }
 
 static int write_picture(const char *path, const pm_buffer *b, bool bgr)
 {
-    picture pic = picture_of(b);
-    pic.bgr = bgr;
-    return pm_write_png(path, pic.rows, pic.cols, pic.channels, picture_pixel, &pic);
+    rendered r = {0};
+    r.px = pm_sample_render(b, bgr, &r.rows, &r.cols, &r.channels);
+    if (!r.px)
+        return -1;
+    int rc = pm_write_png(path, r.rows, r.cols, r.channels, rendered_pixel, &r);
+    free(r.px);
+    return rc;
 }
 
 /* Harris: the grey input, dimmed, with every corner (a 5x5 local maximum of the response

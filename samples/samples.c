@@ -1,7 +1,9 @@
 /* samples.c — the registry of sample apps, in the paper's order. */
 #include "samples.h"
+#include "image_io.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,4 +84,103 @@ double pm_sample_buffer_maxdiff(const pm_buffer *a, const pm_buffer *b)
         worst = d > worst ? d : worst;
     }
     return worst;
+}
+
+/* ---- pictures ----------------------------------------------------------------------- */
+
+static int photo_level(const pm_sample_picture *pic, int c, int64_t x, int64_t y)
+{
+    return pm_photo_level(pic->rows, pic->cols, c, x, y);
+}
+
+static float photo_pixel(const pm_sample_picture *pic, int c, int64_t x, int64_t y)
+{
+    return c < 0 ? pm_photo_gray(pic->rows, pic->cols, x, y)
+                 : pm_photo_pixel(pic->rows, pic->cols, c, x, y);
+}
+
+pm_sample_picture pm_photo_picture(int64_t rows, int64_t cols)
+{
+    return (pm_sample_picture){.rows = rows, .cols = cols, .level = photo_level,
+                               .pixel = photo_pixel};
+}
+
+static int bytes_level(const pm_sample_picture *pic, int c, int64_t x, int64_t y)
+{
+    const uint8_t *px = pic->bytes + (x * pic->cols + y) * pic->channels;
+    if (pic->channels == 1)
+        return px[0];
+    if (c >= 0)
+        return px[c];
+    return (int)(0.299f * px[0] + 0.587f * px[1] + 0.114f * px[2] + 0.5f);
+}
+
+static float bytes_pixel(const pm_sample_picture *pic, int c, int64_t x, int64_t y)
+{
+    return (float)bytes_level(pic, c, x, y) / 255.0f;
+}
+
+pm_sample_picture pm_bytes_picture(const uint8_t *bytes, int64_t rows, int64_t cols,
+                                   int channels)
+{
+    return (pm_sample_picture){.rows = rows, .cols = cols, .level = bytes_level,
+                               .pixel = bytes_pixel, .bytes = bytes, .channels = channels};
+}
+
+static int64_t clamp_index(int64_t v, int64_t n)
+{
+    return v < 0 ? 0 : v >= n ? n - 1 : v;
+}
+
+int pm_picture_level(const pm_sample_picture *pic, int c, int64_t x, int64_t y)
+{
+    return pic->level(pic, c, clamp_index(x, pic->rows), clamp_index(y, pic->cols));
+}
+
+float pm_picture_pixel(const pm_sample_picture *pic, int c, int64_t x, int64_t y)
+{
+    return pic->pixel(pic, c, clamp_index(x, pic->rows), clamp_index(y, pic->cols));
+}
+
+uint8_t *pm_sample_render(const pm_buffer *b, int bgr, int64_t *rows, int64_t *cols,
+                          int *channels)
+{
+    int nd = b->ndims;
+    int64_t r = nd >= 2 ? b->extent[nd - 2] : 1, c = nd >= 1 ? b->extent[nd - 1] : 1;
+    int planar = nd >= 3, ch = planar && (b->extent[nd - 3] == 3 || b->extent[nd - 3] == 4) ? 3 : 1;
+    if (r < 1 || c < 1 || r > INT64_MAX / c || r * c > (int64_t)(SIZE_MAX / 3) - 1)
+        return NULL;
+    /* the range of every element (the stretch must not depend on the channels shown) */
+    double lo = INFINITY, hi = -INFINITY;
+    for (int64_t i = 0, n = pm_sample_buffer_count(b); i < n; i++) {
+        double v = pm_sample_element(b, i);
+        if (isfinite(v)) {
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+    }
+    double base = 0, scale = 1;
+    if (b->type == PM_U8) {
+        scale = 1.0 / 255;
+    } else if (lo < 0 || hi > 1) {
+        base = lo;
+        scale = hi > lo ? 1 / (hi - lo) : 1;
+    }
+    uint8_t *px = malloc((size_t)(r * c * ch));
+    if (!px)
+        return NULL;
+    for (int k = 0; k < ch; k++) {
+        int64_t plane = ch == 3 ? (bgr ? 2 - k : k) : 0;
+        for (int64_t x = 0; x < r; x++)
+            for (int64_t y = 0; y < c; y++) {
+                /* run_sample's float pixel, then pm_write_png's rounding */
+                float v = (float)((pm_sample_element(b, (plane * r + x) * c + y) - base) * scale);
+                v = v < 0 ? 0 : v > 1 ? 1 : v; /* NaN stays NaN: shown as 0 below */
+                px[(x * c + y) * ch + k] = v == v ? (uint8_t)(v * 255.0f + 0.5f) : 0;
+            }
+    }
+    *rows = r;
+    *cols = c;
+    *channels = ch;
+    return px;
 }

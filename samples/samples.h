@@ -15,6 +15,29 @@
 extern "C" {
 #endif
 
+/* A picture an app's inputs are made from: the generated photo (the samples, tests and
+ * bench) or a decoded image (samples/serve). level() gives the 8-bit value of channel c
+ * (0 = R, 1 = G, 2 = B) or the grey level (c < 0), pixel() the value in [0, 1], at
+ * (x = row, y = col) inside the picture; the pm_picture_* wrappers clamp coordinates to
+ * the edge first (the clamp-to-edge padding several apps put around their input). */
+typedef struct pm_sample_picture pm_sample_picture;
+struct pm_sample_picture {
+    int64_t rows, cols;
+    int (*level)(const pm_sample_picture *pic, int c, int64_t x, int64_t y);
+    float (*pixel)(const pm_sample_picture *pic, int c, int64_t x, int64_t y);
+    const uint8_t *bytes; /* pm_bytes_picture's pixels                                    */
+    int channels;         /* pm_bytes_picture's channels (1 grey, 3 RGB)                  */
+};
+/* The generated photo at rows x cols (image_io.h's pm_photo_level / pm_photo_pixel). */
+pm_sample_picture pm_photo_picture(int64_t rows, int64_t cols);
+/* Interleaved 8-bit pixels, row-major, 1 (grey) or 3 (RGB) channels; not copied. Grey of
+ * an RGB picture is the rounded luma 0.299 R + 0.587 G + 0.114 B; colour of a grey one is
+ * its grey. */
+pm_sample_picture pm_bytes_picture(const uint8_t *bytes, int64_t rows, int64_t cols,
+                                   int channels);
+int pm_picture_level(const pm_sample_picture *pic, int c, int64_t x, int64_t y);
+float pm_picture_pixel(const pm_sample_picture *pic, int c, int64_t x, int64_t y);
+
 typedef struct pm_sample_app {
     const char *name;          /* "harris", "unsharp_mask", ...                         */
     const char *title;         /* "Harris Corner"                                         */
@@ -26,6 +49,13 @@ typedef struct pm_sample_app {
     /* Fills input `index` (allocated by the caller to the pipeline's shape for those
      * parameters) with the app's typical data, made from the shared photo generator.    */
     void (*fill_input)(int index, pm_buffer *b, const pm_value *params);
+    /* The same from any picture of rows x cols pixels (params made by params(rows, cols)):
+     * fill_input is this with the photo. Every element of the buffer is written.          */
+    void (*fill_from)(int index, pm_buffer *b, const pm_value *params,
+                      const pm_sample_picture *pic);
+    int64_t min_rows, min_cols;       /* the smallest picture the app is served for (every
+                                         level of its pyramids non-empty)                   */
+    int output_bgr;                   /* output 0's channels are B, G, R                    */
     int64_t paper_rows, paper_cols;   /* the paper's size                                  */
     int64_t quick_rows, quick_cols;   /* a small size for tests and bench --quick          */
     double tolerance;                 /* max abs diff allowed vs the interpreter (floats) */
@@ -45,6 +75,15 @@ int64_t pm_sample_buffer_count(const pm_buffer *b);
 double pm_sample_element(const pm_buffer *b, int64_t i);
 /* Largest absolute difference of two dense buffers of one shape (NaN = NaN). */
 double pm_sample_buffer_maxdiff(const pm_buffer *a, const pm_buffer *b);
+
+/* Output buffer b as an 8-bit picture, the way run_sample writes it: [X][Y] is grey,
+ * [c][X][Y] with c = 3 or 4 is RGB (channels reversed when bgr; other channel counts
+ * show channel 0); u8 values are taken as they are, values in [0, 1] scaled by 255,
+ * others stretched from their minimum to their maximum. Returns malloc'd interleaved
+ * pixels (free()) and their shape, or NULL when out of memory or the shape is empty or
+ * too large for memory. */
+uint8_t *pm_sample_render(const pm_buffer *b, int bgr, int64_t *rows, int64_t *cols,
+                          int *channels);
 
 /* Each app's entry points (defined in samples/<name>/<name>.c). */
 extern const pm_sample_app pm_sample_unsharp_mask;

@@ -12,6 +12,7 @@ packages=(
   libstb-dev             # PNG output of the samples
   libpng-dev zlib1g-dev libzstd-dev libedit-dev libffi-dev libxml2-dev
   libgomp1               # OpenMP runtime that compiled kernels call
+  libmicrohttpd-dev      # the HTTP image service, samples/serve
 )
 
 missing=()

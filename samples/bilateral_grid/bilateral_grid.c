@@ -150,16 +150,23 @@ static void bilateral_params(int64_t rows, int64_t cols, pm_value *out)
 
 /* 8-bit grey / 255, clamp-to-edge padded by 24 before and 32 after (main.py's
  * image_clamp). */
-static void bilateral_fill(int index, pm_buffer *b, const pm_value *params)
+static void bilateral_fill_from(int index, pm_buffer *b, const pm_value *params,
+                                const pm_sample_picture *pic)
 {
     (void)index;
-    int64_t R = params[0].i, C = params[1].i, rows = R - 56, cols = C - 56;
+    int64_t R = params[0].i, C = params[1].i;
     float *data = b->data;
     for (int64_t x = 0; x < R; x++)
         for (int64_t y = 0; y < C; y++) {
-            int level = pm_photo_level(rows, cols, -1, x - 24, y - 24);
+            int level = pm_picture_level(pic, -1, x - 24, y - 24);
             data[x * C + y] = (float)level / 255.0f;
         }
+}
+
+static void bilateral_fill(int index, pm_buffer *b, const pm_value *params)
+{
+    pm_sample_picture photo = pm_photo_picture(params[0].i - 56, params[1].i - 56);
+    bilateral_fill_from(index, b, params, &photo);
 }
 
 const pm_sample_app pm_sample_bilateral_grid = {
@@ -168,6 +175,9 @@ const pm_sample_app pm_sample_bilateral_grid = {
     .build = build_bilateral_grid,
     .params = bilateral_params,
     .fill_input = bilateral_fill,
+    .fill_from = bilateral_fill_from,
+    .min_rows = 8,
+    .min_cols = 8,
     .paper_rows = 2560,
     .paper_cols = 1536,
     .quick_rows = 64,

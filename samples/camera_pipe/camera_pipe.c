@@ -264,7 +264,8 @@ static const float matrix_7000[3][4] = {{2.2997f, -0.4478f, 0.1706f, -39.0923f},
  * white point of 1024) is taken through the inverse of the colour matrix for
  * colour_temp, the colour its site records (G R / B G) is kept and rounded to a 10-bit
  * sensor value. */
-static void camera_fill(int index, pm_buffer *b, const pm_value *params)
+static void camera_fill_from(int index, pm_buffer *b, const pm_value *params,
+                             const pm_sample_picture *pic)
 {
     if (index > 0) {
         const float (*m)[4] = index == 1 ? matrix_3200 : matrix_7000;
@@ -291,6 +292,10 @@ static void camera_fill(int index, pm_buffer *b, const pm_value *params)
             int r1 = (k + 1) % 3, r2 = (k + 2) % 3, c1 = (r + 1) % 3, c2 = (r + 2) % 3;
             inv[r][k] = (m[r1][c1] * m[r2][c2] - m[r1][c2] * m[r2][c1]) / det;
         }
+    /* The output develops the mosaic's interior from (12, 16): a picture of the output's
+     * size is placed there, so output pixel (x, y) is picture pixel (x, y), the margin
+     * clamped to its edge. The photo is made at the mosaic's own size (offset 0). */
+    int64_t ox = pic->rows == R ? 0 : 12, oy = pic->cols == C ? 0 : 16;
     int16_t *data = b->data;
     for (int64_t x = 0; x < R; x++)
         for (int64_t y = 0; y < C; y++) {
@@ -298,7 +303,7 @@ static void camera_fill(int index, pm_buffer *b, const pm_value *params)
             int site = (x % 2 == 0) ? (y % 2 == 0 ? 1 : 0) : (y % 2 == 0 ? 2 : 1);
             double want[3];
             for (int ch = 0; ch < 3; ch++) {
-                double linear = pow(pm_photo_pixel(R, C, ch, x, y), gamma) * 0.9 * 1024;
+                double linear = pow(pm_picture_pixel(pic, ch, x - ox, y - oy), gamma) * 0.9 * 1024;
                 want[ch] = linear * 256 - m[ch][3];
             }
             double raw = 0;
@@ -309,12 +314,22 @@ static void camera_fill(int index, pm_buffer *b, const pm_value *params)
         }
 }
 
+static void camera_fill(int index, pm_buffer *b, const pm_value *params)
+{
+    pm_sample_picture photo = pm_photo_picture(params[0].i, params[1].i);
+    camera_fill_from(index, b, params, &photo);
+}
+
 const pm_sample_app pm_sample_camera_pipe = {
     .name = "camera_pipe",
     .title = "Camera Pipeline",
     .build = build_camera_pipe,
     .params = camera_params,
     .fill_input = camera_fill,
+    .fill_from = camera_fill_from,
+    .min_rows = 16,
+    .min_cols = 16,
+    .output_bgr = 1,
     .paper_rows = 1920,
     .paper_cols = 2528,
     .quick_rows = 64,

@@ -75,7 +75,8 @@ static void harris_params(int64_t rows, int64_t cols, pm_value *out)
     out[1] = PM_I(cols - 2);
 }
 
-static void harris_fill(int index, pm_buffer *b, const pm_value *params)
+static void harris_fill_from(int index, pm_buffer *b, const pm_value *params,
+                             const pm_sample_picture *pic)
 {
     (void)index;
     (void)params;
@@ -84,9 +85,15 @@ static void harris_fill(int index, pm_buffer *b, const pm_value *params)
     for (int64_t x = 0; x < rows; x++)
         for (int64_t y = 0; y < cols; y++) {
             /* 8-bit grey / 255, as the benchmark loads it */
-            int level = pm_photo_level(rows, cols, -1, x, y);
+            int level = pm_picture_level(pic, -1, x, y);
             data[x * cols + y] = (float)level / 255.0f;
         }
+}
+
+static void harris_fill(int index, pm_buffer *b, const pm_value *params)
+{
+    pm_sample_picture photo = pm_photo_picture(b->extent[0], b->extent[1]);
+    harris_fill_from(index, b, params, &photo);
 }
 
 const pm_sample_app pm_sample_harris = {
@@ -95,6 +102,9 @@ const pm_sample_app pm_sample_harris = {
     .build = build_harris,
     .params = harris_params,
     .fill_input = harris_fill,
+    .fill_from = harris_fill_from,
+    .min_rows = 8,
+    .min_cols = 8,
     .paper_rows = 6400,
     .paper_cols = 6400,
     .quick_rows = 256,

@@ -143,7 +143,8 @@ static uint32_t pixel_hash(int64_t x, int64_t y)
 /* The photo as RGBA / 255 with the interpolation problem the app solves: only scattered
  * pixels (about 1 in 4, hash-chosen) are opaque, the rest are holes (alpha 0). The
  * 1-pixel border is 0 (the benchmark leaves it uninitialised). */
-static void interpolate_fill(int index, pm_buffer *b, const pm_value *params)
+static void interpolate_fill_from(int index, pm_buffer *b, const pm_value *params,
+                                  const pm_sample_picture *pic)
 {
     (void)index;
     int64_t R = params[0].i, C = params[1].i, xs = R + 2, ys = C + 2;
@@ -156,10 +157,16 @@ static void interpolate_fill(int index, pm_buffer *b, const pm_value *params)
                     if (c == 3)
                         v = (pixel_hash(x, y) & 3) == 0 ? 1.0f : 0.0f;
                     else
-                        v = (float)pm_photo_level(R, C, c, x - 1, y - 1) / 255.0f;
+                        v = (float)pm_picture_level(pic, c, x - 1, y - 1) / 255.0f;
                 }
                 data[(c * xs + x) * ys + y] = v;
             }
+}
+
+static void interpolate_fill(int index, pm_buffer *b, const pm_value *params)
+{
+    pm_sample_picture photo = pm_photo_picture(params[0].i, params[1].i);
+    interpolate_fill_from(index, b, params, &photo);
 }
 
 const pm_sample_app pm_sample_interpolate = {
@@ -168,6 +175,9 @@ const pm_sample_app pm_sample_interpolate = {
     .build = build_interpolate,
     .params = interpolate_params,
     .fill_input = interpolate_fill,
+    .fill_from = interpolate_fill_from,
+    .min_rows = 512,
+    .min_cols = 512,
     .paper_rows = 2560,
     .paper_cols = 1536,
     .quick_rows = 512,

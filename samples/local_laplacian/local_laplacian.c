@@ -274,7 +274,8 @@ static void laplacian_params(int64_t rows, int64_t cols, pm_value *out)
 }
 
 /* The photo as 8-bit values * 256 in BGR order, with the 2-pixel zero ghost border. */
-static void laplacian_fill(int index, pm_buffer *b, const pm_value *params)
+static void laplacian_fill_from(int index, pm_buffer *b, const pm_value *params,
+                                const pm_sample_picture *pic)
 {
     (void)index;
     int64_t R = params[0].i, C = params[1].i, xs = R + 4, ys = C + 4;
@@ -284,11 +285,17 @@ static void laplacian_fill(int index, pm_buffer *b, const pm_value *params)
             for (int64_t y = 0; y < ys; y++) {
                 uint16_t v = 0;
                 if (x >= 2 && x <= R + 1 && y >= 2 && y <= C + 1) {
-                    int level = pm_photo_level(R, C, 2 - c, x - 2, y - 2);
+                    int level = pm_picture_level(pic, 2 - c, x - 2, y - 2);
                     v = (uint16_t)(level * 256);
                 }
                 data[(c * xs + x) * ys + y] = v;
             }
+}
+
+static void laplacian_fill(int index, pm_buffer *b, const pm_value *params)
+{
+    pm_sample_picture photo = pm_photo_picture(params[0].i, params[1].i);
+    laplacian_fill_from(index, b, params, &photo);
 }
 
 const pm_sample_app pm_sample_local_laplacian = {
@@ -297,6 +304,10 @@ const pm_sample_app pm_sample_local_laplacian = {
     .build = build_local_laplacian,
     .params = laplacian_params,
     .fill_input = laplacian_fill,
+    .fill_from = laplacian_fill_from,
+    .min_rows = 128,
+    .min_cols = 128,
+    .output_bgr = 1,
     .paper_rows = 2560,
     .paper_cols = 1536,
     .quick_rows = 128,

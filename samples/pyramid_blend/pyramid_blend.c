@@ -213,7 +213,8 @@ static void blend_params(int64_t rows, int64_t cols, pm_value *out)
  * statistics), both 8-bit / 255 and clamp-padded. The mask is the benchmark's: 0 above a
  * row and 1 from it on, over all columns; the benchmark's row 820 of 2108 is scaled to
  * the picture's height. */
-static void blend_fill(int index, pm_buffer *b, const pm_value *params)
+static void blend_fill_from(int index, pm_buffer *b, const pm_value *params,
+                            const pm_sample_picture *pic)
 {
     int64_t R = params[0].i, C = params[1].i, rows = R - 60, cols = C - 60;
     float *data = b->data;
@@ -229,9 +230,15 @@ static void blend_fill(int index, pm_buffer *b, const pm_value *params)
             for (int64_t y = 0; y < C; y++) {
                 /* mirroring commutes with clamping to the edge: cols-1-clamp(v) = clamp(cols-1-v) */
                 int64_t py = index == 1 ? cols - 1 - (y - 31) : y - 31;
-                int level = pm_photo_level(rows, cols, c, x - 31, py);
+                int level = pm_picture_level(pic, c, x - 31, py);
                 data[(c * R + x) * C + y] = (float)level / 255.0f;
             }
+}
+
+static void blend_fill(int index, pm_buffer *b, const pm_value *params)
+{
+    pm_sample_picture photo = pm_photo_picture(params[0].i - 60, params[1].i - 60);
+    blend_fill_from(index, b, params, &photo);
 }
 
 const pm_sample_app pm_sample_pyramid_blend = {
@@ -240,6 +247,9 @@ const pm_sample_app pm_sample_pyramid_blend = {
     .build = build_pyramid_blend,
     .params = blend_params,
     .fill_input = blend_fill,
+    .fill_from = blend_fill_from,
+    .min_rows = 16,
+    .min_cols = 16,
     .paper_rows = 2048,
     .paper_cols = 2048,
     .quick_rows = 96,

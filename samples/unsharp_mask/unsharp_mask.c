@@ -66,7 +66,8 @@ static void unsharp_params(int64_t rows, int64_t cols, pm_value *out)
     out[3] = PM_F(3);
 }
 
-static void unsharp_fill(int index, pm_buffer *b, const pm_value *params)
+static void unsharp_fill_from(int index, pm_buffer *b, const pm_value *params,
+                              const pm_sample_picture *pic)
 {
     (void)index;
     int64_t R = params[0].i, C = params[1].i;
@@ -78,11 +79,17 @@ static void unsharp_fill(int index, pm_buffer *b, const pm_value *params)
                 bool inside = x >= 2 && x <= R + 1 && y >= 2 && y <= C + 1;
                 float v = 0;
                 if (inside) {
-                    int level = pm_photo_level(R, C, c, x - 2, y - 2);
+                    int level = pm_picture_level(pic, c, x - 2, y - 2);
                     v = (float)level / 255.0f;
                 }
                 data[(c * xs + x) * ys + y] = v;
             }
+}
+
+static void unsharp_fill(int index, pm_buffer *b, const pm_value *params)
+{
+    pm_sample_picture photo = pm_photo_picture(params[0].i, params[1].i);
+    unsharp_fill_from(index, b, params, &photo);
 }
 
 const pm_sample_app pm_sample_unsharp_mask = {
@@ -91,6 +98,9 @@ const pm_sample_app pm_sample_unsharp_mask = {
     .build = build_unsharp,
     .params = unsharp_params,
     .fill_input = unsharp_fill,
+    .fill_from = unsharp_fill_from,
+    .min_rows = 8,
+    .min_cols = 8,
     .paper_rows = 2048,
     .paper_cols = 2048,
     .quick_rows = 200,

@@ -1,0 +1,81 @@
+/* serve_main.c — `serve`: the image service on 127.0.0.1 (`make serve`).
+ *
+ *   serve [--port N] [--host A.B.C.D] [--threads N]
+ *
+ * Port: --port, else the PORT environment variable, else 8080; 0 lets the system pick a
+ * free one. Prints "serve: listening on http://HOST:PORT" once it accepts, then runs
+ * until SIGINT or SIGTERM, when it stops accepting, finishes the requests in progress and
+ * prints the jit's statistics. */
+#define _POSIX_C_SOURCE 200809L
+#include "service.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_int(const char *text, long lo, long hi, long *out)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (!*text || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    pm_service_options o = pm_service_options_default();
+    const char *port_text = getenv("PORT");
+    for (int i = 1; i < argc; i++) {
+        long v;
+        if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
+            port_text = argv[++i];
+        } else if (strcmp(argv[i], "--host") == 0 && i + 1 < argc) {
+            o.host = argv[++i];
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc &&
+                   parse_int(argv[i + 1], 0, 1024, &v) == 0) {
+            o.kernel_threads = (int)v;
+            i++;
+        } else {
+            fprintf(stderr, "usage: serve [--port N] [--host A.B.C.D] [--threads N]\n");
+            return 2;
+        }
+    }
+    if (port_text && *port_text) {
+        long v;
+        if (parse_int(port_text, 0, 65535, &v) != 0) {
+            fprintf(stderr, "serve: bad port %s\n", port_text);
+            return 2;
+        }
+        o.port = (int)v;
+    }
+    /* the signals are taken by sigwait below, not by a handler in whatever thread */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    char err[256];
+    pm_service *s = pm_service_start(&o, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "serve: %s\n", err);
+        return 1;
+    }
+    printf("serve: listening on http://%s:%d (POST /apps/<app> with a PNG, GET /stats, "
+           "GET /apps)\n", o.host, pm_service_port(s));
+    fflush(stdout);
+    int sig = 0;
+    sigwait(&stop, &sig);
+    pm_cache_stats st;
+    memset(&st, 0, sizeof st);
+    pm_jit_stats(pm_service_jit(s), &st, sizeof st);
+    pm_service_stop(s);
+    printf("serve: stopped (signal %d); %llu hits, %llu misses, %llu sync and %llu background "
+           "compiles\n", sig, (unsigned long long)st.hits, (unsigned long long)st.misses,
+           (unsigned long long)st.sync_compiles, (unsigned long long)st.background_compiles);
+    return 0;
+}

@@ -1,0 +1,56 @@
+/* service.h — the HTTP image service (samples/serve): the sample apps behind
+ * libmicrohttpd, served with one process-wide pm_jit through pm_jit_run.
+ *
+ *   POST /apps/<app>   body: a PNG. Answer: the app's output as a PNG (200, image/png).
+ *   GET  /stats        the jit's pm_cache_stats as a JSON object, plus request counts.
+ *   GET  /apps         the apps and their smallest picture, JSON.
+ *
+ * Promise: any request gets an answer or a closed connection, never a crash: an unknown
+ * path or app 404, a wrong method 405 (with Allow), a body that is not a decodable PNG
+ * 400, a body over max_body_bytes or a picture over max_side / max_pixels 413, a picture
+ * smaller than the app's min_rows x min_cols 422; every error answer is text/plain with
+ * a one-line message. A body cut short by the client (fewer bytes than Content-Length)
+ * only closes that connection.
+ *
+ * Threads: libmicrohttpd's thread-per-connection mode (one thread per client connection,
+ * at most connection_limit of them). Each request builds its app's pipeline in a fresh
+ * context of its own (contexts are single-threaded, and the kernel cache matches
+ * pipelines built the same way in any context), so no pipeline is shared between
+ * threads; the build is part of the request's "fill" time (docs/server.md). Kernels come from the one
+ * jit: the first request of an app compiles synchronously, a new size bucket of an app
+ * already served runs the nearest kernel at once while its own compiles in the
+ * background (pm_jit_run).
+ */
+#ifndef PM_SERVE_SERVICE_H
+#define PM_SERVE_SERVICE_H
+
+#include "polymage.h"
+
+#include <stdint.h>
+
+typedef struct pm_service_options {
+    const char *host;          /* IPv4 address to bind; default "127.0.0.1"               */
+    int port;                  /* 0 = a free port chosen by the system (pm_service_port)   */
+    int64_t max_body_bytes;    /* default 64 MiB                                            */
+    int64_t max_side;          /* default 8192 pixels                                       */
+    int64_t max_pixels;        /* default 4096 * 4096 (a 4000 x 3000 picture passes)        */
+    int kernel_threads;        /* the jit's worker threads; 0 = number of cores            */
+    unsigned connection_limit; /* default 64                                                */
+    unsigned timeout_seconds;  /* idle connection timeout; default 30                       */
+} pm_service_options;
+
+pm_service_options pm_service_options_default(void);
+
+typedef struct pm_service pm_service;
+
+/* Starts the service (its threads run until pm_service_stop). NULL options = defaults.
+ * Returns NULL with a message in err on failure (a port in use, no memory, ...). */
+pm_service *pm_service_start(const pm_service_options *options, char *err, size_t err_size);
+/* The port it listens on (the chosen one when options->port was 0). */
+int pm_service_port(const pm_service *s);
+/* The service's jit (for statistics in tests). */
+pm_jit *pm_service_jit(pm_service *s);
+/* Stops accepting, waits for requests in progress, frees everything. NULL is allowed. */
+void pm_service_stop(pm_service *s);
+
+#endif

@@ -1,0 +1,266 @@
+/* test_serve.c — the HTTP image service (samples/serve), in this process on a free
+ * loopback port:
+ *  - POST /apps/harris and /apps/unsharp_mask with a generated PNG: 200, a PNG of the
+ *    expected size whose pixels are the interpreter's output for the same input, rendered
+ *    the same way (at most one 8-bit level apart: the compiled kernels may differ from the
+ *    interpreter by the apps' float tolerance, which rounding can turn into one level);
+ *  - a second size of an app already served is answered with the kernel it has (a
+ *    fallback run, no compile in the request) and is right too;
+ *  - an answer says where its time went (Server-Timing); GET /stats is JSON with the jit's
+ *    counters;
+ *  - each kind of bad request (unknown app or path, wrong method, a body that is no PNG, a
+ *    truncated PNG, a body cut short, a body or picture over the limits, a picture too
+ *    small for its app, a request that is not HTTP) gets a 4xx or a closed connection,
+ *    and the service still answers afterwards.
+ */
+#include "check.h"
+#include "samples.h"
+#include "image_io.h"
+
+#include "http_client.h"
+#include "png_codec.h"
+#include "service.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int port;
+
+/* The generated photo as a PNG of rows x cols (RGB, or grey when channels is 1). */
+static void *photo_png(int64_t rows, int64_t cols, int channels, size_t *size)
+{
+    uint8_t *px = malloc((size_t)(rows * cols * channels));
+    if (!px)
+        return NULL;
+    for (int64_t x = 0; x < rows; x++)
+        for (int64_t y = 0; y < cols; y++)
+            for (int c = 0; c < channels; c++)
+                px[(x * cols + y) * channels + c] =
+                    (uint8_t)pm_photo_level(rows, cols, channels == 1 ? -1 : c, x, y);
+    void *png = pm_png_encode(px, rows, cols, channels, size);
+    free(px);
+    return png;
+}
+
+/* What the service should answer for this PNG: the app run by the interpreter on the
+ * inputs made from the decoded picture, rendered as the service renders. */
+static uint8_t *expected_output(const pm_sample_app *app, const void *png, size_t size,
+                                int64_t *rows, int64_t *cols, int *channels)
+{
+    uint8_t *px = NULL, *out_px = NULL;
+    int64_t r, c;
+    int ch;
+    char msg[256];
+    if (pm_png_decode(png, size, 1 << 14, 1 << 26, &px, &r, &c, &ch, msg, sizeof msg) != PM_PNG_OK)
+        return NULL;
+    pm_sample_picture pic = pm_bytes_picture(px, r, c, ch);
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = app->build(ctx);
+    int np = pm_pipeline_nparams(p), ni = pm_pipeline_ninputs(p);
+    pm_value params[16];
+    pm_buffer in[8], out;
+    CHECK(np <= 16 && ni <= 8 && pm_pipeline_noutputs(p) == 1);
+    app->params(r, c, params);
+    for (int i = 0; i < ni; i++) {
+        in[i] = pm_sample_buffer(p, 0, i, params);
+        app->fill_from(i, &in[i], params, &pic);
+    }
+    out = pm_sample_buffer(p, 1, 0, params);
+    if (CHECK(pm_interpret(p, params, in, &out) == PM_OK))
+        out_px = pm_sample_render(&out, app->output_bgr, rows, cols, channels);
+    for (int i = 0; i < ni; i++)
+        free(in[i].data);
+    free(out.data);
+    pm_ctx_free(ctx);
+    free(px);
+    return out_px;
+}
+
+/* POSTs a rows x cols photo to the app and checks the answer against the interpreter. */
+static void check_app(pm_http_conn *conn, const char *name, int64_t rows, int64_t cols)
+{
+    const pm_sample_app *app = pm_sample_find(name);
+    size_t size = 0;
+    void *png = photo_png(rows, cols, 3, &size);
+    char path[64];
+    snprintf(path, sizeof path, "/apps/%s", name);
+    pm_http_response r;
+    if (!CHECK(png && pm_http_request(conn, "POST", path, "image/png", png, size, 1 << 26, &r) == 0)) {
+        free(png);
+        return;
+    }
+    CHECK(r.status == 200);
+    CHECK(strcmp(r.content_type, "image/png") == 0);
+    CHECK(strstr(r.server_timing, "run;dur=") != NULL);
+    uint8_t *got = NULL;
+    int64_t gr = 0, gc = 0;
+    int gch = 0;
+    char msg[256];
+    if (r.status != 200)
+        fprintf(stderr, "%s %lldx%lld: %d %s\n", name, (long long)rows, (long long)cols, r.status,
+                r.body);
+    CHECK(pm_png_decode(r.body, r.body_len, 1 << 14, 1 << 26, &got, &gr, &gc, &gch, msg,
+                        sizeof msg) == PM_PNG_OK);
+    int64_t er = 0, ec = 0;
+    int ech = 0;
+    uint8_t *want = expected_output(app, png, size, &er, &ec, &ech);
+    CHECK(want != NULL);
+    /* harris and unsharp_mask answer a picture of the posted size */
+    CHECK(gr == rows && gc == cols && er == rows && ec == cols && gch == ech);
+    if (got && want && gr == er && gc == ec && gch == ech) {
+        int worst = 0;
+        for (int64_t i = 0; i < gr * gc * gch; i++) {
+            int d = abs((int)got[i] - (int)want[i]);
+            worst = d > worst ? d : worst;
+        }
+        printf("%s %lld x %lld: largest difference from the interpreter %d level(s)\n", name,
+               (long long)rows, (long long)cols, worst);
+        CHECK(worst <= 1);
+    }
+    free(got);
+    free(want);
+    free(png);
+    pm_http_response_free(&r);
+}
+
+/* One request expected to fail with `status` and a message. */
+static void check_rejected(pm_http_conn *conn, const char *method, const char *path,
+                           const void *body, size_t len, int status, const char *needle)
+{
+    pm_http_response r;
+    if (!CHECK(pm_http_request(conn, method, path, "image/png", body, len, 1 << 20, &r) == 0))
+        return;
+    if (!CHECK(r.status == status))
+        fprintf(stderr, "%s %s: expected %d, got %d %s\n", method, path, status, r.status,
+                r.body ? r.body : "");
+    CHECK(r.body && strlen(r.body) > 0);
+    if (needle && r.body)
+        CHECK_CONTAINS(r.body, needle);
+    pm_http_response_free(&r);
+}
+
+/* GET /stats: 200, JSON, the service still alive. Returns the body (free()). */
+static char *get_stats(void)
+{
+    pm_http_conn conn;
+    if (!CHECK(pm_http_connect(&conn, "127.0.0.1", port, 20000) == 0))
+        return NULL;
+    pm_http_response r;
+    char *body = NULL;
+    if (CHECK(pm_http_request(&conn, "GET", "/stats", NULL, NULL, 0, 1 << 20, &r) == 0)) {
+        CHECK(r.status == 200);
+        CHECK(strcmp(r.content_type, "application/json") == 0);
+        body = r.body;
+    }
+    pm_http_close(&conn);
+    return body;
+}
+
+static long long json_field(const char *json, const char *name)
+{
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\":", name);
+    const char *at = json ? strstr(json, key) : NULL;
+    return at ? strtoll(at + strlen(key), NULL, 10) : -1;
+}
+
+int main(void)
+{
+    pm_service_options o = pm_service_options_default();
+    o.port = 0; /* a free one */
+    o.max_body_bytes = 4 << 20;
+    o.max_side = 2048;
+    o.max_pixels = 1 << 20;
+    o.kernel_threads = 2;
+    char err[256];
+    pm_service *s = pm_service_start(&o, err, sizeof err);
+    if (!CHECK(s != NULL)) {
+        fprintf(stderr, "%s\n", err);
+        return check_finish("test_serve");
+    }
+    port = pm_service_port(s);
+    CHECK(port > 0);
+
+    pm_http_conn conn;
+    CHECK(pm_http_connect(&conn, "127.0.0.1", port, 60000) == 0);
+    check_app(&conn, "harris", 48, 64);
+    check_app(&conn, "unsharp_mask", 40, 56);
+    /* another bucket of harris: served at once by the kernel it has */
+    pm_cache_stats before, after;
+    pm_jit_stats(pm_service_jit(s), &before, sizeof before);
+    check_app(&conn, "harris", 150, 200);
+    pm_jit_stats(pm_service_jit(s), &after, sizeof after);
+    CHECK(after.fallback_runs == before.fallback_runs + 1);
+    CHECK(after.sync_compiles == before.sync_compiles);
+
+    char *stats = get_stats();
+    const char *fields[] = {"hits", "misses", "fallback_runs", "sync_compiles",
+                            "background_compiles", "evictions", "compile_ms_total",
+                            "compile_ms_max", "code_bytes", "kernels", "disk_hits",
+                            "requests", "client_errors"};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        CHECK(json_field(stats, fields[i]) >= 0);
+    CHECK(json_field(stats, "sync_compiles") == 2);
+    CHECK(json_field(stats, "responses_ok") == 3);
+    free(stats);
+
+    /* ---- bad requests ---- */
+    size_t png_size = 0;
+    void *png = photo_png(32, 32, 1, &png_size);
+    check_rejected(&conn, "POST", "/apps/no_such_app", png, png_size, 404, "no app named");
+    check_rejected(&conn, "GET", "/nowhere", NULL, 0, 404, "no such resource");
+    check_rejected(&conn, "GET", "/apps/harris", NULL, 0, 405, "POST");
+    check_rejected(&conn, "PUT", "/apps/harris", png, png_size, 405, "POST");
+    check_rejected(&conn, "POST", "/stats", png, png_size, 405, "GET");
+    static const char garbage[] = "this is not a picture at all";
+    check_rejected(&conn, "POST", "/apps/harris", garbage, sizeof garbage, 400, "not a PNG");
+    check_rejected(&conn, "POST", "/apps/harris", NULL, 0, 400, "not a PNG");
+    check_rejected(&conn, "POST", "/apps/harris", png, png_size / 2, 400, "PNG");
+    check_rejected(&conn, "POST", "/apps/harris", png, 40, 400, "PNG");
+    size_t small_size = 0, wide_size = 0, mid_size = 0;
+    void *small = photo_png(4, 4, 3, &small_size);
+    check_rejected(&conn, "POST", "/apps/harris", small, small_size, 422, "at least 8 x 8");
+    void *mid = photo_png(64, 64, 3, &mid_size);
+    check_rejected(&conn, "POST", "/apps/interpolate", mid, mid_size, 422, "at least 512 x 512");
+    void *wide = photo_png(2, 2049, 1, &wide_size); /* over max_side */
+    check_rejected(&conn, "POST", "/apps/harris", wide, wide_size, 413, "limit");
+    free(small);
+    free(mid);
+    free(wide);
+    pm_http_close(&conn);
+
+    /* a declared body over max_body_bytes: refused from its head */
+    const char *big = "POST /apps/harris HTTP/1.1\r\nHost: x\r\nContent-Length: 5000000\r\n\r\n";
+    pm_http_response r;
+    CHECK(pm_http_raw("127.0.0.1", port, 20000, big, strlen(big), &r) == 0);
+    CHECK(r.status == 413);
+    pm_http_response_free(&r);
+    /* a body cut short (the client stops sending): no answer is owed, nothing breaks */
+    char cut[512];
+    int n = snprintf(cut, sizeof cut,
+                     "POST /apps/harris HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n",
+                     png_size);
+    memcpy(cut + n, png, 20);
+    if (pm_http_raw("127.0.0.1", port, 20000, cut, (size_t)n + 20, &r) == 0)
+        CHECK(r.status >= 400 && r.status < 500);
+    pm_http_response_free(&r);
+    /* not HTTP at all */
+    static const char junk[] = "\x01\x02 hello\r\n\r\n";
+    if (pm_http_raw("127.0.0.1", port, 20000, junk, sizeof junk - 1, &r) == 0)
+        CHECK(r.status >= 400 && r.status < 500);
+    pm_http_response_free(&r);
+    free(png);
+
+    /* still serving, and counting what it refused */
+    stats = get_stats();
+    CHECK(json_field(stats, "client_errors") >= 13);
+    CHECK(json_field(stats, "server_errors") == 0);
+    free(stats);
+    CHECK(pm_http_connect(&conn, "127.0.0.1", port, 60000) == 0);
+    check_app(&conn, "harris", 48, 64);
+    pm_http_close(&conn);
+
+    pm_service_stop(s);
+    return check_finish("test_serve");
+}
