@@ -290,17 +290,23 @@ static G affine_read(gen *g, int self, int pi, int nv)
     return call(p->f, p->name, p->ndims, args);
 }
 
+/* An exact integer producer before `self` to take an index from (8 tries), or -1. */
+static int exact_source(gen *g, int self)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        int j = rint_(&g->r, 0, self - 1);
+        if (g->nodes[j].exact)
+            return j;
+    }
+    return -1;
+}
+
 /* A data-dependent read: an index taken from an exact integer producer (clamped into the
  * callee's box by the language's rule). */
 static G indirect_read(gen *g, int self, int pi, int nv)
 {
     node *p = &g->nodes[pi];
-    int src = -1;
-    for (int tries = 0; tries < 8 && src < 0; tries++) {
-        int j = rint_(&g->r, 0, self - 1);
-        if (g->nodes[j].exact)
-            src = j;
-    }
+    int src = exact_source(g, self);
     if (src < 0)
         return affine_read(g, self, pi, nv);
     G args[3];
@@ -324,12 +330,7 @@ static G indirect_read(gen *g, int self, int pi, int nv)
 static G level_pair_read(gen *g, int self, int pi, int nv)
 {
     node *p = &g->nodes[pi];
-    int src = -1;
-    for (int tries = 0; tries < 8 && src < 0; tries++) {
-        int j = rint_(&g->r, 0, self - 1);
-        if (g->nodes[j].exact)
-            src = j;
-    }
+    int src = exact_source(g, self);
     if (src < 0 || p->d[0].step != 1 || p->is_image)
         return indirect_read(g, self, pi, nv);
     G lev = b_min(b_max(cast(PM_I32, affine_read(g, self, src, nv)), p->d[0].lb),
