@@ -338,6 +338,14 @@ void polymage_child(ChildChannel &ch, const AppData &d, const Variant &v, int th
         return;
     }
     ch.value("compile_ms", bench_now_ms() - t0);
+    pm_compile_stats st;
+    if (pm_kernel_compile_stats(k, &st, sizeof st) == PM_OK) {
+        const double parts[] = {st.isl_schedule_ms, st.isl_ast_ms, st.ir_build_ms,
+                                st.llvm_opt_ms, st.machine_code_ms, st.link_ms, st.other_ms,
+                                (double)st.ir_instructions_before, (double)st.ir_instructions_after};
+        static_assert(sizeof parts / sizeof parts[0] == 9, "kCompileParts has 9 names");
+        for (int i = 0; i < kNumCompileParts; i++) ch.value(kCompileParts[i], parts[i]);
+    }
     time_runs(ch, runs, [&]() {
         pm_status s = pm_kernel_run(k, d.args.params.data(), d.inputs.data(), outs, &e);
         if (s != PM_OK) ch.fail(std::string("pm_kernel_run: ") + pm_status_name(s) + ": " + e.message);
@@ -731,6 +739,10 @@ void bench_app(const Options &o, AppData &d, BenchReport *rep) {
                 o.timeout_s);
             row.sched_ms = r.values.count("sched_ms") ? r.values["sched_ms"] : 0;
             row.compile_ms = r.values.count("compile_ms") ? r.values["compile_ms"] : 0;
+            if (r.values.count(kCompileParts[0]))
+                for (int i = 0; i < kNumCompileParts; i++)
+                    row.compile_parts.push_back(r.values.count(kCompileParts[i])
+                                                    ? r.values[kCompileParts[i]] : 0);
             if (r.outcome != ChildReport::OK || (int)r.runs.size() < o.runs) {
                 row.status = r.outcome == ChildReport::OK ? "error: runs missing" : short_error(r);
                 row.check = "-";

@@ -23,7 +23,13 @@ struct BenchRow {
     std::string check;     /* "ok", "FAIL", "ref" (is the reference), "-" (none) */
     double max_abs_diff = -1;
     double speedup = 0;    /* Halide rows: this median / PolyMage-JIT median; 0 = n/a */
+    /* PolyMage-JIT rows: where compile_ms went (pm_compile_stats, in the order of
+     * kCompileParts in report.cpp); empty for Halide rows */
+    std::vector<double> compile_parts;
 };
+/* The pm_compile_stats fields pm_bench reports, by name (ms, then IR sizes). */
+extern const char *const kCompileParts[];
+extern const int kNumCompileParts;
 
 /* Per app and thread count: PolyMage-JIT against the fastest Halide variant that passed. */
 struct BenchSummary {

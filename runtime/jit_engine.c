@@ -96,10 +96,13 @@ static _Thread_local size_t linked_object_bytes;
 static _Thread_local bool capture_object;
 static _Thread_local void *captured_object;
 static _Thread_local size_t captured_objects;
+/* When the object reached the transform layer: machine code ends, linking begins. */
+static _Thread_local struct timespec object_ready;
 
 static LLVMErrorRef count_object(void *ctx, LLVMMemoryBufferRef *object)
 {
     (void)ctx;
+    timespec_get(&object_ready, TIME_UTC);
     size_t n = LLVMGetBufferSize(*object);
     linked_object_bytes += n;
     if (capture_object && captured_objects++ == 0 && (captured_object = malloc(n ? n : 1)))
@@ -534,11 +537,17 @@ pm_status pm_engine_add_ir(pm_engine *e, const char *ir_text, const char *name,
 pm_status pm_engine_lookup(pm_engine *e, const char *name, void **address, pm_error *err)
 {
     size_t bytes;
-    return pm_engine_lookup_sized(e, name, address, &bytes, NULL, err);
+    return pm_engine_lookup_sized(e, name, address, &bytes, NULL, NULL, err);
+}
+
+static double ms_between(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
 }
 
 pm_status pm_engine_lookup_sized(pm_engine *e, const char *name, void **address,
-                                 size_t *object_bytes, void **object_copy, pm_error *err)
+                                 size_t *object_bytes, void **object_copy, double split_ms[2],
+                                 pm_error *err)
 {
     *address = NULL;
     if (object_copy)
@@ -550,7 +559,15 @@ pm_status pm_engine_lookup_sized(pm_engine *e, const char *name, void **address,
     capture_object = object_copy != NULL;
     captured_object = NULL;
     captured_objects = 0;
+    struct timespec start, end;
+    timespec_get(&start, TIME_UTC);
+    object_ready = start;
     LLVMErrorRef e2 = LLVMOrcLLJITLookup(e->jit, &addr, name);
+    timespec_get(&end, TIME_UTC);
+    if (split_ms) { /* no object compiled (it was linked already): all of it linking */
+        split_ms[0] = ms_between(&start, &object_ready);
+        split_ms[1] = ms_between(&object_ready, &end);
+    }
     *object_bytes = linked_object_bytes;
     if (object_copy && captured_objects == 1)
         *object_copy = captured_object;
@@ -569,6 +586,22 @@ pm_status pm_engine_lookup_sized(pm_engine *e, const char *name, void **address,
     }
     *address = (void *)(uintptr_t)addr;
     return PM_OK;
+}
+
+int64_t pm_engine_count_instructions(LLVMModuleRef module, int64_t *functions)
+{
+    int64_t n = 0, nf = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(module); f; f = LLVMGetNextFunction(f)) {
+        if (LLVMIsDeclaration(f))
+            continue;
+        nf++;
+        for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+            for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i))
+                n++;
+    }
+    if (functions)
+        *functions = nf;
+    return n;
 }
 
 void pm_engine_code_free(pm_engine_code *code)

@@ -101,9 +101,15 @@ pm_status pm_engine_lookup(pm_engine *e, const char *name, void **address, pm_er
 /* The same, and the bytes of the object code this lookup compiled and linked (0 when
  * the symbol's module was compiled by an earlier lookup): a kernel's code size. With
  * object_copy non-NULL, *object_copy receives a malloc'd copy of the object file when
- * exactly one was linked (else NULL), for the on-disk cache. */
+ * exactly one was linked (else NULL), for the on-disk cache. With split_ms non-NULL,
+ * split_ms[0] receives the milliseconds spent making machine code and split_ms[1] those
+ * linking it (measured at the object's hand-over to the linker). */
 pm_status pm_engine_lookup_sized(pm_engine *e, const char *name, void **address,
-                                 size_t *object_bytes, void **object_copy, pm_error *err);
+                                 size_t *object_bytes, void **object_copy, double split_ms[2],
+                                 pm_error *err);
+/* Instructions in the module's defined functions (and how many functions, when
+ * functions is non-NULL): the IR size compile statistics report. */
+int64_t pm_engine_count_instructions(struct LLVMOpaqueModule *module, int64_t *functions);
 /* Adds a relocatable object file (copied) under a new resource tracker, like
  * pm_engine_add_module; linked by the first lookup of one of its symbols. A symbol the
  * engine defines already is an error (PM_ERR_INTERNAL), never a silent replacement. */
