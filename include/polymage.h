@@ -392,19 +392,25 @@ typedef struct pm_error {
 typedef struct pm_jit pm_jit;
 typedef struct pm_kernel pm_kernel;
 
+/* Optimization levels: PM_OPT_TUNED, LLVM's passes chosen for this compiler's
+ * (already vectorized) IR, at the least compile time that loses no speed; 0..3 mean
+ * LLVM's default<O0> .. default<O3>; PM_OPT_JIT (compile options only) the jit's. */
+#define PM_OPT_TUNED (-1)
+#define PM_OPT_JIT (-2)
+
 typedef struct pm_jit_options {
     int threads;        /* worker threads for kernels; 0 = number of cores               */
-    int opt_level;      /* LLVM optimization level 0..3; default 3                        */
+    int opt_level;      /* PM_OPT_TUNED (default) or 0..3                                 */
     const char *dump;   /* phases to print to stderr, "graph,domains,schedule,ast,llvm,asm"
                            or "all"; NULL = read the PM_DUMP environment variable          */
 } pm_jit_options;
-/* Defaults: threads 0, opt_level 3, dump NULL. */
+/* Defaults: threads 0, opt_level PM_OPT_TUNED, dump NULL. */
 pm_jit_options pm_jit_options_default(void);
 
 typedef struct pm_compile_options {
     int vector_width;   /* lanes of 32-bit elements; 0 = from the host (16 on AVX-512)   */
     int threads;        /* 0 = the jit's                                                  */
-    int opt_level;      /* -1 = the jit's                                                 */
+    int opt_level;      /* PM_OPT_JIT (default), PM_OPT_TUNED or 0..3                     */
     const char *dump;   /* NULL = the jit's                                                */
     /* The optimizer (inlining, grouping, overlapped tiles, scratchpads). Every setting
      * gives the same results; they only change speed. */

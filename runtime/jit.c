@@ -6,7 +6,7 @@
  *   signature  the pipeline's run-time interface, detached (frontend/signature.c)
  *   codegen    the compiler's phases, poly to LLVM IR (codegen/driver.c)
  *   prepare    internal linkage, a unique entry name, verify (runtime/jit_engine.c)
- *   optimize   LLVM default<On> with the host target machine
+ *   optimize   the tuned pipeline or LLVM's default<On>, with the host target machine
  *   llvm, asm  texts for PM_DUMP / pm_kernel_dump, only when asked for (options.dump,
  *              options.keep): printing a module costs as much as a pass
  *   stats      each step's time and the IR's size (pm_kernel_compile_stats; PM_TIME=1
@@ -43,12 +43,12 @@ const char *pm_version(void)
 
 pm_jit_options pm_jit_options_default(void)
 {
-    return (pm_jit_options){.threads = 0, .opt_level = 3, .dump = NULL};
+    return (pm_jit_options){.threads = 0, .opt_level = PM_OPT_TUNED, .dump = NULL};
 }
 
 pm_compile_options pm_compile_options_default(void)
 {
-    return (pm_compile_options){.vector_width = 0, .threads = 0, .opt_level = -1, .dump = NULL,
+    return (pm_compile_options){.vector_width = 0, .threads = 0, .opt_level = PM_OPT_JIT, .dump = NULL,
                                 .fusion = 1, .tile_size = {0}, .overlap_threshold = -1.0,
                                 .group_limit = 0};
 }
@@ -77,9 +77,9 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
                      o.threads);
         return NULL;
     }
-    if (o.opt_level < 0 || o.opt_level > 3) {
-        pm_error_set(error, PM_ERR_ARGUMENT, "pm_jit_new: opt_level = %d (must be 0..3)",
-                     o.opt_level);
+    if (o.opt_level < PM_OPT_TUNED || o.opt_level > 3) {
+        pm_error_set(error, PM_ERR_ARGUMENT,
+                     "pm_jit_new: opt_level = %d (PM_OPT_TUNED = -1, or 0..3)", o.opt_level);
         return NULL;
     }
     pm_jit *jit = calloc(1, sizeof *jit);
@@ -210,9 +210,10 @@ pm_status pm_jit_resolve_options(const pm_jit *jit, const char *name,
     if (c.threads < 0)
         return pm_error_set(err, PM_ERR_ARGUMENT,
                             "%s: threads = %d (0 = the jit's, or a count)", name, c.threads);
-    if (c.opt_level < -1 || c.opt_level > 3)
+    if (c.opt_level < PM_OPT_JIT || c.opt_level > 3)
         return pm_error_set(err, PM_ERR_ARGUMENT,
-                            "%s: opt_level = %d (-1 = the jit's, or 0..3)", name, c.opt_level);
+                            "%s: opt_level = %d (PM_OPT_JIT = -2, PM_OPT_TUNED = -1, or 0..3)",
+                            name, c.opt_level);
     if (c.fusion != 0 && c.fusion != 1)
         return pm_error_set(err, PM_ERR_ARGUMENT, "%s: fusion = %d (0 or 1)", name, c.fusion);
     for (int d = 0; d < PM_MAX_DIMS; d++)
@@ -228,7 +229,7 @@ pm_status pm_jit_resolve_options(const pm_jit *jit, const char *name,
     *out = (pm_cache_options){0};
     out->vector_width = w ? w : pm_engine_vector_width(jit->engine);
     out->threads = c.threads ? c.threads : jit->threads;
-    out->opt_level = c.opt_level >= 0 ? c.opt_level : jit->opt_level;
+    out->opt_level = c.opt_level == PM_OPT_JIT ? jit->opt_level : c.opt_level;
     out->fusion = c.fusion;
     out->group_limit = c.group_limit;
     for (int d = 0; d < PM_MAX_DIMS; d++)

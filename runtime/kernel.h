@@ -31,7 +31,7 @@ struct pm_serve_job;
 struct pm_jit {
     pm_engine *engine;
     int threads;            /* resolved: >= 1                                        */
-    int opt_level;          /* 0..3                                                   */
+    int opt_level;          /* PM_OPT_TUNED or 0..3                                   */
     char *dump;             /* copy of options.dump, or NULL (= PM_DUMP at compile)    */
     char *environment;      /* the jit-wide part of cache keys (pm_cache_environment)  */
     /* Guards everything below. Held only for table work, never during a compile or a

@@ -69,9 +69,9 @@ static void blur_case_free(blur_case *c)
 static void test_options(void)
 {
     pm_jit_options jo = pm_jit_options_default();
-    CHECK(jo.threads == 0 && jo.opt_level == 3 && jo.dump == NULL);
+    CHECK(jo.threads == 0 && jo.opt_level == PM_OPT_TUNED && jo.dump == NULL);
     pm_compile_options co = pm_compile_options_default();
-    CHECK(co.vector_width == 0 && co.threads == 0 && co.opt_level == -1 && co.dump == NULL);
+    CHECK(co.vector_width == 0 && co.threads == 0 && co.opt_level == PM_OPT_JIT && co.dump == NULL);
 
     pm_error err;
     jo.threads = -1;
@@ -83,6 +83,9 @@ static void test_options(void)
     CHECK(pm_jit_new(&jo, &err) == NULL);
     CHECK_CONTAINS(err.message, "opt_level = 7");
     CHECK(pm_jit_new(&jo, NULL) == NULL); /* no error struct: still just NULL */
+    jo.opt_level = PM_OPT_JIT; /* a compile option's value: a jit has no jit to defer to */
+    CHECK(pm_jit_new(&jo, &err) == NULL);
+    CHECK_CONTAINS(err.message, "opt_level = -2");
 
     pm_jit *jit = pm_jit_new(NULL, &err);
     CHECK(jit != NULL);
