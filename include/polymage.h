@@ -48,6 +48,13 @@
 extern "C" {
 #endif
 
+/* Every function declared here is the library's exported API. The library is compiled
+ * with hidden visibility by default (-fvisibility=hidden), so these declarations are the
+ * only symbols a shared libpolymage exports. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* The library's version (semantic: the minor number grows with every API addition while
  * the major is 0). */
 #define PM_VERSION_MAJOR 0
@@ -564,6 +571,10 @@ pm_status pm_jit_stats(pm_jit *jit, pm_cache_stats *stats, size_t size);
 const char *pm_kernel_dump(const pm_kernel *k, const char *phase);
 /* Milliseconds the compile took (or the load, for a kernel from the on-disk cache). */
 double pm_kernel_compile_ms(const pm_kernel *k);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
