@@ -399,16 +399,33 @@ typedef struct pm_error {
 typedef struct pm_jit pm_jit;
 typedef struct pm_kernel pm_kernel;
 
+/* Options structs and the ABI
+ *   pm_jit_options and pm_compile_options will grow. Each begins with `size`, which its
+ *   _default() function sets to sizeof the struct as the caller's header declares it.
+ *   Always start from the _default() function, then change fields:
+ *
+ *       pm_compile_options o = pm_compile_options_default();
+ *       o.fusion = 0;
+ *
+ *   New fields are only ever added at the end, so a program built against an older
+ *   header passes a smaller size: the library reads just those `size` bytes and gives
+ *   every later field its default. A size that is not the size of some release's struct
+ *   (0 from an initializer such as {.threads = 4} or {0}, an uninitialized struct, or a
+ *   struct from a newer header than the library) is rejected before any other field is
+ *   read: PM_ERR_ARGUMENT, the message naming the struct, the size and the sizes this
+ *   library reads (pm_cache_policy has a size field of its own, read as described there). */
 typedef struct pm_jit_options {
+    size_t size;        /* sizeof(pm_jit_options), set by pm_jit_options_default()        */
     int threads;        /* worker threads for kernels; 0 = number of cores               */
     int opt_level;      /* LLVM optimization level 0..3; default 3                        */
     const char *dump;   /* phases to print to stderr, "graph,domains,schedule,ast,llvm,asm"
                            or "all"; NULL = read the PM_DUMP environment variable          */
 } pm_jit_options;
-/* Defaults: threads 0, opt_level 3, dump NULL. */
+/* Defaults: size sizeof(pm_jit_options), threads 0, opt_level 3, dump NULL. */
 pm_jit_options pm_jit_options_default(void);
 
 typedef struct pm_compile_options {
+    size_t size;        /* sizeof(pm_compile_options), set by pm_compile_options_default() */
     int vector_width;   /* lanes of 32-bit elements; 0 = from the host (16 on AVX-512)   */
     int threads;        /* 0 = the jit's                                                  */
     int opt_level;      /* -1 = the jit's                                                 */
