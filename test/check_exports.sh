@@ -6,7 +6,8 @@
 # A shared library (libpolymage.so): its defined dynamic symbols (nm -D --defined-only)
 # must all be pm_* functions declared in the header, every function the header declares
 # must be among them, its SONAME must be libpolymage.so.<major>, and it must name libgomp
-# itself (DT_NEEDED), so that JIT code finds GOMP_* in any process that loads it.
+# itself (DT_NEEDED), so that JIT code finds GOMP_* in any process that loads it, and
+# its isl calls must bind to libisl, not to the copy of isl inside libLLVM-19.
 # A static library (libpolymage.a, -DPM_STATIC=ON): the same two-way check on its global
 # symbols of default visibility (the rest are hidden, as in the shared library).
 # Exit status 0 when all hold; otherwise 1 and one line per problem.
@@ -38,6 +39,11 @@ case "$lib" in
     esac
     readelf -d "$lib" | grep -q 'NEEDED.*\[libgomp\.so\.1\]' ||
       fail "$lib does not name libgomp.so.1 (DT_NEEDED): JIT code could not find GOMP_*"
+    # libLLVM-19 exports a copy of isl of its own (isl_*@LLVM_19.1): the library's isl
+    # calls must go to libisl, which it was compiled against.
+    llvm_isl=$(nm -D --undefined-only "$lib" | grep -cE ' isl_[A-Za-z0-9_]*@LLVM' || true)
+    [ "$llvm_isl" -eq 0 ] ||
+      fail "$lib binds $llvm_isl isl functions to libLLVM's copy of isl, not libisl"
     ;;
 esac
 [ -s "$tmp/exported" ] || fail "$lib exports nothing"
