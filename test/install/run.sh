@@ -2,13 +2,15 @@
 # run.sh — the install test (ctest test_install): installs the build into a temporary
 # prefix, then builds and runs the two consumer projects against that prefix only:
 # examples/consumer-pkgconfig (make + pkg-config) and examples/consumer-cmake
-# (find_package(PolyMage)). Each JIT-compiles a small pipeline, runs it on all threads
-# (libgomp) and checks the result against a plain C loop.
+# (find_package(PolyMage)). Each JIT-compiles a small pipeline, runs it on libgomp
+# threads and checks the result against a plain C loop.
 #
 #   test/install/run.sh BUILD_DIR SOURCE_DIR [EXTRA_FLAGS]
 #
-# EXTRA_FLAGS go to the consumers' compile and link (the sanitizer flags of an ASan
-# build, whose libpolymage needs the sanitizer runtime in the program).
+# Both consumers link with --as-needed (the default of some distributions' compilers), so
+# libgomp must come with libpolymage itself. EXTRA_FLAGS go to the consumers' compile and
+# link (the sanitizer flags of an ASan build, whose libpolymage needs the sanitizer
+# runtime in the program).
 set -euo pipefail
 build=$(cd "$1" && pwd) src=$(cd "$2" && pwd) extra=${3:-}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pm-install-test.XXXXXX")
@@ -76,14 +78,14 @@ run_consumer() {
 step "examples/consumer-pkgconfig: make, with pkg-config --cflags --libs polymage"
 mkdir -p "$tmp/pkgconfig"
 make -s -C "$src/examples/consumer-pkgconfig" OUT="$tmp/pkgconfig" \
-  CFLAGS="-O2 -Wall -Wextra -Werror $extra" LDFLAGS="$extra"
+  CFLAGS="-O2 -Wall -Wextra -Werror $extra" LDFLAGS="-Wl,--as-needed $extra"
 check_loaded "$tmp/pkgconfig/consumer"
 run_consumer "$tmp/pkgconfig/consumer"
 
 step "examples/consumer-cmake: cmake with find_package(PolyMage)"
 cmake -S "$src/examples/consumer-cmake" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="-Wall -Wextra -Werror $extra" \
-  -DCMAKE_EXE_LINKER_FLAGS="$extra" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF > "$tmp/cmake.log" ||
+  -DCMAKE_EXE_LINKER_FLAGS="-Wl,--as-needed $extra" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF > "$tmp/cmake.log" ||
   { cat "$tmp/cmake.log" >&2; fail "configuring examples/consumer-cmake failed"; }
 found=$(sed -nE 's/^PolyMage_DIR:PATH=(.*)/\1/p' "$tmp/cmake/CMakeCache.txt")
 [ "$found" = "$libdir/cmake/PolyMage" ] || fail "find_package(PolyMage) found '$found'"
