@@ -201,6 +201,13 @@ static pm_io_status png_run(png_job *j, pm_io_info *info, pm_io_error *e)
                  r->channels, r->depth);
         png_error(j->png, j->msg);
     }
+    /* deflate expands at most 1032 times: a header claiming more pixels than the file
+     * can hold is corrupted, found before its memory is taken */
+    if ((double)(r->row_bytes + 1) * (double)h > 1032.0 * (double)j->size + 65536.0) {
+        snprintf(j->msg, sizeof j->msg, "%zu bytes cannot hold %lu x %lu pixels of %d channels",
+                 j->size, (unsigned long)h, (unsigned long)w, r->channels);
+        png_error(j->png, j->msg);
+    }
     if (!mul_size(r->row_bytes, h, &bytes) || !mul_size(sizeof *j->row_ptrs, h, &ptrs)) {
         png_destroy_read_struct(&j->png, &j->info, NULL);
         return fail(e, PM_IO_ERR_TOO_LARGE, j->name, "%lu x %lu pixels do not fit in memory",
