@@ -4,6 +4,7 @@
  *    RGB) stay within a tolerance;
  *  - the documented conversions: channels (luma, repeated grey, alpha dropped or opaque),
  *    depths (v * 257, rounded reductions), strided (interleaved) buffers both ways;
+ *    interlaced, palette (with tRNS) and 1-bit PNGs written with libpng here;
  *  - wrong calls give PM_IO_ERR_ARGUMENT / _UNSUPPORTED / _FORMAT / _FILE with a message
  *    naming the file and the cause;
  *  - every truncation of a PNG and a JPEG is a clean error, and byte flips at every offset
@@ -15,6 +16,8 @@
 #include "polymage_io.h"
 
 #include <math.h>
+#include <png.h>
+#include <setjmp.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,6 +236,114 @@ static void conversions(void)
     check_buffer_free(&src);
 }
 
+
+/* PNGs polymage_io does not write, made with libpng here: Adam7-interlaced RGB, a 2-bit
+ * palette with a tRNS entry, 1-bit grey. */
+static int write_png_file(const char *path, int64_t rows, int64_t cols, int depth, int type,
+                          int interlace, const uint8_t *const *row_ptrs, const png_color *palette,
+                          int npalette, const png_byte *trans, int ntrans)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!png || !info || setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        fclose(f);
+        return -1;
+    }
+    png_init_io(png, f);
+    png_set_IHDR(png, info, (png_uint_32)cols, (png_uint_32)rows, depth, type, interlace,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    if (palette)
+        png_set_PLTE(png, info, palette, npalette);
+    if (trans)
+        png_set_tRNS(png, info, trans, ntrans, NULL);
+    png_write_info(png, info);
+    png_write_image(png, (png_bytepp)row_ptrs);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static void other_pngs(void)
+{
+    enum { R = 13, C = 17 };
+    char path[512];
+    pm_io_error err;
+    /* interlaced RGB */
+    static uint8_t rgb[R][C * 3];
+    const uint8_t *rows[R];
+    for (int x = 0; x < R; x++) {
+        for (int i = 0; i < C * 3; i++)
+            rgb[x][i] = (uint8_t)(x * 31 + i * 7);
+        rows[x] = rgb[x];
+    }
+    snprintf(path, sizeof path, "%s/adam7.png", tmpdir);
+    CHECK(write_png_file(path, R, C, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_ADAM7, rows, NULL, 0,
+                         NULL, 0) == 0);
+    pm_buffer b;
+    if (CHECK(pm_io_read(path, PM_U8, 0, &b, &err) == PM_IO_OK)) {
+        int same = b.extent[0] == 3 && b.extent[1] == R && b.extent[2] == C;
+        for (int c = 0; c < 3 && same; c++)
+            for (int x = 0; x < R; x++)
+                for (int y = 0; y < C; y++)
+                    same &= ((uint8_t *)b.data)[(c * R + x) * C + y] == rgb[x][y * 3 + c];
+        CHECK(same);
+        pm_io_free(&b);
+    }
+    /* a 2-bit palette, entry 1 half transparent: RGBA */
+    static const png_color pal[4] = {{0, 0, 0}, {255, 0, 0}, {0, 128, 255}, {9, 9, 9}};
+    static const png_byte trans[2] = {255, 100};
+    static uint8_t packed[R][(C * 2 + 7) / 8];
+    for (int x = 0; x < R; x++) {
+        memset(packed[x], 0, sizeof packed[x]);
+        for (int y = 0; y < C; y++)
+            packed[x][y / 4] |= (uint8_t)(((x + y) % 4) << (6 - 2 * (y % 4)));
+        rows[x] = packed[x];
+    }
+    snprintf(path, sizeof path, "%s/palette.png", tmpdir);
+    CHECK(write_png_file(path, R, C, 2, PNG_COLOR_TYPE_PALETTE, PNG_INTERLACE_NONE, rows, pal, 4,
+                         trans, 2) == 0);
+    pm_io_info info;
+    CHECK(pm_io_probe_file(path, &info, &err) == PM_IO_OK && info.channels == 4 &&
+          info.bit_depth == 8);
+    if (CHECK(pm_io_read(path, PM_U8, 0, &b, &err) == PM_IO_OK)) {
+        int same = b.ndims == 3 && b.extent[0] == 4;
+        for (int x = 0; x < R && same; x++)
+            for (int y = 0; y < C; y++) {
+                int k = (x + y) % 4;
+                const uint8_t *d = b.data;
+                same &= d[(0 * R + x) * C + y] == pal[k].red && d[(1 * R + x) * C + y] == pal[k].green &&
+                        d[(2 * R + x) * C + y] == pal[k].blue &&
+                        d[(3 * R + x) * C + y] == (k < 2 ? trans[k] : 255);
+            }
+        CHECK(same);
+        pm_io_free(&b);
+    }
+    /* 1-bit grey: 0 and 255 */
+    static uint8_t bits[R][(C + 7) / 8];
+    for (int x = 0; x < R; x++) {
+        memset(bits[x], 0, sizeof bits[x]);
+        for (int y = 0; y < C; y++)
+            if ((x * y) % 3 == 0)
+                bits[x][y / 8] |= (uint8_t)(0x80 >> (y % 8));
+        rows[x] = bits[x];
+    }
+    snprintf(path, sizeof path, "%s/bits.png", tmpdir);
+    CHECK(write_png_file(path, R, C, 1, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_ADAM7, rows, NULL, 0,
+                         NULL, 0) == 0);
+    if (CHECK(pm_io_read(path, PM_F32, 0, &b, &err) == PM_IO_OK)) {
+        int same = b.ndims == 2;
+        for (int x = 0; x < R && same; x++)
+            for (int y = 0; y < C; y++)
+                same &= ((float *)b.data)[x * C + y] == ((x * y) % 3 == 0 ? 1.0f : 0.0f);
+        CHECK(same);
+        pm_io_free(&b);
+    }
+}
+
 static void expect(pm_io_status got, pm_io_status want, const pm_io_error *err, const char *needle1,
                    const char *needle2)
 {
@@ -448,6 +559,7 @@ int main(void)
         return check_finish("test_image_io");
     round_trips();
     conversions();
+    other_pngs();
     misuse();
     fuzz();
     char cmd[400];
