@@ -432,20 +432,23 @@ static void shape_text(const pm_buffer *b, char *out, size_t n)
         snprintf(out + len, n - len, "]");
 }
 
-/* Element strides of a picture buffer: channel, row, col (dense when stride 0). */
+/* Element strides of a picture buffer: channel, row, col. A stride of 0 is that
+ * dimension's dense row-major stride (the library's rule, pm_buffer). */
 static void picture_strides(const pm_buffer *b, int64_t s[3])
 {
-    int dense = 1;
-    for (int d = 0; d < b->ndims; d++)
-        dense &= b->stride[d] == 0;
+    int64_t st[3], dense = 1;
+    for (int d = b->ndims - 1; d >= 0; d--) {
+        st[d] = b->stride[d] ? b->stride[d] : dense;
+        dense *= b->extent[d];
+    }
     if (b->ndims == 2) {
         s[0] = 0;
-        s[1] = dense ? b->extent[1] : b->stride[0];
-        s[2] = dense ? 1 : b->stride[1];
+        s[1] = st[0];
+        s[2] = st[1];
     } else {
-        s[0] = dense ? b->extent[1] * b->extent[2] : b->stride[0];
-        s[1] = dense ? b->extent[2] : b->stride[1];
-        s[2] = dense ? 1 : b->stride[2];
+        s[0] = st[0];
+        s[1] = st[1];
+        s[2] = st[2];
     }
 }
 

@@ -66,7 +66,7 @@ const pm_sample_app *pm_sample_apps(int *count);
 /* The app of that name, or NULL. */
 const pm_sample_app *pm_sample_find(const char *name);
 
-/* Dense buffers for the drivers (run_sample, bench/pm_sweep). A zeroed dense buffer of
+/* Dense buffers for the drivers (tests, bench/pm_sweep). A zeroed dense buffer of
  * the shape the pipeline wants for input (is_output 0) or output `index` at these
  * parameters; data NULL on failure (free data with free()). */
 pm_buffer pm_sample_buffer(pm_pipeline *p, int is_output, int index, const pm_value *params);
@@ -76,7 +76,8 @@ double pm_sample_element(const pm_buffer *b, int64_t i);
 /* Largest absolute difference of two dense buffers of one shape (NaN = NaN). */
 double pm_sample_buffer_maxdiff(const pm_buffer *a, const pm_buffer *b);
 
-/* Output buffer b as an 8-bit picture, the way run_sample writes it: [X][Y] is grey,
+/* Output buffer b as an 8-bit picture, the way the polymage command and the image service
+ * write it: [X][Y] is grey,
  * [c][X][Y] with c = 3 or 4 is RGB (channels reversed when bgr; other channel counts
  * show channel 0); u8 values are taken as they are, values in [0, 1] scaled by 255,
  * others stretched from their minimum to their maximum. Returns malloc'd interleaved
