@@ -104,11 +104,12 @@ static void help_run(FILE *to)
         "Runs APP on the picture IN (PNG 8/16-bit or JPEG, grey, RGB, with or without alpha)\n"
         "at the picture's size and writes the output picture to OUT (PNG for .png, JPEG for\n"
         ".jpg/.jpeg; a missing folder is created). The picture becomes the app's input as in\n"
-        "the HTTP service: 8-bit levels (16-bit samples are reduced, alpha is dropped), grey\n"
-        "= rounded luma where the app takes grey, clamped to the edge where it pads\n"
-        "('polymage apps' lists each app's input; camera_pipe gets a raw Bayer mosaic made\n"
-        "from the picture). The output has the picture's size. harris writes the picture\n"
-        "dimmed with its corners marked in red; --response FILE also writes the response.\n"
+        "the HTTP service: 8-bit levels (16-bit samples are reduced, alpha is dropped except\n"
+        "by interpolate, which fills the transparent pixels from the opaque ones), grey =\n"
+        "rounded luma where the app takes grey, clamped to the edge where it pads ('polymage\n"
+        "apps' lists each app's input; camera_pipe gets a raw Bayer mosaic made from the\n"
+        "picture). The output has the picture's size. harris writes the picture dimmed with\n"
+        "its corners marked in red; --response FILE also writes the response.\n"
         "\n"
         "options:\n%s", engine_help);
 }
@@ -177,7 +178,7 @@ static const char *app_input(const char *name)
         {"harris", "grey f32 in [0, 1]"},
         {"camera_pipe", "a raw 10-bit Bayer mosaic (GRBG, i16) synthesised from the picture"},
         {"pyramid_blend", "RGB f32: the picture and its mirror image, blended under a mask"},
-        {"interpolate", "RGBA f32: the picture with about one pixel in four kept (alpha)"},
+        {"interpolate", "RGBA f32: the picture's alpha as the known pixels, else one in four"},
         {"local_laplacian", "BGR u16 (8-bit level * 256), clamp-padded"},
     };
     for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++)
@@ -761,10 +762,12 @@ static int cmd_run(const options *o)
             (long long)app->min_cols);
         return 1;
     }
-    /* 8-bit interleaved pixels: what the apps' fill_from takes (pm_bytes_picture) */
-    int ch = info.channels >= 3 ? 3 : 1;
+    /* 8-bit interleaved pixels: what the apps' fill_from takes (pm_bytes_picture); RGBA
+     * for interpolate when the picture has alpha (its mask of known pixels) */
+    bool alpha = strcmp(app->name, "interpolate") == 0 && (info.channels == 2 || info.channels == 4);
+    int ch = alpha ? 4 : info.channels >= 3 ? 3 : 1;
     size_t bytes = (size_t)info.rows * (size_t)info.cols;
-    if (bytes > SIZE_MAX / 3) {
+    if (bytes > SIZE_MAX / 4) {
         say("%s: too large", o->in);
         return 1;
     }

@@ -26,13 +26,14 @@ struct pm_sample_picture {
     int (*level)(const pm_sample_picture *pic, int c, int64_t x, int64_t y);
     float (*pixel)(const pm_sample_picture *pic, int c, int64_t x, int64_t y);
     const uint8_t *bytes; /* pm_bytes_picture's pixels                                    */
-    int channels;         /* pm_bytes_picture's channels (1 grey, 3 RGB)                  */
+    int channels;         /* pm_bytes_picture's channels (1 grey, 3 RGB, 4 RGBA)          */
 };
 /* The generated photo at rows x cols (image_io.h's pm_photo_level / pm_photo_pixel). */
 pm_sample_picture pm_photo_picture(int64_t rows, int64_t cols);
-/* Interleaved 8-bit pixels, row-major, 1 (grey) or 3 (RGB) channels; not copied. Grey of
- * an RGB picture is the rounded luma 0.299 R + 0.587 G + 0.114 B; colour of a grey one is
- * its grey. */
+/* Interleaved 8-bit pixels, row-major, 1 (grey), 3 (RGB) or 4 (RGBA) channels; not
+ * copied. Grey of a colour picture is the rounded luma 0.299 R + 0.587 G + 0.114 B; colour
+ * of a grey one is its grey. Alpha is read only by interpolate, as its mask of known
+ * pixels (the other apps see the colour). */
 pm_sample_picture pm_bytes_picture(const uint8_t *bytes, int64_t rows, int64_t cols,
                                    int channels);
 int pm_picture_level(const pm_sample_picture *pic, int c, int64_t x, int64_t y);

@@ -3,6 +3,7 @@
  *  - run on PNGs and a JPEG this test writes: the output is a valid PNG of the picture's
  *    size, and unsharp_mask's is the interpreter's result on the same picture rendered the
  *    same way (at most one 8-bit level apart); a missing output folder is created;
+ *    interpolate takes a picture's alpha as its mask and fills the transparent half;
  *  - explain (text with the groups; the diagram as SVG through dot, or DOT text), bench
  *    with a tiny size and 2 runs, sample and the run_sample alias;
  *  - bad usages (unknown app, command or option, missing, corrupt or too small picture,
@@ -14,6 +15,7 @@
 #include "polymage_io.h"
 #include "samples.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +197,35 @@ static void runs(void)
     CHECK(read_picture("corners.jpg", &r, &c, NULL) == 3 && r == 40 && c == 56);
     CHECK(polymage("run camera_pipe photo.png raw.png --interp") == 0);
     CHECK(read_picture("raw.png", &r, &c, NULL) == 3 && r == 40 && c == 56);
+
+    /* interpolate fills a picture's transparent pixels: the right half, transparent blue,
+     * becomes the opaque left half's red */
+    {
+        enum { N = 512 };
+        uint8_t *px = malloc((size_t)4 * N * N);
+        for (int64_t i = 0; i < (int64_t)N * N; i++) {
+            bool left = i % N < N / 2;
+            px[i] = left ? 255 : 0;
+            px[(int64_t)N * N + i] = 0;
+            px[2 * (int64_t)N * N + i] = left ? 0 : 255;
+            px[3 * (int64_t)N * N + i] = left ? 255 : 0;
+        }
+        int64_t ext[3] = {4, N, N};
+        pm_buffer b = pm_buffer_dense(px, PM_U8, 3, ext);
+        char path[512];
+        snprintf(path, sizeof path, "%s/holes.png", dir);
+        pm_io_error err;
+        CHECK(pm_io_write(path, &b, NULL, &err) == PM_IO_OK);
+        free(px);
+        CHECK(polymage("run interpolate holes.png filled.png") == 0);
+        pm_buffer got;
+        if (CHECK(read_picture("filled.png", &r, &c, &got) == 3 && r == N && c == N)) {
+            const uint8_t *g = got.data;
+            int64_t at = 300 * N + 500; /* deep in the transparent half */
+            CHECK(g[at] >= 250 && g[(int64_t)N * N + at] <= 5 && g[2 * (int64_t)N * N + at] <= 5);
+        }
+        pm_io_free(&got);
+    }
 
     /* the generated photo, and the old driver's name */
     CHECK(polymage("sample unsharp_mask --rows 24 --cols 32 --out samples") == 0);
