@@ -44,9 +44,10 @@ build: deps $(BUILD)/CMakeCache.txt
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
+# The polymage command's `sample`: the app on the generated photo, PNGs into $(OUT) (made
+# if missing); `build/polymage run APP in.png out.png` does the same on a picture of yours.
 run: build
-	@mkdir -p $(OUT)
-	$(BUILD)/run_sample $(APP) --out $(OUT) --check $(RUN_ARGS)
+	$(BUILD)/polymage sample $(APP) --out $(OUT) --check $(RUN_ARGS)
 
 # The HTTP image service (samples/serve) on 127.0.0.1:$PORT (8080 unless PORT is set).
 serve: build
