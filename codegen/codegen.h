@@ -44,6 +44,7 @@ typedef enum pm_phase {
     PM_PHASE_STORAGE,  /* buffers, scratchpads, slots, peak bytes                     */
     PM_PHASE_SCHEDULE, /* the isl schedule tree with its marks                        */
     PM_PHASE_AST,      /* the isl AST                                                  */
+    PM_PHASE_SIZES,    /* code size: AST copies of each statement, IR per function     */
     PM_PHASE_LLVM,     /* optimized IR (the runtime fills it after its passes)        */
     PM_PHASE_ASM,      /* machine code (runtime, only when dumped)                    */
     PM_NPHASES

@@ -31,8 +31,11 @@
 
 #include <isl/ctx.h>
 #include <isl/options.h>
+#include <isl/ast.h>
+#include <isl/id.h>
 #include <isl/printer.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -41,7 +44,8 @@ const char *const pm_phase_names[PM_NPHASES] = {
     [PM_PHASE_GRAPH] = "graph",       [PM_PHASE_DOMAINS] = "domains",
     [PM_PHASE_GROUPS] = "groups",     [PM_PHASE_DOT] = "dot",
     [PM_PHASE_STORAGE] = "storage",   [PM_PHASE_SCHEDULE] = "schedule",
-    [PM_PHASE_AST] = "ast",           [PM_PHASE_LLVM] = "llvm",
+    [PM_PHASE_AST] = "ast",           [PM_PHASE_SIZES] = "sizes",
+    [PM_PHASE_LLVM] = "llvm",
     [PM_PHASE_ASM] = "asm"};
 
 unsigned pm_dump_parse(const char *spec)
@@ -191,6 +195,109 @@ static char *text_schedule(compile *c)
     return text;
 }
 
+/* ---- code size: where a kernel's code comes from ------------------------------------ */
+
+enum { SIZE_ROWS = 256 };
+typedef struct size_row {
+    const char *name;
+    long count, blocks;
+} size_row;
+typedef struct size_table {
+    int n;
+    size_row rows[SIZE_ROWS];
+    long nodes[8]; /* per isl_ast_node_type (for, if, block, mark, user) */
+} size_table;
+
+static int by_count(const void *a, const void *b)
+{
+    const size_row *x = a, *y = b;
+    return (y->count > x->count) - (y->count < x->count);
+}
+
+static isl_bool count_ast_node(__isl_keep isl_ast_node *node, void *user)
+{
+    size_table *t = user;
+    enum isl_ast_node_type type = isl_ast_node_get_type(node);
+    if (type > 0 && type < 8)
+        t->nodes[type]++;
+    if (type != isl_ast_node_user)
+        return isl_bool_true;
+    isl_ast_expr *call = isl_ast_node_user_get_expr(node);
+    isl_ast_expr *fn = isl_ast_expr_get_op_arg(call, 0);
+    isl_id *id = isl_ast_expr_get_id(fn);
+    const char *name = isl_id_get_name(id); /* owned by the statement's domain: lives on */
+    int i = 0;
+    while (i < t->n && strcmp(t->rows[i].name, name) != 0)
+        i++;
+    if (i == t->n && t->n < SIZE_ROWS)
+        t->rows[t->n++] = (size_row){name, 0, 0};
+    if (i < t->n)
+        t->rows[i].count++;
+    isl_id_free(id);
+    isl_ast_expr_free(fn);
+    isl_ast_expr_free(call);
+    return isl_bool_true;
+}
+
+/* Each statement's copies in the AST (a piece separated into several loops is one body
+ * per copy), then each function's IR as built, before LLVM's passes: what the passes
+ * and the machine-code step pay for. */
+static char *text_sizes(compile *c)
+{
+    size_table *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    isl_ast_node_foreach_descendant_top_down(c->ast, count_ast_node, t);
+    isl_printer *p = isl_printer_to_str(c->ctx);
+    long copies = 0;
+    for (int i = 0; i < t->n; i++)
+        copies += t->rows[i].count;
+    char head[256];
+    snprintf(head, sizeof head,
+             "isl AST: %ld for, %ld if, %ld block, %ld mark nodes; %ld statement copies of %d "
+             "statements\n  copies  statement\n",
+             t->nodes[isl_ast_node_for], t->nodes[isl_ast_node_if], t->nodes[isl_ast_node_block],
+             t->nodes[isl_ast_node_mark], copies, t->n);
+    p = isl_printer_print_str(p, head);
+    qsort(t->rows, (size_t)t->n, sizeof t->rows[0], by_count);
+    for (int i = 0; i < t->n; i++) {
+        char line[160];
+        snprintf(line, sizeof line, "  %6ld  %s\n", t->rows[i].count, t->rows[i].name);
+        p = isl_printer_print_str(p, line);
+    }
+    /* the IR, per function */
+    t->n = 0;
+    long total = 0, nfun = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(c->out->module); f; f = LLVMGetNextFunction(f)) {
+        long n = 0, nb = 0;
+        for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b), nb++)
+            for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i))
+                n++;
+        if (nb == 0)
+            continue; /* a declaration */
+        total += n;
+        nfun++;
+        if (t->n < SIZE_ROWS)
+            t->rows[t->n++] = (size_row){LLVMGetValueName(f), n, nb};
+    }
+    char line[320];
+    snprintf(line, sizeof line,
+             "LLVM IR as built, before the passes: %ld instructions in %ld functions\n"
+             "  instrs  blocks  function (<kernel>_part<k>_<stage>: a stage in a tile; _par<k>_: "
+             "a parallel loop's body)\n", total, nfun);
+    p = isl_printer_print_str(p, line);
+    qsort(t->rows, (size_t)t->n, sizeof t->rows[0], by_count);
+    for (int i = 0; i < t->n; i++) {
+        snprintf(line, sizeof line, "  %6ld  %6ld  %s\n", t->rows[i].count, t->rows[i].blocks,
+                 t->rows[i].name);
+        p = isl_printer_print_str(p, line);
+    }
+    char *text = isl_printer_get_str(p);
+    isl_printer_free(p);
+    free(t);
+    return text;
+}
+
 typedef struct step {
     const char *name;
     pm_status (*run)(compile *c);          /* NULL: a text only                   */
@@ -210,7 +317,7 @@ static const step steps[] = {
     {"storage", step_storage, STAT(storage_ms), {PM_PHASE_STORAGE, -1}, {text_storage, NULL}},
     {"schedule", step_schedule, STAT(schedule_ms), {PM_PHASE_SCHEDULE, -1}, {text_schedule, NULL}},
     {"ast", step_ast, STAT(isl_ast_ms), {PM_PHASE_AST, -1}, {text_ast, NULL}},
-    {"llvm", step_llvm, STAT(ir_build_ms), {-1, -1}, {NULL, NULL}},
+    {"llvm", step_llvm, STAT(ir_build_ms), {PM_PHASE_SIZES, -1}, {text_sizes, NULL}},
 };
 #undef STAT
 

@@ -366,19 +366,24 @@ static void test_dumps(pm_jit *jit)
     /* Nothing asked for: no text made (printing a module costs as much as a pass). */
     pm_kernel *k = pm_jit_compile(jit, p, NULL, &co, &err);
     if (CHECK(k != NULL)) {
-        for (int i = 0; i < 9; i++)
+        for (int i = 0; i < 10; i++)
             CHECK(pm_kernel_dump(k, (const char *[]){"graph", "domains", "groups", "dot",
-                                                     "storage", "schedule", "ast", "llvm",
-                                                     "asm"}[i]) == NULL);
+                                                     "storage", "schedule", "ast", "sizes",
+                                                     "llvm", "asm"}[i]) == NULL);
         pm_compile_stats st;
         CHECK_STATUS(pm_kernel_compile_stats(k, &st, sizeof st), PM_OK);
         CHECK(st.dump_ms < 0.5); /* no texts: only the timer reads */
         pm_kernel_free(k);
     }
     /* Kept without printing. */
-    co.keep = "graph,domains,schedule,ast,llvm";
+    co.keep = "graph,domains,schedule,ast,sizes,llvm";
     k = pm_jit_compile(jit, p, NULL, &co, &err);
     if (CHECK(k != NULL)) {
+        /* code size: the statement's AST copies, the entry's IR before the passes */
+        CHECK_CONTAINS(pm_kernel_dump(k, "sizes"), "statement copies of");
+        CHECK_CONTAINS(pm_kernel_dump(k, "sizes"), "  blur\n");
+        CHECK_CONTAINS(pm_kernel_dump(k, "sizes"), "LLVM IR as built");
+        CHECK_CONTAINS(pm_kernel_dump(k, "sizes"), "pm_entry");
         CHECK_CONTAINS(pm_kernel_dump(k, "graph"), "blur");
         CHECK(pm_kernel_dump(k, "domains") != NULL);
         CHECK(pm_kernel_dump(k, "schedule") != NULL);
