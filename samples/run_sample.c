@@ -9,8 +9,12 @@
  * DIR/<app>_output.png (Harris also writes <app>_response.png). --check also runs the
  * interpreter and reports the largest difference from the compiled output. --print lists
  * the pipeline first. The engine is chosen in run_engine(). */
+#define _POSIX_C_SOURCE 200809L /* mkdir */
 #include "samples.h"
 #include "image_io.h"
+
+#include <errno.h>
+#include <sys/stat.h>
 
 #include <math.h>
 #include <stdbool.h>
@@ -317,6 +321,25 @@ int main(int argc, char **argv)
         return 2;
     }
     int64_t rows = o.rows ? o.rows : app->quick_rows, cols = o.cols ? o.cols : app->quick_cols;
+    /* --out into a missing folder: make it (and its parents), or say why not */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", o.out_dir);
+    if (!*dir) {
+        fprintf(stderr, "run_sample: --out needs a folder\n");
+        return 2;
+    }
+    for (char *q = dir + 1;; q++)
+        if (*q == '/' || !*q) {
+            char c = *q;
+            *q = 0;
+            if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+                fprintf(stderr, "run_sample: cannot make the output folder %s: %s\n", dir,
+                        strerror(errno));
+                return 1;
+            }
+            if (!(*q = c))
+                break;
+        }
 
     pm_ctx *ctx = pm_ctx_new();
     if (!ctx)
