@@ -147,5 +147,9 @@ int main(void)
                  PM_ERR_ARGUMENT);
     CHECK_CONTAINS(err.message, "mag");
     pm_jit_free(jit);
+    /* docs/jit.md's fragments do what the guide says */
+    int step = jit_guide_demo();
+    if (!CHECK(step == 0))
+        fprintf(stderr, "  jit_guide_demo: step %d failed\n", step);
     return check_finish("examples");
 }

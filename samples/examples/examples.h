@@ -38,4 +38,7 @@ pm_status hist_eq(pm_jit *jit, const uint8_t *in, uint8_t *out, int64_t rows, in
 pm_status example_run(pm_jit *jit, pm_ctx *ctx, pm_pipeline *p, const pm_value *params,
                       const pm_buffer *in, pm_buffer *out, pm_error *error);
 
+/* docs/jit.md's fragments, run: 0 when each did what the guide says, else the step. */
+int jit_guide_demo(void);
+
 #endif
