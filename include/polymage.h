@@ -224,7 +224,8 @@ pm_expr *pm_between(pm_expr *a, pm_expr *lo, pm_expr *hi);
 /* ---------------------------------------------------------------------------------- */
 
 /* Interval(lb, ub, step): the points lb, lb+step, ... <= ub. lb and ub are affine
- * integer expressions of parameters and constants; step >= 1. */
+ * integer expressions of parameters and constants; step >= 1. The upper bound is
+ * INCLUSIVE: Interval(0, R-1, 1) has R points (while an image takes the extent R). */
 typedef struct pm_interval pm_interval;
 pm_interval *pm_interval_new(pm_expr *lb, pm_expr *ub, int64_t step);
 
@@ -254,7 +255,10 @@ pm_status pm_func_define_expr(pm_func *f, pm_expr *value);
 
 /* Reduction(redDom = (rvars, rintervals), varDom = (vars, intervals), type, initial).
  * Every point of varDom starts at `initial` (NULL means 0); then for every point of
- * redDom in lexicographic order, f(index...) = op(f(index...), value). */
+ * redDom in lexicographic order, f(index...) = op(f(index...), value).
+ * ndims 0 (vars and intervals NULL) makes a zero-dimensional reduction: one value (a
+ * total, a minimum), defined with no index (pm_reduction_define(f, 0, NULL, value)),
+ * called as pm_call_n(f, 0, NULL), and as an output a buffer of ndims 0, one element. */
 typedef enum pm_reduce_op {
     PM_REDUCE_SUM, PM_REDUCE_PRODUCT, PM_REDUCE_MIN, PM_REDUCE_MAX,
     PM_REDUCE_AND, PM_REDUCE_OR   /* bitwise on integers, logical on bools */

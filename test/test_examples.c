@@ -124,6 +124,36 @@ static void check_example(pm_jit *jit, const example *e, int64_t R, int64_t C, i
     free(want);
 }
 
+/* docs/jit.md: a planar [3][rows][cols] picture is the blur's interleaved image through
+ * strides {cols, 1, rows * cols}, with no copy; the planar output likewise. */
+static void test_planar_strides(pm_jit *jit)
+{
+    enum { R = 23, C = 31 };
+    uint8_t inter[R * C * 3], planar[3 * R * C], want[R * C * 3], got[3 * R * C];
+    for (int i = 0; i < R * C * 3; i++)
+        inter[i] = (uint8_t)(i * 7 + i / 5);
+    for (int x = 0; x < R; x++)
+        for (int y = 0; y < C; y++)
+            for (int c = 0; c < 3; c++)
+                planar[(c * R + x) * C + y] = inter[(x * C + y) * 3 + c];
+    blur_reference(inter, want, R, C);
+    pm_ctx *ctx;
+    pm_pipeline *p = blur_rgb_pipeline(&ctx);
+    pm_buffer in = {.data = planar, .type = PM_U8, .ndims = 3, .extent = {R, C, 3},
+                    .stride = {C, 1, R * C}};
+    pm_buffer out = {.data = got, .type = PM_U8, .ndims = 3, .extent = {R, C, 3},
+                     .stride = {C, 1, R * C}};
+    pm_error err;
+    CHECK_STATUS(example_run(jit, ctx, p, (pm_value[]){PM_I(R), PM_I(C)}, &in, &out, &err),
+                 PM_OK);
+    int bad = 0;
+    for (int x = 0; x < R; x++)
+        for (int y = 0; y < C; y++)
+            for (int c = 0; c < 3; c++)
+                bad += got[(c * R + x) * C + y] != want[(x * C + y) * 3 + c];
+    CHECK(bad == 0);
+}
+
 int main(void)
 {
     pm_error err;
@@ -137,6 +167,7 @@ int main(void)
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
             for (int pattern = 0; pattern < 3; pattern++)
                 check_example(jit, &examples[e], sizes[i][0], sizes[i][1], pattern);
+    test_planar_strides(jit);
     /* a wrong-size call is an error value naming the buffer, not a crash */
     uint8_t px[4] = {0};
     pm_ctx *ctx;
