@@ -222,17 +222,10 @@ static void test_structure(pm_jit *jit)
              * image's box (no min/max: the clamp is gone from the hot loop) */
             const char *call = strstr(ast, "E_c0(");
             if (CHECK(call != NULL)) {
-                /* the loop header just above the call */
-                const char *start = ast, *line = ast;
-                for (const char *q = ast; q < call; q++)
-                    if (*q == '\n') {
-                        start = line;
-                        line = q + 1;
-                    }
-                (void)start;
-                /* find the innermost "for" before the call */
+                /* the loop header just above the call: the last "for" before it */
                 const char *loop = NULL;
-                for (const char *q = strstr(ast, "for ("); q && q < call; q = strstr(q + 1, "for ("))
+                for (const char *q = strstr(ast, "for ("); q && q < call;
+                     q = strstr(q + 1, "for ("))
                     loop = q;
                 if (CHECK(loop != NULL)) {
                     const char *eol = strchr(loop, '\n');
@@ -250,6 +243,71 @@ static void test_structure(pm_jit *jit)
     pm_ctx_free(ctx);
 }
 
+/* On a function (not an image) whose domain starts at 3, over an asymmetric domain given
+ * with pm_boundary_new, then cropped: K(t) for t in [-2, N+6] is B(t), B extends F over
+ * [-4, N+9], F(x) = 3 I(x-3) + 1 over [3, N+2]. Also pm_pad by 0 (empty border cases). */
+static void test_function_source(pm_jit *jit)
+{
+    for (int kind = PM_BOUNDARY_CLAMP; kind <= PM_BOUNDARY_CONSTANT; kind++) {
+        pm_ctx *ctx = pm_ctx_new();
+        pm_expr *N = pm_param(ctx, PM_I32, "N");
+        pm_func *I = pm_image(ctx, "I", PM_I32, N);
+        pm_expr *x = pm_var(ctx, "x");
+        pm_interval *fd = pm_interval_new(pm_int(ctx, 3), pm_addi(N, 2), 1);
+        pm_func *F = pm_func_new(ctx, "F", PM_I32, 1, &x, &fd);
+        pm_func_define_expr(F, pm_addi(pm_muli(pm_call(I, pm_addi(x, -3)), 3), 1));
+        pm_interval *bd = pm_interval_new(pm_int(ctx, -4), pm_addi(N, 9), 1);
+        pm_func *B = pm_boundary_new(F, "B", (pm_boundary)kind,
+                                     kind == PM_BOUNDARY_CONSTANT ? pm_int(ctx, CONSTANT) : NULL,
+                                     &bd);
+        pm_interval *kd = pm_interval_new(pm_int(ctx, -2), pm_addi(N, 6), 1);
+        pm_func *K = pm_crop(B, "K", &kd);
+        pm_func *Z = pm_pad(F, "Z", (pm_boundary)kind, NULL, 1, (const int[]){0}, 0);
+        pm_pipeline *p = NULL;
+        if (!CHECK_STATUS(pm_pipeline_new(ctx, "fsource", 1, &N, 1, &I, 2,
+                                          (pm_func *const[]){K, Z}, &p), PM_OK)) {
+            fprintf(stderr, "  %s: %s\n", kind_name[kind], pm_ctx_errmsg(ctx));
+            pm_ctx_free(ctx);
+            continue;
+        }
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(100)}, NULL, &err);
+        if (!CHECK(k != NULL)) {
+            fprintf(stderr, "  %s: %s\n", kind_name[kind], err.message);
+            pm_ctx_free(ctx);
+            continue;
+        }
+        for (int64_t n = 1; n <= 9; n += 2) {
+            int32_t in[16], ko[2][32], zo[2][16];
+            for (int i = 0; i < n; i++)
+                in[i] = (int32_t)(i * 5 - 7);
+            pm_buffer bi = pm_buffer_dense(in, PM_I32, 1, &n);
+            int64_t kn = n + 9;
+            pm_value params[] = {PM_I(n)};
+            for (int v = 0; v < 2; v++) {
+                pm_buffer bo[2] = {pm_buffer_dense(ko[v], PM_I32, 1, &kn),
+                                   pm_buffer_dense(zo[v], PM_I32, 1, &n)};
+                pm_status st = v == 0 ? pm_interpret(p, params, &bi, bo)
+                                      : pm_kernel_run(k, params, &bi, bo, &err);
+                CHECK_STATUS(st, PM_OK);
+            }
+            int bad = 0;
+            for (int64_t t = -2; t <= n + 6; t++) {
+                int64_t src = reference_index((pm_boundary)kind, t - 3, n);
+                int32_t want = src < 0 ? CONSTANT : in[src] * 3 + 1;
+                bad += ko[0][t + 2] != want || ko[1][t + 2] != want;
+            }
+            for (int64_t i = 0; i < n; i++) /* Z over F's own domain [3, n+2]: F itself */
+                bad += zo[0][i] != in[i] * 3 + 1 || zo[1][i] != in[i] * 3 + 1;
+            if (!CHECK(bad == 0))
+                fprintf(stderr, "  function source %s n = %lld: %d values differ\n",
+                        kind_name[kind], (long long)n, bad);
+        }
+        pm_kernel_free(k);
+        pm_ctx_free(ctx);
+    }
+}
+
 int main(void)
 {
     pm_error err;
@@ -259,6 +317,7 @@ int main(void)
         return check_finish("boundary");
     }
     test_structure(jit);
+    test_function_source(jit);
     test_differential(jit);
     pm_jit_free(jit);
     return check_finish("boundary");

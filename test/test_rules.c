@@ -135,6 +135,31 @@ static void test_u8_wraps(void)
     CHECK(ow == 44 && os == 300);
     pm_kernel_free(k);
     pm_ctx_free(ctx);
+
+    /* pm_stencil's weight-1 taps of a u8 function add in u8 (wrap); pm_stencil_nd sums
+     * in f32 */
+    ctx = pm_ctx_new();
+    pm_func *J = pm_image(ctx, "J", PM_U8, pm_int(ctx, 3), pm_int(ctx, 1));
+    pm_expr *y = pm_var(ctx, "y");
+    x = pm_var(ctx, "x");
+    pm_interval *one = pm_interval_new(pm_int(ctx, 1), pm_int(ctx, 1), 1);
+    pm_interval *zero = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 0), 1);
+    static const double box[3] = {1, 1, 1};
+    pm_func *a3 = pm_func_new(ctx, "a3", PM_U16, 2, pm_exprs(x, y), pm_intervals(one, zero));
+    pm_func *b3 = pm_func_new(ctx, "b3", PM_U16, 2, pm_exprs(x, y), pm_intervals(one, zero));
+    pm_func_define_expr(a3, pm_stencil(J, pm_exprs(x, y), 1, 1, 3, box));
+    pm_func_define_expr(b3, pm_stencil_nd(J, pm_exprs(x, y), 1, 1, (const int[]){0},
+                                          (const int[]){3}, box));
+    p = NULL;
+    CHECK_STATUS(pm_pipeline_new(ctx, "wrap3", 0, NULL, 1, &J, 2, (pm_func *const[]){a3, b3}, &p),
+                 PM_OK);
+    uint8_t jin[3] = {200, 100, 10};
+    bi = pm_buffer_dense(jin, PM_U8, 2, (const int64_t[]){3, 1});
+    bo[0] = pm_buffer_dense(&ow, PM_U16, 2, (const int64_t[]){1, 1});
+    bo[1] = pm_buffer_dense(&os, PM_U16, 2, (const int64_t[]){1, 1});
+    CHECK_STATUS(pm_interpret(p, NULL, &bi, bo), PM_OK);
+    CHECK(ow == 54 && os == 310);
+    pm_ctx_free(ctx);
 }
 
 static void test_zero_dim_reduction(void)
