@@ -4,10 +4,12 @@
  *
  * Each VARIANT is a comma-separated list of compile options for the app's pipeline at
  * the run sizes (as estimates): "default", "fusion=0", "tile=16x512" (per dimension of
- * the group space, outermost first), "threshold=0.2", "limit=8", "vector=8",
+ * the group space, outermost first), "threshold=0.2", "limit=8", "vector=8", "opt=2"
+ * (LLVM's default<O2>),
  * "env=NAME:VALUE" (an environment variable set while the variant compiles and warms
  * up: for experiments behind a flag the compiler reads), or several joined with '+'
- * ("tile=16x512+threshold=0.2"). Every variant is compiled once, warmed
+ * ("tile=16x512+threshold=0.2"). Every variant is compiled once, by a jit of its own (so
+ * variants that differ only in their environment never share a cached kernel), warmed
  * up once, then the variants run in turn, round after round, so that a noisy machine
  * (a shared VM's slow periods last seconds) slows them alike; the table gives each
  * variant's median, interquartile range and minimum, and its median as a ratio of the
@@ -66,6 +68,8 @@ static bool parse_variant(const char *spec, pm_compile_options *o)
             o->group_limit = atoi(v);
         } else if (strcmp(tok, "vector") == 0) {
             o->vector_width = atoi(v);
+        } else if (strcmp(tok, "opt") == 0) {
+            o->opt_level = atoi(v);
         } else if (strcmp(tok, "env") == 0) {
             /* env=NAME:VALUE, set while this variant compiles and warms up */
             char *colon = strchr(v, ':');
@@ -97,7 +101,7 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(stderr, "usage: pm_sweep APP [--size RxC] [--threads N] [--runs N] VARIANT...\n"
                         "  VARIANT: default | fusion=0 | tile=AxB | threshold=X | limit=N | "
-                        "vector=N, joined with '+'\n");
+                        "vector=N | opt=N | env=NAME:VALUE, joined with '+'\n");
         return 2;
     }
     const pm_sample_app *app = pm_sample_find(argv[1]);
@@ -137,24 +141,32 @@ int main(int argc, char **argv)
         app->fill_input(i, &in[i], params);
     }
     pm_error err;
-    pm_jit *jit = pm_jit_new(NULL, &err);
+    pm_jit *jit[MAX_VARIANTS] = {0};
     pm_kernel *k[MAX_VARIANTS] = {0};
     double *t[MAX_VARIANTS];
     for (int v = 0; v < nv; v++) {
         pm_compile_options o = pm_compile_options_default();
         o.threads = threads;
         nenv = 0;
-        if (!jit || !parse_variant(spec[v], &o))
+        if (!parse_variant(spec[v], &o))
             return 2;
         for (int e = 0; e < nenv; e++)
             setenv(env_name[e], env_value[e], 1);
+        jit[v] = pm_jit_new(NULL, &err);
+        if (!jit[v])
+            return 2;
         double t0 = now_ms();
-        k[v] = pm_jit_compile(jit, p, params, &o, &err);
+        k[v] = pm_jit_compile(jit[v], p, params, &o, &err);
         if (!k[v]) {
             fprintf(stderr, "pm_sweep: %s: %s\n", spec[v], err.message);
             return 1;
         }
-        printf("compiled %-28s %9.1f ms\n", spec[v], now_ms() - t0);
+        pm_compile_stats st;
+        pm_kernel_compile_stats(k[v], &st, sizeof st);
+        printf("compiled %-28s %9.1f ms (isl %.0f + ast %.0f, passes %.0f, machine code %.0f; "
+               "IR %" PRId64 " -> %" PRId64 ")\n",
+               spec[v], now_ms() - t0, st.isl_schedule_ms, st.isl_ast_ms, st.llvm_opt_ms,
+               st.machine_code_ms, st.ir_instructions_before, st.ir_instructions_after);
         for (int i = 0; i < nout; i++)
             out[v][i] = pm_sample_buffer(p, 1, i, params);
         t[v] = calloc((size_t)runs, sizeof *t[v]);
@@ -187,13 +199,13 @@ int main(int argc, char **argv)
     }
     for (int v = 0; v < nv; v++) {
         pm_kernel_free(k[v]);
+        pm_jit_free(jit[v]);
         for (int i = 0; i < nout; i++)
             free(out[v][i].data);
         free(t[v]);
     }
     for (int i = 0; i < nin; i++)
         free(in[i].data);
-    pm_jit_free(jit);
     pm_ctx_free(ctx);
     return 0;
 }

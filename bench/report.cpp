@@ -18,6 +18,33 @@ static double geomean(const std::vector<double> &v) {
     return v.empty() ? 0 : std::exp(s / (double)v.size());
 }
 
+const char *const kCompileParts[] = {"isl_schedule_ms", "isl_ast_ms", "ir_build_ms",
+                                     "llvm_opt_ms", "machine_code_ms", "link_ms", "other_ms",
+                                     "ir_instructions_before", "ir_instructions_after"};
+const int kNumCompileParts = (int)(sizeof kCompileParts / sizeof kCompileParts[0]);
+
+/* Where PolyMage-JIT's compile time went, one line per row that has it. */
+static void print_compile_parts(const BenchReport &r) {
+    bool any = false;
+    for (const BenchRow &w : r.rows) any = any || !w.compile_parts.empty() || w.jit_ms > 0;
+    if (!any) return;
+    printf("\nCompile time by phase (ms; IR instructions before -> after LLVM's "
+           "passes):\n");
+    printf("%-16s %-21s %3s %10s %9s %9s %7s %9s %9s %6s %6s %17s\n", "app", "variant", "thr",
+           "compile", "isl sched", "isl ast", "ir", "passes", "machine", "link", "other",
+           "IR before->after");
+    for (const BenchRow &w : r.rows) {
+        if (w.jit_ms > 0) /* Halide: its compile_jit with the runtime warm, no schedule */
+            printf("%-16s %-21s %3d %10.1f  (compile_jit alone, JIT runtime built before)\n",
+                   w.app.c_str(), w.variant.c_str(), w.threads, w.jit_ms);
+        if ((int)w.compile_parts.size() != kNumCompileParts) continue;
+        const std::vector<double> &c = w.compile_parts;
+        printf("%-16s %-21s %3d %10.1f %9.1f %9.1f %7.1f %9.1f %9.1f %6.1f %6.1f %8.0f->%-8.0f\n",
+               w.app.c_str(), w.variant.c_str(), w.threads, w.compile_ms, c[0], c[1], c[2], c[3],
+               c[4], c[5], c[6], c[7], c[8]);
+    }
+}
+
 void report_print_table(const BenchReport &r) {
     printf("\nPolyMage-JIT vs Halide 14%s\n", r.quick ? "  --quick" : "");
     if (!r.host_cpu.empty()) printf("  cpu: %s\n", r.host_cpu.c_str());
@@ -48,6 +75,7 @@ void report_print_table(const BenchReport &r) {
     }
     printf("\nPM x = Halide median / PolyMage-JIT median at the same thread count "
            "(> 1: PolyMage-JIT is faster); x floor = median / the app's memory floor.\n");
+    print_compile_parts(r);
 
     if (!r.summary.empty()) {
         printf("\nSummary: halide-best = the fastest Halide variant that passed its check; "
@@ -104,6 +132,18 @@ static std::string json_num(double v) {
     return fmt("%.6g", v);
 }
 
+/* ', "compile_parts": {...}' for a row that has them, else "". */
+static std::string compile_parts_json(const BenchRow &w) {
+    if (w.jit_ms > 0) return ", \"jit_ms\": " + json_num(w.jit_ms);
+    if ((int)w.compile_parts.size() != kNumCompileParts) return "";
+    std::string s = ", \"compile_parts\": {";
+    for (int i = 0; i < kNumCompileParts; i++)
+        s += std::string(i ? ", " : "") + json_str(kCompileParts[i]) + ": " +
+             json_num(w.compile_parts[i]);
+    return s + "}";
+}
+
+
 bool report_write_json(const BenchReport &r, const std::string &path) {
     FILE *f = fopen(path.c_str(), "w");
     if (!f) {
@@ -145,7 +185,7 @@ bool report_write_json(const BenchReport &r, const std::string &path) {
                 "%s\n    {\"app\": %s, \"variant\": %s, \"threads\": %d, \"status\": %s, "
                 "\"ran\": %s, \"sched_ms\": %s, \"compile_ms\": %s, \"median_ms\": %s, "
                 "\"min_ms\": %s, \"q1_ms\": %s, \"q3_ms\": %s, \"floor_ms\": %s, \"runs\": %d, "
-                "\"check\": %s, \"max_abs_diff\": %s, \"pm_speedup\": %s}",
+                "\"check\": %s, \"max_abs_diff\": %s, \"pm_speedup\": %s%s}",
                 i ? "," : "", json_str(w.app).c_str(), json_str(w.variant).c_str(), w.threads,
                 json_str(w.status).c_str(), w.ran ? "true" : "false", json_num(w.sched_ms).c_str(),
                 json_num(w.compile_ms).c_str(), w.ran ? json_num(w.median_ms).c_str() : "null",
@@ -154,7 +194,8 @@ bool report_write_json(const BenchReport &r, const std::string &path) {
                 w.floor_ms > 0 ? json_num(w.floor_ms).c_str() : "null", w.runs,
                 json_str(w.check).c_str(),
                 w.max_abs_diff >= 0 ? json_num(w.max_abs_diff).c_str() : "null",
-                w.speedup > 0 ? json_num(w.speedup).c_str() : "null");
+                w.speedup > 0 ? json_num(w.speedup).c_str() : "null",
+                compile_parts_json(w).c_str());
     }
     fprintf(f, "\n  ]\n}\n");
     return fclose(f) == 0;

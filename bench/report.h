@@ -14,6 +14,7 @@ struct BenchRow {
     bool ran = false;      /* compiled and timed */
     double sched_ms = 0;   /* autoschedule (Halide) or 0 */
     double compile_ms = 0; /* everything before the first run, schedule included */
+    double jit_ms = 0;     /* Halide: compile_jit alone, its JIT runtime built already */
     double median_ms = 0, min_ms = 0;
     double q1_ms = 0, q3_ms = 0; /* first and third quartiles: IQR = q3 - q1 */
     int runs = 0;
@@ -23,7 +24,13 @@ struct BenchRow {
     std::string check;     /* "ok", "FAIL", "ref" (is the reference), "-" (none) */
     double max_abs_diff = -1;
     double speedup = 0;    /* Halide rows: this median / PolyMage-JIT median; 0 = n/a */
+    /* PolyMage-JIT rows: where compile_ms went (pm_compile_stats, in the order of
+     * kCompileParts in report.cpp); empty for Halide rows */
+    std::vector<double> compile_parts;
 };
+/* The pm_compile_stats fields pm_bench reports, by name (ms, then IR sizes). */
+extern const char *const kCompileParts[];
+extern const int kNumCompileParts;
 
 /* Per app and thread count: PolyMage-JIT against the fastest Halide variant that passed. */
 struct BenchSummary {

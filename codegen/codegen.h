@@ -57,7 +57,7 @@ unsigned pm_dump_parse(const char *spec);
 typedef struct pm_codegen_options {
     int vector_width;        /* lanes for 32-bit elements (16 on AVX-512, 8 on AVX2)   */
     int threads;             /* default thread count baked into GOMP_parallel (0 = all) */
-    unsigned dump_mask;      /* PM_DUMP_BIT(phase) bits: phases to keep and print        */
+    unsigned dump_mask;      /* PM_DUMP_BIT(phase) bits: phases whose text to make       */
     FILE *dump_to;           /* where to print them, or NULL (kept only)                 */
     LLVMTargetMachineRef tm; /* host target, for data layout and optimization              */
     /* the optimizer (pm_compile_options in polymage.h; 0 fields = unfused, defaults) */
@@ -73,6 +73,8 @@ typedef struct pm_codegen_result {
     char entry_name[64];
     int nslots;              /* number of pm_rt_buffer slots the entry uses                */
     char *text[PM_NPHASES];  /* malloc'd, NULL when not kept                               */
+    pm_compile_stats stats;  /* the phases' times (poly_ms .. ir_build_ms, dump_ms) and
+                                ir_instructions_before; the runtime fills the rest        */
 } pm_codegen_result;
 
 /* Builds the module in llvm_ctx. estimates may be NULL. On failure returns a status and

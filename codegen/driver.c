@@ -10,8 +10,9 @@
  *   schedule  the isl schedule tree, every decision a mark       (codegen/schedule.c)
  *   ast       the isl AST; tile origins as AST expressions       (codegen/ast.c)
  *   llvm      LLVM IR that follows the marks: <W x T>, GOMP      (codegen/llvm/)
- * The steps table below is the list; each step may leave a text (pm_phase), kept in
- * the result when its PM_DUMP_BIT is set and printed to options.dump_to.
+ * The steps table below is the list; each step may leave a text (pm_phase), made only
+ * when its PM_DUMP_BIT is set (kept in the result, printed to options.dump_to), and
+ * records its time in the result's pm_compile_stats (PM_TIME=1 prints it per step).
  */
 #include "codegen/codegen.h"
 
@@ -31,6 +32,7 @@
 #include <isl/ctx.h>
 #include <isl/options.h>
 #include <isl/printer.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -192,22 +194,32 @@ static char *text_schedule(compile *c)
 typedef struct step {
     const char *name;
     pm_status (*run)(compile *c);          /* NULL: a text only                   */
+    size_t stat;                            /* its pm_compile_stats field (a double) */
     int text_phase[2];                      /* texts it leaves (pm_phase), -1 none */
     char *(*text[2])(compile *c);
 } step;
 
+#define STAT(field) offsetof(pm_compile_stats, field)
 static const step steps[] = {
-    {"graph", NULL, {PM_PHASE_GRAPH, -1}, {text_graph, NULL}},
-    {"poly", step_poly, {PM_PHASE_DOMAINS, -1}, {text_domains, NULL}},
-    {"inline", step_inline, {-1, -1}, {NULL, NULL}},
-    {"group", step_group, {-1, -1}, {NULL, NULL}},
-    {"align", step_align, {-1, -1}, {NULL, NULL}},
-    {"tile", step_tile, {PM_PHASE_GROUPS, PM_PHASE_DOT}, {text_groups, text_dot}},
-    {"storage", step_storage, {PM_PHASE_STORAGE, -1}, {text_storage, NULL}},
-    {"schedule", step_schedule, {PM_PHASE_SCHEDULE, -1}, {text_schedule, NULL}},
-    {"ast", step_ast, {PM_PHASE_AST, -1}, {text_ast, NULL}},
-    {"llvm", step_llvm, {-1, -1}, {NULL, NULL}},
+    {"graph", NULL, STAT(dump_ms), {PM_PHASE_GRAPH, -1}, {text_graph, NULL}},
+    {"poly", step_poly, STAT(poly_ms), {PM_PHASE_DOMAINS, -1}, {text_domains, NULL}},
+    {"inline", step_inline, STAT(inline_ms), {-1, -1}, {NULL, NULL}},
+    {"group", step_group, STAT(group_ms), {-1, -1}, {NULL, NULL}},
+    {"align", step_align, STAT(align_ms), {-1, -1}, {NULL, NULL}},
+    {"tile", step_tile, STAT(tile_ms), {PM_PHASE_GROUPS, PM_PHASE_DOT}, {text_groups, text_dot}},
+    {"storage", step_storage, STAT(storage_ms), {PM_PHASE_STORAGE, -1}, {text_storage, NULL}},
+    {"schedule", step_schedule, STAT(schedule_ms), {PM_PHASE_SCHEDULE, -1}, {text_schedule, NULL}},
+    {"ast", step_ast, STAT(isl_ast_ms), {PM_PHASE_AST, -1}, {text_ast, NULL}},
+    {"llvm", step_llvm, STAT(ir_build_ms), {-1, -1}, {NULL, NULL}},
 };
+#undef STAT
+
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    timespec_get(&t1, TIME_UTC);
+    return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
 
 /* A step failed: its own status and message when it set one (the real status is kept,
  * never replaced by PM_ERR_INTERNAL), with isl's last error added when isl failed; else
@@ -247,15 +259,17 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen
     compile c = {p, estimates, o, llvm_ctx, out, err, ctx, NULL, NULL, NULL, NULL};
     pm_status st = PM_OK;
     bool timed = getenv("PM_TIME") != NULL;
+    pm_compile_stats *stats = &out->stats;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0] && st == PM_OK; i++) {
-        struct timespec t0, t1;
+        struct timespec t0;
         timespec_get(&t0, TIME_UTC);
         if (steps[i].run && (st = steps[i].run(&c)) != PM_OK)
             st = step_failed(ctx, p, steps[i].name, err);
-        timespec_get(&t1, TIME_UTC);
+        double ms = ms_since(&t0);
+        *(double *)((char *)stats + steps[i].stat) += ms;
         if (timed)
-            fprintf(stderr, "PM_TIME %s: %-8s %8.1f ms\n", p->name, steps[i].name,
-                    (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+            fprintf(stderr, "PM_TIME %s: %-8s %8.1f ms\n", p->name, steps[i].name, ms);
+        timespec_get(&t0, TIME_UTC);
         for (int k = 0; k < 2 && st == PM_OK; k++) {
             int ph = steps[i].text_phase[k];
             if (ph < 0 || !(o->dump_mask & PM_DUMP_BIT(ph)))
@@ -264,7 +278,11 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen
             if (o->dump_to && out->text[ph])
                 fprintf(o->dump_to, "=== %s ===\n%s\n", pm_phase_names[ph], out->text[ph]);
         }
+        stats->dump_ms += ms_since(&t0);
     }
+    stats->isl_schedule_ms = stats->poly_ms + stats->inline_ms + stats->group_ms +
+                             stats->align_ms + stats->tile_ms + stats->storage_ms +
+                             stats->schedule_ms;
     isl_ast_node_free(c.ast);
     isl_schedule_free(c.sched);
     pm_plan_free(c.plan);

@@ -498,19 +498,25 @@ typedef struct pm_error {
 typedef struct pm_jit pm_jit;
 typedef struct pm_kernel pm_kernel;
 
+/* Optimization levels: PM_OPT_TUNED, LLVM's passes chosen for this compiler's
+ * (already vectorized) IR, at the least compile time that loses no speed; 0..3 mean
+ * LLVM's default<O0> .. default<O3>; PM_OPT_JIT (compile options only) the jit's. */
+#define PM_OPT_TUNED (-1)
+#define PM_OPT_JIT (-2)
+
 typedef struct pm_jit_options {
     int threads;        /* worker threads for kernels; 0 = number of cores               */
-    int opt_level;      /* LLVM optimization level 0..3; default 3                        */
+    int opt_level;      /* PM_OPT_TUNED (default) or 0..3                                 */
     const char *dump;   /* phases to print to stderr, "graph,domains,schedule,ast,llvm,asm"
                            or "all"; NULL = read the PM_DUMP environment variable          */
 } pm_jit_options;
-/* Defaults: threads 0, opt_level 3, dump NULL. */
+/* Defaults: threads 0, opt_level PM_OPT_TUNED, dump NULL. */
 pm_jit_options pm_jit_options_default(void);
 
 typedef struct pm_compile_options {
     int vector_width;   /* lanes of 32-bit elements; 0 = from the host (16 on AVX-512)   */
     int threads;        /* 0 = the jit's                                                  */
-    int opt_level;      /* -1 = the jit's                                                 */
+    int opt_level;      /* PM_OPT_JIT (default), PM_OPT_TUNED or 0..3                     */
     const char *dump;   /* NULL = the jit's                                                */
     /* The optimizer (inlining, grouping, overlapped tiles, scratchpads). Every setting
      * gives the same results; they only change speed. */
@@ -521,6 +527,9 @@ typedef struct pm_compile_options {
     double overlap_threshold; /* max redundant computation a fused group may add, as a
                            fraction of its work (0.4 = 40%); < 0 = the model's default    */
     int group_limit;    /* max stages in one group; 0 = the model's default                */
+    const char *keep;   /* phases whose text the kernel keeps for pm_kernel_dump (names as
+                           for dump, or "all"); phases in dump are kept too. NULL = none:
+                           a compile makes no text nobody asked for                      */
 } pm_compile_options;
 pm_compile_options pm_compile_options_default(void);
 
@@ -670,6 +679,34 @@ pm_status pm_jit_stats(pm_jit *jit, pm_cache_stats *stats, size_t size);
 const char *pm_kernel_dump(const pm_kernel *k, const char *phase);
 /* Milliseconds the compile took (or the load, for a kernel from the on-disk cache). */
 double pm_kernel_compile_ms(const pm_kernel *k);
+
+/* Where a kernel's compile time went (wall milliseconds) and how big its code is. The
+ * parts, in the order they run, add up to total_ms up to other_ms (the signature, the
+ * module's preparation, the cache's bookkeeping). A kernel loaded from the disk cache
+ * has only total_ms (the load) and code_bytes, with from_disk set. PM_TIME=1 prints
+ * these for every compile on stderr. */
+typedef struct pm_compile_stats {
+    double total_ms;
+    /* the compiler's phases (codegen/driver.c): isl scheduling, then the isl AST */
+    double poly_ms, inline_ms, group_ms, align_ms, tile_ms, storage_ms, schedule_ms;
+    double isl_schedule_ms;   /* poly_ms .. schedule_ms together                          */
+    double isl_ast_ms;
+    double ir_build_ms;       /* LLVM IR from the AST                                     */
+    double dump_ms;           /* phase texts kept or printed (0 unless asked for)         */
+    double llvm_opt_ms;       /* LLVM's optimization passes                               */
+    double machine_code_ms;   /* instruction selection, register allocation, object file  */
+    double link_ms;           /* linking the object into the process                      */
+    double other_ms;          /* total_ms minus all of the above                          */
+    int64_t ir_instructions_before; /* IR instructions the compiler built                 */
+    int64_t ir_instructions_after;  /* after LLVM's passes                                */
+    int64_t ir_functions;     /* defined functions after the passes                       */
+    int64_t code_bytes;       /* object code linked                                       */
+    int from_disk;            /* 1: loaded from the disk cache, not compiled              */
+} pm_compile_stats;
+/* Fills the first size bytes of *stats (sizeof(pm_compile_stats); an older caller's
+ * shorter struct gets its own fields). PM_ERR_MISUSE for a NULL kernel or stats, or a
+ * size of 0 or beyond the struct. */
+pm_status pm_kernel_compile_stats(const pm_kernel *k, pm_compile_stats *stats, size_t size);
 
 #ifdef __cplusplus
 }

@@ -30,7 +30,8 @@
  * resolved, the dump text parsed to its phase bits. Plain values (no pointers). */
 typedef struct pm_cache_options {
     int vector_width, threads, opt_level, fusion, group_limit;
-    unsigned dump_mask;
+    unsigned dump_mask;     /* phases printed while compiling                              */
+    unsigned keep_mask;     /* phases whose text the kernel keeps (dump_mask included)     */
     int tile_size[PM_MAX_DIMS];
     double overlap_threshold;
 } pm_cache_options;

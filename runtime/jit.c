@@ -6,9 +6,11 @@
  *   signature  the pipeline's run-time interface, detached (frontend/signature.c)
  *   codegen    the compiler's phases, poly to LLVM IR (codegen/driver.c)
  *   prepare    internal linkage, a unique entry name, verify (runtime/jit_engine.c)
- *   optimize   LLVM default<On> with the host target machine
- *   llvm, asm  texts kept for pm_kernel_dump (asm only when dumped: it is a second
- *              backend run)
+ *   optimize   the tuned pipeline or LLVM's default<On>, with the host target machine
+ *   llvm, asm  texts for PM_DUMP / pm_kernel_dump, only when asked for (options.dump,
+ *              options.keep): printing a module costs as much as a pass
+ *   stats      each step's time and the IR's size (pm_kernel_compile_stats; PM_TIME=1
+ *              prints them)
  *   add        the module under a resource tracker of its own
  *   lookup     compiles to machine code and finds the entry (and the code's size)
  * PM_DUMP / options.dump prints the requested phases to stderr as they are produced.
@@ -41,12 +43,12 @@ const char *pm_version(void)
 
 pm_jit_options pm_jit_options_default(void)
 {
-    return (pm_jit_options){.threads = 0, .opt_level = 3, .dump = NULL};
+    return (pm_jit_options){.threads = 0, .opt_level = PM_OPT_TUNED, .dump = NULL};
 }
 
 pm_compile_options pm_compile_options_default(void)
 {
-    return (pm_compile_options){.vector_width = 0, .threads = 0, .opt_level = -1, .dump = NULL,
+    return (pm_compile_options){.vector_width = 0, .threads = 0, .opt_level = PM_OPT_JIT, .dump = NULL,
                                 .fusion = 1, .tile_size = {0}, .overlap_threshold = -1.0,
                                 .group_limit = 0};
 }
@@ -75,9 +77,9 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
                      o.threads);
         return NULL;
     }
-    if (o.opt_level < 0 || o.opt_level > 3) {
-        pm_error_set(error, PM_ERR_ARGUMENT, "pm_jit_new: opt_level = %d (must be 0..3)",
-                     o.opt_level);
+    if (o.opt_level < PM_OPT_TUNED || o.opt_level > 3) {
+        pm_error_set(error, PM_ERR_ARGUMENT,
+                     "pm_jit_new: opt_level = %d (PM_OPT_TUNED = -1, or 0..3)", o.opt_level);
         return NULL;
     }
     pm_jit *jit = calloc(1, sizeof *jit);
@@ -208,9 +210,10 @@ pm_status pm_jit_resolve_options(const pm_jit *jit, const char *name,
     if (c.threads < 0)
         return pm_error_set(err, PM_ERR_ARGUMENT,
                             "%s: threads = %d (0 = the jit's, or a count)", name, c.threads);
-    if (c.opt_level < -1 || c.opt_level > 3)
+    if (c.opt_level < PM_OPT_JIT || c.opt_level > 3)
         return pm_error_set(err, PM_ERR_ARGUMENT,
-                            "%s: opt_level = %d (-1 = the jit's, or 0..3)", name, c.opt_level);
+                            "%s: opt_level = %d (PM_OPT_JIT = -2, PM_OPT_TUNED = -1, or 0..3)",
+                            name, c.opt_level);
     if (c.fusion != 0 && c.fusion != 1)
         return pm_error_set(err, PM_ERR_ARGUMENT, "%s: fusion = %d (0 or 1)", name, c.fusion);
     for (int d = 0; d < PM_MAX_DIMS; d++)
@@ -226,7 +229,7 @@ pm_status pm_jit_resolve_options(const pm_jit *jit, const char *name,
     *out = (pm_cache_options){0};
     out->vector_width = w ? w : pm_engine_vector_width(jit->engine);
     out->threads = c.threads ? c.threads : jit->threads;
-    out->opt_level = c.opt_level >= 0 ? c.opt_level : jit->opt_level;
+    out->opt_level = c.opt_level == PM_OPT_JIT ? jit->opt_level : c.opt_level;
     out->fusion = c.fusion;
     out->group_limit = c.group_limit;
     for (int d = 0; d < PM_MAX_DIMS; d++)
@@ -235,6 +238,7 @@ pm_status pm_jit_resolve_options(const pm_jit *jit, const char *name,
     out->overlap_threshold = c.overlap_threshold < 0 ? -1.0 : c.overlap_threshold;
     const char *spec = c.dump ? c.dump : jit->dump ? jit->dump : getenv("PM_DUMP");
     out->dump_mask = pm_dump_parse(spec);
+    out->keep_mask = out->dump_mask | pm_dump_parse(c.keep);
     return PM_OK;
 }
 
@@ -264,12 +268,12 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
         return err ? err->status : PM_ERR_INTERNAL;
     LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContext();
 
-    /* Codegen keeps every text phase (cheap next to LLVM's passes) so pm_kernel_dump
-     * always has them; printing is done here, in phase order, with the kernel's name. */
+    /* Codegen makes the texts asked for (printed or kept); printing is done here, in
+     * phase order, with the kernel's name. */
     pm_codegen_options co = {
         .vector_width = plan->vector_width,
         .threads = plan->threads,
-        .dump_mask = PM_DUMP_ALL & ~(PM_DUMP_BIT(PM_PHASE_LLVM) | PM_DUMP_BIT(PM_PHASE_ASM)),
+        .dump_mask = plan->keep_mask & ~(PM_DUMP_BIT(PM_PHASE_LLVM) | PM_DUMP_BIT(PM_PHASE_ASM)),
         .dump_to = NULL,
         .tm = tm,
         .fusion = plan->fusion,
@@ -282,6 +286,8 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
     pm_codegen_result r;
     pm_status s = pm_codegen(p, estimates, &co, LLVMOrcThreadSafeContextGetContext(tsctx), &r,
                              err);
+    pm_compile_stats *stats = &k->stats;
+    *stats = r.stats;
     for (int ph = 0; ph < PM_NPHASES; ph++) {
         k->text[ph] = r.text[ph];
         r.text[ph] = NULL;
@@ -295,18 +301,29 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
     pm_engine_unique_name(jit->engine, name, unique, sizeof unique);
     if (s == PM_OK)
         s = pm_engine_prepare_module(r.module, tm, r.entry_name, unique, err);
-    if (s == PM_OK)
-        s = pm_engine_optimize(r.module, tm, plan->opt_level, err);
+    double t0 = now_ms();
     if (s == PM_OK) {
-        k->text[PM_PHASE_LLVM] = take_llvm_string(LLVMPrintModuleToString(r.module));
-        dump_phase(k, PM_PHASE_LLVM, plan->dump_mask);
-        if (plan->dump_mask & PM_DUMP_BIT(PM_PHASE_ASM)) {
+        stats->ir_instructions_before = pm_engine_count_instructions(r.module, NULL);
+        t0 = now_ms();
+        s = pm_engine_optimize(r.module, tm, plan->opt_level, err);
+        stats->llvm_opt_ms = now_ms() - t0;
+    }
+    if (s == PM_OK) {
+        stats->ir_instructions_after = pm_engine_count_instructions(r.module, &stats->ir_functions);
+        t0 = now_ms();
+        if (plan->keep_mask & PM_DUMP_BIT(PM_PHASE_LLVM)) {
+            k->text[PM_PHASE_LLVM] = take_llvm_string(LLVMPrintModuleToString(r.module));
+            dump_phase(k, PM_PHASE_LLVM, plan->dump_mask);
+        }
+        if (plan->keep_mask & PM_DUMP_BIT(PM_PHASE_ASM)) {
             pm_error asm_err = {0};
             k->text[PM_PHASE_ASM] = pm_engine_emit_asm(r.module, tm, &asm_err);
-            if (!k->text[PM_PHASE_ASM]) /* a dump is a courtesy: say why, go on */
+            if (!k->text[PM_PHASE_ASM] && (plan->dump_mask & PM_DUMP_BIT(PM_PHASE_ASM)))
+                /* a dump is a courtesy: say why, go on */
                 fprintf(stderr, "=== %s: asm unavailable: %s ===\n", name, asm_err.message);
             dump_phase(k, PM_PHASE_ASM, plan->dump_mask);
         }
+        stats->dump_ms += now_ms() - t0;
         k->pool = pm_scratch_pool_new(r.nslots);
         if (!k->pool)
             s = pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", name);
@@ -317,9 +334,12 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
         s = pm_engine_add_module(jit->engine, m, tsctx, &k->code, err);
     }
     void *address = NULL;
+    double split_ms[2] = {0, 0};
     if (s == PM_OK)
         s = pm_engine_lookup_sized(jit->engine, unique, &address, &k->code_bytes,
-                                   capture ? &capture->object : NULL, err);
+                                   capture ? &capture->object : NULL, split_ms, err);
+    stats->machine_code_ms = split_ms[0];
+    stats->link_ms = split_ms[1];
     k->entry = (pm_kernel_entry)address;
     if (s == PM_OK && capture && capture->object) {
         snprintf(capture->entry, sizeof capture->entry, "%s", unique);
@@ -331,6 +351,25 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
     LLVMOrcDisposeThreadSafeContext(tsctx); /* an added module keeps its share */
     LLVMDisposeTargetMachine(tm);
     return s;
+}
+
+/* The totals of a compiled kernel's stats; PM_TIME=1 prints them. */
+static void finish_stats(pm_kernel *k)
+{
+    pm_compile_stats *s = &k->stats;
+    s->total_ms = k->compile_ms;
+    s->code_bytes = (int64_t)k->code_bytes;
+    s->other_ms = s->total_ms - (s->isl_schedule_ms + s->isl_ast_ms + s->ir_build_ms +
+                                 s->dump_ms + s->llvm_opt_ms + s->machine_code_ms + s->link_ms);
+    if (getenv("PM_TIME"))
+        fprintf(stderr,
+                "PM_TIME %s: total %.1f ms = isl schedule %.1f + isl ast %.1f + ir %.1f + "
+                "llvm passes %.1f + machine code %.1f + link %.1f + texts %.1f + other %.1f; "
+                "IR %lld -> %lld instructions in %lld functions, %lld bytes of code\n",
+                k->sig->name, s->total_ms, s->isl_schedule_ms, s->isl_ast_ms, s->ir_build_ms,
+                s->llvm_opt_ms, s->machine_code_ms, s->link_ms, s->dump_ms, s->other_ms,
+                (long long)s->ir_instructions_before, (long long)s->ir_instructions_after,
+                (long long)s->ir_functions, (long long)s->code_bytes);
 }
 
 /* A kernel from an object of the on-disk cache: the signature from the pipeline, the
@@ -346,7 +385,8 @@ static pm_status load_kernel(pm_jit *jit, pm_pipeline *p, const pm_disk_kernel *
                                        &k->code, err);
     void *address = NULL;
     if (s == PM_OK)
-        s = pm_engine_lookup_sized(jit->engine, d->entry, &address, &k->code_bytes, NULL, err);
+        s = pm_engine_lookup_sized(jit->engine, d->entry, &address, &k->code_bytes, NULL, NULL,
+                                   err);
     k->entry = (pm_kernel_entry)address;
     return s;
 }
@@ -399,6 +439,9 @@ pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *esti
                 free(d.object);
                 k->from_disk = true;
                 k->compile_ms = now_ms() - t0;
+                k->stats = (pm_compile_stats){.total_ms = k->compile_ms,
+                                              .code_bytes = (int64_t)k->code_bytes,
+                                              .from_disk = 1};
                 return k;
             }
             unload_kernel(k); /* valid file, but not loadable here: compile */
@@ -425,6 +468,7 @@ pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *esti
         return NULL;
     }
     k->compile_ms = now_ms() - t0;
+    finish_stats(k);
     if (disk && capture.object)
         k->disk_written = pm_disk_write(disk->dir, disk->key, disk->key_len, &capture,
                                         disk->max_bytes);

@@ -37,8 +37,8 @@ typedef struct pm_engine pm_engine;
 /* The machine code of one added module (one kernel). */
 typedef struct pm_engine_code pm_engine_code;
 
-/* A JIT for the host. opt_level 0..3 is the machine-code optimization level (the IR
- * passes take theirs in pm_engine_optimize). NULL and a message in err on failure. */
+/* A JIT for the host. opt_level (PM_OPT_TUNED or 0..3) sets the machine-code level (the
+ * IR passes take theirs in pm_engine_optimize). NULL and a message in err on failure. */
 pm_engine *pm_engine_new(int opt_level, pm_error *err);
 /* Frees the JIT and all code still in it. NULL is allowed. Every pm_engine_code must be
  * freed first (they point into the JIT). */
@@ -53,7 +53,7 @@ const char *pm_engine_cpu_features(const pm_engine *e);
 int pm_engine_vector_width(const pm_engine *e);
 
 /* A new target machine for the host (same triple, CPU and features as the JIT's) at
- * opt_level 0..3, for one compile's optimization, data layout and asm text. The caller
+ * opt_level PM_OPT_TUNED or 0..3, for one compile's optimization, data layout and asm text. The caller
  * disposes it with LLVMDisposeTargetMachine. NULL and a message on failure. */
 struct LLVMOpaqueTargetMachine *pm_engine_target_machine_new(const pm_engine *e, int opt_level,
                                                              pm_error *err);
@@ -71,8 +71,9 @@ pm_status pm_engine_prepare_module(struct LLVMOpaqueModule *module,
  * bits of the engine's, so names from other processes (on-disk objects) differ too. */
 void pm_engine_unique_name(pm_engine *e, const char *base, char *buf, size_t size);
 
-/* Runs LLVM's standard pipeline ("default<O0..3>") on the module with the host target
- * machine (so the cost models know the vector width). */
+/* Runs the level's pipeline on the module with the host target machine (so the cost
+ * models know the vector width): LLVM's "default<O0..3>", or for PM_OPT_TUNED the
+ * pipeline measured best for this compiler's IR (jit_engine.c says which and why). */
 pm_status pm_engine_optimize(struct LLVMOpaqueModule *module, struct LLVMOpaqueTargetMachine *tm,
                              int opt_level, pm_error *err);
 
@@ -101,9 +102,15 @@ pm_status pm_engine_lookup(pm_engine *e, const char *name, void **address, pm_er
 /* The same, and the bytes of the object code this lookup compiled and linked (0 when
  * the symbol's module was compiled by an earlier lookup): a kernel's code size. With
  * object_copy non-NULL, *object_copy receives a malloc'd copy of the object file when
- * exactly one was linked (else NULL), for the on-disk cache. */
+ * exactly one was linked (else NULL), for the on-disk cache. With split_ms non-NULL,
+ * split_ms[0] receives the milliseconds spent making machine code and split_ms[1] those
+ * linking it (measured at the object's hand-over to the linker). */
 pm_status pm_engine_lookup_sized(pm_engine *e, const char *name, void **address,
-                                 size_t *object_bytes, void **object_copy, pm_error *err);
+                                 size_t *object_bytes, void **object_copy, double split_ms[2],
+                                 pm_error *err);
+/* Instructions in the module's defined functions (and how many functions, when
+ * functions is non-NULL): the IR size compile statistics report. */
+int64_t pm_engine_count_instructions(struct LLVMOpaqueModule *module, int64_t *functions);
 /* Adds a relocatable object file (copied) under a new resource tracker, like
  * pm_engine_add_module; linked by the first lookup of one of its symbols. A symbol the
  * engine defines already is an error (PM_ERR_INTERNAL), never a silent replacement. */

@@ -133,3 +133,11 @@ double pm_kernel_compile_ms(const pm_kernel *k)
 {
     return k ? k->compile_ms : 0.0;
 }
+
+pm_status pm_kernel_compile_stats(const pm_kernel *k, pm_compile_stats *stats, size_t size)
+{
+    if (!k || !stats || size == 0 || size > sizeof *stats)
+        return PM_ERR_MISUSE;
+    memcpy(stats, &k->stats, size);
+    return PM_OK;
+}

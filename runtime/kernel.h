@@ -31,7 +31,7 @@ struct pm_serve_job;
 struct pm_jit {
     pm_engine *engine;
     int threads;            /* resolved: >= 1                                        */
-    int opt_level;          /* 0..3                                                   */
+    int opt_level;          /* PM_OPT_TUNED or 0..3                                   */
     char *dump;             /* copy of options.dump, or NULL (= PM_DUMP at compile)    */
     char *environment;      /* the jit-wide part of cache keys (pm_cache_environment)  */
     /* Guards everything below. Held only for table work, never during a compile or a
@@ -66,6 +66,7 @@ struct pm_kernel {
     pm_scratch_pool *pool;  /* owned; sets of codegen's nslots slots                    */
     char *text[PM_NPHASES]; /* owned, malloc'd, NULL when not kept (pm_phase order)     */
     double compile_ms;
+    pm_compile_stats stats; /* where compile_ms went (pm_kernel_compile_stats)          */
     size_t code_bytes;      /* object code linked for it                                */
     bool from_disk;         /* loaded from the disk cache (no phase texts), not compiled */
     bool disk_written;      /* compiled and written to the disk cache                    */

@@ -211,10 +211,11 @@ static void disk_request_free(pm_disk_request *d)
 }
 
 /* With the lock held: what building e's kernel needs to look on disk and write there,
- * or NULL (no folder, a dump asked for, out of memory: then it just compiles). */
+ * or NULL (no folder, a dump or a kept text asked for, out of memory: then it just
+ * compiles). */
 static pm_disk_request *disk_request_new(pm_jit *jit, const pm_cache_entry *e)
 {
-    if (!jit->disk_dir || e->family->options.dump_mask != 0)
+    if (!jit->disk_dir || e->family->options.keep_mask != 0)
         return NULL;
     pm_disk_request *d = calloc(1, sizeof *d);
     if (!d)

@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,9 +69,9 @@ static void blur_case_free(blur_case *c)
 static void test_options(void)
 {
     pm_jit_options jo = pm_jit_options_default();
-    CHECK(jo.threads == 0 && jo.opt_level == 3 && jo.dump == NULL);
+    CHECK(jo.threads == 0 && jo.opt_level == PM_OPT_TUNED && jo.dump == NULL);
     pm_compile_options co = pm_compile_options_default();
-    CHECK(co.vector_width == 0 && co.threads == 0 && co.opt_level == -1 && co.dump == NULL);
+    CHECK(co.vector_width == 0 && co.threads == 0 && co.opt_level == PM_OPT_JIT && co.dump == NULL);
 
     pm_error err;
     jo.threads = -1;
@@ -82,6 +83,9 @@ static void test_options(void)
     CHECK(pm_jit_new(&jo, &err) == NULL);
     CHECK_CONTAINS(err.message, "opt_level = 7");
     CHECK(pm_jit_new(&jo, NULL) == NULL); /* no error struct: still just NULL */
+    jo.opt_level = PM_OPT_JIT; /* a compile option's value: a jit has no jit to defer to */
+    CHECK(pm_jit_new(&jo, &err) == NULL);
+    CHECK_CONTAINS(err.message, "opt_level = -2");
 
     pm_jit *jit = pm_jit_new(NULL, &err);
     CHECK(jit != NULL);
@@ -292,7 +296,21 @@ static void test_dumps(pm_jit *jit)
     pm_error err;
     pm_compile_options co = pm_compile_options_default();
     co.dump = ""; /* print nothing, whatever PM_DUMP says */
+    /* Nothing asked for: no text made (printing a module costs as much as a pass). */
     pm_kernel *k = pm_jit_compile(jit, p, NULL, &co, &err);
+    if (CHECK(k != NULL)) {
+        for (int i = 0; i < 9; i++)
+            CHECK(pm_kernel_dump(k, (const char *[]){"graph", "domains", "groups", "dot",
+                                                     "storage", "schedule", "ast", "llvm",
+                                                     "asm"}[i]) == NULL);
+        pm_compile_stats st;
+        CHECK_STATUS(pm_kernel_compile_stats(k, &st, sizeof st), PM_OK);
+        CHECK(st.dump_ms < 0.5); /* no texts: only the timer reads */
+        pm_kernel_free(k);
+    }
+    /* Kept without printing. */
+    co.keep = "graph,domains,schedule,ast,llvm";
+    k = pm_jit_compile(jit, p, NULL, &co, &err);
     if (CHECK(k != NULL)) {
         CHECK_CONTAINS(pm_kernel_dump(k, "graph"), "blur");
         CHECK(pm_kernel_dump(k, "domains") != NULL);
@@ -305,13 +323,99 @@ static void test_dumps(pm_jit *jit)
         CHECK(pm_kernel_dump(k, NULL) == NULL);
         pm_kernel_free(k);
     }
+    /* Keeping asm makes it, printing nothing. */
+    co.keep = "asm";
+    k = pm_jit_compile(jit, p, NULL, &co, &err);
+    if (CHECK(k != NULL)) {
+        CHECK_CONTAINS(pm_kernel_dump(k, "asm"), "blur_k");
+        CHECK(pm_kernel_dump(k, "llvm") == NULL);
+        pm_kernel_free(k);
+    }
     /* Asking for asm keeps it (and prints it: stderr of this test). */
+    co.keep = NULL;
     co.dump = "asm";
     k = pm_jit_compile(jit, p, NULL, &co, &err);
     if (CHECK(k != NULL)) {
         CHECK_CONTAINS(pm_kernel_dump(k, "asm"), "blur_k");
         CHECK_CONTAINS(pm_kernel_dump(k, "asm"), "ret");
         pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+}
+
+/* ---- compile statistics --------------------------------------------------------------- */
+
+/* The parts are each inside the total, add up to it with other_ms, and the sizes are
+ * there; a shorter struct gets only its own bytes; misuse is refused. */
+static void check_stats_consistent(const char *what, const pm_kernel *k)
+{
+    pm_compile_stats st;
+    memset(&st, 0xAB, sizeof st);
+    if (!CHECK_STATUS(pm_kernel_compile_stats(k, &st, sizeof st), PM_OK))
+        return;
+    const double parts[] = {st.poly_ms, st.inline_ms, st.group_ms, st.align_ms, st.tile_ms,
+                            st.storage_ms, st.schedule_ms, st.isl_ast_ms, st.ir_build_ms,
+                            st.dump_ms, st.llvm_opt_ms, st.machine_code_ms, st.link_ms};
+    double sum = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        if (!CHECK(parts[i] >= 0 && parts[i] <= st.total_ms))
+            fprintf(stderr, "  %s: part %zu = %f of %f ms\n", what, i, parts[i], st.total_ms);
+        sum += parts[i];
+    }
+    double sched = st.poly_ms + st.inline_ms + st.group_ms + st.align_ms + st.tile_ms +
+                   st.storage_ms + st.schedule_ms;
+    CHECK(fabs(st.isl_schedule_ms - sched) < 1e-6);
+    CHECK(st.total_ms == pm_kernel_compile_ms(k));
+    if (!CHECK(fabs(sum + st.other_ms - st.total_ms) < 1e-6 &&
+               st.other_ms >= -1e-6))
+        fprintf(stderr, "  %s: parts %f + other %f != total %f\n", what, sum, st.other_ms,
+                st.total_ms);
+    CHECK(st.isl_ast_ms > 0 && st.llvm_opt_ms > 0 && st.machine_code_ms > 0);
+    CHECK(st.ir_instructions_before > 0 && st.ir_instructions_after > 0);
+    CHECK(st.ir_functions >= 1 && st.code_bytes > 0 && st.from_disk == 0);
+    /* An older caller's shorter struct: its bytes only. */
+    pm_compile_stats part;
+    memset(&part, 0xAB, sizeof part);
+    size_t size = offsetof(pm_compile_stats, inline_ms);
+    CHECK_STATUS(pm_kernel_compile_stats(k, &part, size), PM_OK);
+    CHECK(part.total_ms == st.total_ms && part.poly_ms == st.poly_ms);
+    const unsigned char *rest = (const unsigned char *)&part + size;
+    bool untouched = true;
+    for (size_t i = 0; i < sizeof part - size; i++)
+        untouched = untouched && rest[i] == 0xAB;
+    CHECK(untouched);
+    CHECK_STATUS(pm_kernel_compile_stats(k, &part, 0), PM_ERR_MISUSE);
+    CHECK_STATUS(pm_kernel_compile_stats(k, &part, sizeof part + 1), PM_ERR_MISUSE);
+    CHECK_STATUS(pm_kernel_compile_stats(k, NULL, sizeof part), PM_ERR_MISUSE);
+    CHECK_STATUS(pm_kernel_compile_stats(NULL, &part, sizeof part), PM_ERR_MISUSE);
+}
+
+static void test_compile_stats(pm_jit *jit)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx);
+    pm_error err;
+    pm_kernel *k = pm_jit_compile(jit, p, NULL, NULL, &err);
+    if (CHECK(k != NULL)) {
+        check_stats_consistent("blur", k);
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+    /* A fused sample (a tiled group: every phase has work). */
+    const pm_sample_app *app = pm_sample_find("unsharp_mask");
+    ctx = pm_ctx_new();
+    p = app ? app->build(ctx) : NULL;
+    if (CHECK(p != NULL)) {
+        pm_value est[8];
+        app->params(256, 256, est);
+        k = pm_jit_compile(jit, p, est, NULL, &err);
+        if (CHECK(k != NULL)) {
+            check_stats_consistent("unsharp_mask", k);
+            pm_compile_stats st;
+            CHECK_STATUS(pm_kernel_compile_stats(k, &st, sizeof st), PM_OK);
+            CHECK(st.tile_ms > 0 && st.dump_ms < 0.5);
+            pm_kernel_free(k);
+        }
     }
     pm_ctx_free(ctx);
 }
@@ -381,6 +485,7 @@ static void test_unsharp_ir(void)
     pm_sample_unsharp_mask.params(2048, 2048, est);
     pm_compile_options o = pm_compile_options_default();
     o.vector_width = 16; /* 16 lanes of f32: AVX-512 (the default on this host) */
+    o.keep = "llvm";
     pm_error err;
     pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
     if (CHECK(k != NULL)) {
@@ -540,6 +645,7 @@ int main(void)
     test_blur(jit);
     test_errors();
     test_dumps(jit);
+    test_compile_stats(jit);
     test_unsharp_ir();
     test_concurrency(jit);
     pm_jit_free(jit);

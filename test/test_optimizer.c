@@ -154,6 +154,7 @@ static const char *groups_of(pm_pipeline *p, const pm_value *est, int fusion, pm
     pm_compile_options o = pm_compile_options_default();
     o.fusion = fusion;
     o.threads = 2;
+    o.keep = "groups,ast";
     pm_error err;
     *k = pm_jit_compile(jit, p, est, &o, &err);
     if (!CHECK(*k != NULL)) {
@@ -288,6 +289,7 @@ static void check_small_pipeline(const char *what, pm_pipeline *p, const char *w
     for (int threads = 1; threads <= 2; threads++) {
         pm_compile_options o = pm_compile_options_default();
         o.threads = threads;
+        o.keep = "groups";
         pm_error err;
         pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
         if (!CHECK(k != NULL)) {
@@ -448,6 +450,7 @@ static void check_paper_group(const char *name, double threshold, const char *wa
             pm_compile_options o = pm_compile_options_default();
             o.threads = threads;
             o.overlap_threshold = threshold;
+            o.keep = "groups";
             pm_error err;
             pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
             if (!CHECK(k != NULL)) {

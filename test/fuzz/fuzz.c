@@ -680,7 +680,7 @@ static void pick_options(rng *r, options_pick *o)
     o->co = pm_compile_options_default();
     static const int widths[] = {0, 1, 2, 4, 8, 16};
     o->co.vector_width = widths[rint_(r, 0, 5)];
-    o->co.opt_level = rint_(r, 0, 3);
+    o->co.opt_level = rint_(r, -1, 3); /* PM_OPT_TUNED or default<O0..3> */
     o->co.threads = 3;
     o->co.fusion = rint_(r, 0, 1);
     static const int tiles[] = {0, 1, 2, 3, 8, 16, 32, 64, 256};
