@@ -318,7 +318,7 @@ int pm_func_ndims(const pm_func *f);
  * helper that makes a function names it `name` and returns NULL on misuse (recorded in
  * the context, as for every builder). Dimensions are numbered from 0 in the order of
  * pm_call's arguments; `dims` lists the dimensions a helper acts on (distinct, any
- * order), e.g. {0, 1}, the two spatial dimensions of an RGB image I(x, y, c).
+ * order), e.g. {1, 2}, the two spatial dimensions of an RGB image I(c, x, y).
  *
  * Domains: a dimension of a function covers its interval [lb, ub] (INCLUSIVE upper
  * bound); a dimension of an image covers 0 .. extent-1 (an image takes an EXTENT, the
@@ -362,8 +362,8 @@ typedef enum pm_boundary {
 pm_func *pm_boundary_new(pm_func *f, const char *name, pm_boundary kind, pm_expr *value,
                          pm_interval *const *domain);
 /* Pad: f's domain widened by `pad` points on both sides of each chosen dimension
- * ([lb - pad, ub + pad]), e.g. pm_pad(I, "E", PM_BOUNDARY_CLAMP, NULL, 2, (int[]){0, 1}, 2)
- * for a 5x5 stencil over an RGB image with clamped edges. */
+ * ([lb - pad, ub + pad]), e.g. pm_pad(I, "E", PM_BOUNDARY_CLAMP, NULL, 2, (int[]){1, 2}, 2)
+ * for a 5x5 stencil over an RGB image I(c, x, y) with clamped edges. */
 pm_func *pm_pad(pm_func *f, const char *name, pm_boundary kind, pm_expr *value, int ndims,
                 const int *dims, int64_t pad);
 /* Crop: f over a window of its domain (window[d] NULL = f's interval), coordinates

@@ -15,25 +15,26 @@ static int64_t clampi(int64_t v, int64_t lo, int64_t hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* in, out: channel first, [3][R][C] */
 static void blur_reference(const uint8_t *in, uint8_t *out, int64_t R, int64_t C)
 {
     static const int g[5] = {1, 4, 6, 4, 1};
-    uint16_t *bx = malloc(sizeof *bx * (size_t)(R * (C + 4) * 3));
-    for (int64_t x = 0; x < R; x++) /* bx covers columns -2 .. C+1 */
-        for (int64_t y = -2; y < C + 2; y++)
-            for (int c = 0; c < 3; c++) {
+    uint16_t *bx = malloc(sizeof *bx * (size_t)(3 * R * (C + 4)));
+    for (int c = 0; c < 3; c++)
+        for (int64_t x = 0; x < R; x++) /* bx covers columns -2 .. C+1 */
+            for (int64_t y = -2; y < C + 2; y++) {
                 int s = 0;
                 for (int i = 0; i < 5; i++)
-                    s += g[i] * in[(clampi(x + i - 2, 0, R - 1) * C + clampi(y, 0, C - 1)) * 3 + c];
-                bx[(x * (C + 4) + y + 2) * 3 + c] = (uint16_t)s;
+                    s += g[i] * in[(c * R + clampi(x + i - 2, 0, R - 1)) * C + clampi(y, 0, C - 1)];
+                bx[(c * R + x) * (C + 4) + y + 2] = (uint16_t)s;
             }
-    for (int64_t x = 0; x < R; x++)
-        for (int64_t y = 0; y < C; y++)
-            for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < 3; c++)
+        for (int64_t x = 0; x < R; x++)
+            for (int64_t y = 0; y < C; y++) {
                 int s = 0;
                 for (int j = 0; j < 5; j++)
-                    s += g[j] * bx[(x * (C + 4) + y + j) * 3 + c];
-                out[(x * C + y) * 3 + c] = (uint8_t)(s / 256);
+                    s += g[j] * bx[(c * R + x) * (C + 4) + y + j];
+                out[(c * R + x) * C + y] = (uint8_t)(s / 256);
             }
     free(bx);
 }
@@ -102,7 +103,8 @@ static void check_example(pm_jit *jit, const example *e, int64_t R, int64_t C, i
     pm_ctx *ctx;
     pm_pipeline *p = e->pipeline(&ctx);
     if (CHECK(p != NULL)) {
-        const int64_t shape[] = {R, C, 3};
+        const int64_t rgb[] = {3, R, C}, gray[] = {R, C};
+        const int64_t *shape = e->channels == 3 ? rgb : gray;
         pm_buffer bi = pm_buffer_dense(in, PM_U8, e->channels == 3 ? 3 : 2, shape);
         pm_buffer bo = pm_buffer_dense(interp, PM_U8, e->channels == 3 ? 3 : 2, shape);
         if (!CHECK_STATUS(pm_interpret(p, (pm_value[]){PM_I(R), PM_I(C)}, &bi, &bo), PM_OK))
@@ -124,25 +126,25 @@ static void check_example(pm_jit *jit, const example *e, int64_t R, int64_t C, i
     free(want);
 }
 
-/* docs/jit.md: a planar [3][rows][cols] picture is the blur's interleaved image through
- * strides {cols, 1, rows * cols}, with no copy; the planar output likewise. */
-static void test_planar_strides(pm_jit *jit)
+/* docs/jit.md: an interleaved [rows][cols][3] picture is the blur's channel-first image
+ * I(c, x, y) through strides {1, 3 * cols, 3}, with no copy; the output likewise. */
+static void test_interleaved_strides(pm_jit *jit)
 {
     enum { R = 23, C = 31 };
-    uint8_t inter[R * C * 3], planar[3 * R * C], want[R * C * 3], got[3 * R * C];
+    uint8_t inter[R * C * 3], planar[3 * R * C], want[3 * R * C], got[R * C * 3];
     for (int i = 0; i < R * C * 3; i++)
         inter[i] = (uint8_t)(i * 7 + i / 5);
     for (int x = 0; x < R; x++)
         for (int y = 0; y < C; y++)
             for (int c = 0; c < 3; c++)
                 planar[(c * R + x) * C + y] = inter[(x * C + y) * 3 + c];
-    blur_reference(inter, want, R, C);
+    blur_reference(planar, want, R, C);
     pm_ctx *ctx;
     pm_pipeline *p = blur_rgb_pipeline(&ctx);
-    pm_buffer in = {.data = planar, .type = PM_U8, .ndims = 3, .extent = {R, C, 3},
-                    .stride = {C, 1, R * C}};
-    pm_buffer out = {.data = got, .type = PM_U8, .ndims = 3, .extent = {R, C, 3},
-                     .stride = {C, 1, R * C}};
+    pm_buffer in = {.data = inter, .type = PM_U8, .ndims = 3, .extent = {3, R, C},
+                    .stride = {1, 3 * C, 3}};
+    pm_buffer out = {.data = got, .type = PM_U8, .ndims = 3, .extent = {3, R, C},
+                     .stride = {1, 3 * C, 3}};
     pm_error err;
     CHECK_STATUS(example_run(jit, ctx, p, (pm_value[]){PM_I(R), PM_I(C)}, &in, &out, &err),
                  PM_OK);
@@ -150,7 +152,7 @@ static void test_planar_strides(pm_jit *jit)
     for (int x = 0; x < R; x++)
         for (int y = 0; y < C; y++)
             for (int c = 0; c < 3; c++)
-                bad += got[(c * R + x) * C + y] != want[(x * C + y) * 3 + c];
+                bad += got[(x * C + y) * 3 + c] != want[(c * R + x) * C + y];
     CHECK(bad == 0);
 }
 
@@ -167,7 +169,7 @@ int main(void)
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
             for (int pattern = 0; pattern < 3; pattern++)
                 check_example(jit, &examples[e], sizes[i][0], sizes[i][1], pattern);
-    test_planar_strides(jit);
+    test_interleaved_strides(jit);
     /* a wrong-size call is an error value naming the buffer, not a crash */
     uint8_t px[4] = {0};
     pm_ctx *ctx;

@@ -5,7 +5,7 @@
  * the pipeline in it (NULL with the context's message on failure; the caller frees the
  * context), and a one-call runner, <name>, that builds, compiles (a pm_jit_compile cache
  * hit after the first call of a size bucket), runs and frees: the whole JIT flow.
- * Images are dense, row-major: gray [rows][cols], RGB interleaved [rows][cols][3]. */
+ * Images are dense, row-major: gray [rows][cols], RGB channel first [3][rows][cols]. */
 #ifndef PM_EXAMPLES_H
 #define PM_EXAMPLES_H
 
