@@ -209,6 +209,96 @@ static void test_same_as_pm_stencil(pm_jit *jit)
     pm_ctx_free(ctx[1]);
 }
 
+/* The helpers composed on functions: one level of a pyramid down and back up, with
+ * clamped edges at each level, cropped to the input's size. D = [1 3 3 1]/8 down-sampling
+ * of pm_pad(I) (domain [0, (R-1)/2] in each dimension: floor divisions in the bounds), U =
+ * linear up-sampling of pm_pad(D) (domain [-1, 2 ((R-1)/2) + 2]), K = pm_crop(U) to
+ * [0, R-1] x [0, C-1]. Exact against plain C (every value is a multiple of 1/1024). */
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+static void test_pyramid_level(pm_jit *jit)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+    pm_func *I = pm_image(ctx, "I", PM_U8, R, C);
+    static const int xy[] = {0, 1};
+    pm_func *E = pm_pad(I, "E", PM_BOUNDARY_CLAMP, NULL, 2, xy, 2);
+    pm_func *D = pm_downsample(E, "D", PM_F32, 2, xy, 4, NULL, 0);
+    pm_func *P = pm_pad(D, "P", PM_BOUNDARY_CLAMP, NULL, 2, xy, 1);
+    pm_func *U = pm_upsample(P, "U", PM_F32, 2, xy);
+    pm_func *K = pm_crop(U, "K", pm_intervals(pm_func_interval(I, 0), pm_func_interval(I, 1)));
+    pm_pipeline *p = NULL;
+    if (!CHECK_STATUS(pm_pipeline_new(ctx, "level", 2, pm_exprs(R, C), 1, &I, 2,
+                                      (pm_func *const[]){K, D}, &p), PM_OK)) {
+        fprintf(stderr, "  %s\n", pm_ctx_errmsg(ctx));
+        pm_ctx_free(ctx);
+        return;
+    }
+    pm_error err;
+    pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(200), PM_I(300)}, NULL, &err);
+    if (!CHECK(k != NULL)) {
+        fprintf(stderr, "  %s\n", err.message);
+        pm_ctx_free(ctx);
+        return;
+    }
+    static const int64_t sizes[][2] = {{1, 1}, {2, 3}, {7, 8}, {33, 50}};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        int64_t r = sizes[s][0], c = sizes[s][1], dr = (r - 1) / 2 + 1, dc = (c - 1) / 2 + 1;
+        pm_value params[] = {PM_I(r), PM_I(c)};
+        pm_buffer in = check_buffer_new(PM_U8, 2, (const int64_t[]){r, c});
+        check_fill(&in, (unsigned)(r * 3 + c), true);
+        const uint8_t *px = in.data;
+        float *dref = malloc(sizeof(float) * (size_t)(dr * dc));
+        float *kref = malloc(sizeof(float) * (size_t)(r * c));
+        static const float w[4] = {1, 3, 3, 1};
+        for (int64_t i = 0; i < dr; i++)
+            for (int64_t j = 0; j < dc; j++) {
+                float sum = 0;
+                for (int a = 0; a < 4; a++)
+                    for (int b = 0; b < 4; b++)
+                        sum += w[a] * w[b] * px[clamp64(2 * i + a - 1, 0, r - 1) * c +
+                                               clamp64(2 * j + b - 1, 0, c - 1)];
+                dref[i * dc + j] = sum / 64;
+            }
+#define PD(i, j) dref[clamp64((i), 0, dr - 1) * dc + clamp64((j), 0, dc - 1)]
+        for (int64_t x = 0; x < r; x++)
+            for (int64_t y = 0; y < c; y++) {
+                int64_t i0 = x / 2, j0 = y / 2;
+                int64_t i1 = i0 + (x % 2 ? 1 : -1), j1 = j0 + (y % 2 ? 1 : -1);
+                kref[x * c + y] = 0.5625f * PD(i0, j0) + 0.1875f * PD(i1, j0) +
+                                  0.1875f * PD(i0, j1) + 0.0625f * PD(i1, j1);
+            }
+#undef PD
+        for (int v = 0; v < 2; v++) {
+            pm_buffer out[2] = {check_buffer_new(PM_F32, 2, (const int64_t[]){r, c}),
+                                check_buffer_new(PM_F32, 2, (const int64_t[]){dr, dc})};
+            pm_status st = v == 0 ? pm_interpret(p, params, &in, out)
+                                  : pm_kernel_run(k, params, &in, out, &err);
+            if (!CHECK_STATUS(st, PM_OK))
+                fprintf(stderr, "  %s\n", v ? err.message : pm_ctx_errmsg(ctx));
+            int64_t bad = 0;
+            for (int64_t i = 0; i < r * c; i++)
+                bad += ((float *)out[0].data)[i] != kref[i];
+            for (int64_t i = 0; i < dr * dc; i++)
+                bad += ((float *)out[1].data)[i] != dref[i];
+            if (!CHECK(bad == 0))
+                fprintf(stderr, "  pyramid level %lldx%lld (%s): %lld values differ\n",
+                        (long long)r, (long long)c, v ? "compiled" : "interpreted",
+                        (long long)bad);
+            check_buffer_free(&out[0]);
+            check_buffer_free(&out[1]);
+        }
+        free(dref);
+        free(kref);
+        check_buffer_free(&in);
+    }
+    pm_kernel_free(k);
+    pm_ctx_free(ctx);
+}
+
 static void test_misuse(void)
 {
     pm_ctx *ctx = pm_ctx_new();
@@ -250,6 +340,7 @@ int main(void)
     run(jit, "down_121", 2, ref_down3);
     run(jit, "down_1331", 3, ref_down4);
     run(jit, "up_linear", 4, ref_up);
+    test_pyramid_level(jit);
     pm_jit_free(jit);
     return check_finish("stencil_nd");
 }
