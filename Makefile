@@ -7,7 +7,8 @@
 # under TSan), make soak (the serving soak test,
 # SOAK_SECONDS, default 300), make serve (the HTTP image service on 127.0.0.1, PORT
 # default 8080), make loadgen (its load generator), make bench (Halide comparison at
-# paper sizes), make bench-quick (small sizes, seconds), make clean.
+# paper sizes), make bench-quick (small sizes, seconds), make install (PREFIX, default
+# /usr/local: the header, libpolymage, polymage.pc and the CMake package), make clean.
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -23,8 +24,9 @@ N          ?= 1000
 SEED       ?= 1000000
 
 SOAK_SECONDS ?= 300
+PREFIX     ?= /usr/local
 
-.PHONY: all deps build run serve loadgen test test-asan test-tsan soak fuzz fuzz-asan bench bench-quick clean
+.PHONY: all deps build install run serve loadgen test test-asan test-tsan soak fuzz fuzz-asan bench bench-quick clean
 
 all: build
 
@@ -37,9 +39,15 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j$(JOBS)
 
+# cmake --install: include/polymage.h, libpolymage.so.0 (libpolymage.a with
+# -DPM_STATIC=ON), lib/pkgconfig/polymage.pc, lib/cmake/PolyMage (README "Install").
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The polymage command's `sample`: the app on the generated photo, PNGs into $(OUT) (made
+# if missing); `build/polymage run APP in.png out.png` does the same on a picture of yours.
 run: build
-	@mkdir -p $(OUT)
-	$(BUILD)/run_sample $(APP) --out $(OUT) --check $(RUN_ARGS)
+	$(BUILD)/polymage sample $(APP) --out $(OUT) --check $(RUN_ARGS)
 
 # The HTTP image service (samples/serve) on 127.0.0.1:$PORT (8080 unless PORT is set).
 serve: build

@@ -48,6 +48,13 @@
 extern "C" {
 #endif
 
+/* Every function declared here is the library's exported API. The library is compiled
+ * with hidden visibility by default (-fvisibility=hidden), so these declarations are the
+ * only symbols a shared libpolymage exports. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* The library's version (semantic: the minor number grows with every API addition while
  * the major is 0). */
 #define PM_VERSION_MAJOR 0
@@ -504,16 +511,33 @@ typedef struct pm_kernel pm_kernel;
 #define PM_OPT_TUNED (-1)
 #define PM_OPT_JIT (-2)
 
+/* Options structs and the ABI
+ *   pm_jit_options and pm_compile_options will grow. Each begins with `size`, which its
+ *   _default() function sets to sizeof the struct as the caller's header declares it.
+ *   Always start from the _default() function, then change fields:
+ *
+ *       pm_compile_options o = pm_compile_options_default();
+ *       o.fusion = 0;
+ *
+ *   New fields are only ever added at the end, so a program built against an older
+ *   header passes a smaller size: the library reads just those `size` bytes and gives
+ *   every later field its default. A size that is not the size of some release's struct
+ *   (0 from an initializer such as {.threads = 4} or {0}, an uninitialized struct, or a
+ *   struct from a newer header than the library) is rejected before any other field is
+ *   read: PM_ERR_ARGUMENT, the message naming the struct, the size and the sizes this
+ *   library reads (pm_cache_policy has a size field of its own, read as described there). */
 typedef struct pm_jit_options {
+    size_t size;        /* sizeof(pm_jit_options), set by pm_jit_options_default()        */
     int threads;        /* worker threads for kernels; 0 = number of cores               */
     int opt_level;      /* PM_OPT_TUNED (default) or 0..3                                 */
     const char *dump;   /* phases to print to stderr, "graph,domains,schedule,ast,llvm,asm"
                            or "all"; NULL = read the PM_DUMP environment variable          */
 } pm_jit_options;
-/* Defaults: threads 0, opt_level PM_OPT_TUNED, dump NULL. */
+/* Defaults: size sizeof(pm_jit_options), threads 0, opt_level PM_OPT_TUNED, dump NULL. */
 pm_jit_options pm_jit_options_default(void);
 
 typedef struct pm_compile_options {
+    size_t size;        /* sizeof(pm_compile_options), set by pm_compile_options_default() */
     int vector_width;   /* lanes of 32-bit elements; 0 = from the host (16 on AVX-512)   */
     int threads;        /* 0 = the jit's                                                  */
     int opt_level;      /* PM_OPT_JIT (default), PM_OPT_TUNED or 0..3                     */
@@ -707,6 +731,9 @@ typedef struct pm_compile_stats {
  * shorter struct gets its own fields). PM_ERR_MISUSE for a NULL kernel or stats, or a
  * size of 0 or beyond the struct. */
 pm_status pm_kernel_compile_stats(const pm_kernel *k, pm_compile_stats *stats, size_t size);
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

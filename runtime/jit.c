@@ -43,14 +43,73 @@ const char *pm_version(void)
 
 pm_jit_options pm_jit_options_default(void)
 {
-    return (pm_jit_options){.threads = 0, .opt_level = PM_OPT_TUNED, .dump = NULL};
+    return (pm_jit_options){.size = sizeof(pm_jit_options), .threads = 0,
+                            .opt_level = PM_OPT_TUNED, .dump = NULL};
 }
 
 pm_compile_options pm_compile_options_default(void)
 {
-    return (pm_compile_options){.vector_width = 0, .threads = 0, .opt_level = PM_OPT_JIT, .dump = NULL,
+    return (pm_compile_options){.size = sizeof(pm_compile_options), .vector_width = 0,
+                                .threads = 0, .opt_level = PM_OPT_JIT, .dump = NULL,
                                 .fusion = 1, .tile_size = {0}, .overlap_threshold = -1.0,
-                                .group_limit = 0};
+                                .group_limit = 0, .keep = NULL};
+}
+
+/* ---- the options structs' sizes (the ABI rule in polymage.h) -------------------------
+ *
+ * The sizes of every released version of each struct, oldest first; the last is the
+ * struct as declared now. To add a field: append it at the end of the struct, at an
+ * offset no smaller than the previous size (a field placed in an old struct's tail
+ * padding would read a caller's indeterminate bytes: add an explicit padding member
+ * first if needed), give it its default in the _default() function, and append the new
+ * sizeof here. The library copies a caller's `size` bytes over the defaults, so fields an
+ * older caller does not have keep their defaults. */
+static const size_t jit_options_sizes[] = {24};               /* 0.1 */
+static const size_t compile_options_sizes[] = {96};           /* 0.1 */
+_Static_assert(sizeof(pm_jit_options) == 24 && sizeof(pm_compile_options) == 96,
+               "an options struct changed: append its new size to the tables above");
+
+/* *out = the defaults, overwritten by the caller's `given->size` bytes when that size is
+ * one of `sizes`; otherwise PM_ERR_ARGUMENT naming the struct and the size. */
+static pm_status read_options(void *out, const void *given, const size_t *sizes, int nsizes,
+                              const char *who, const char *type, pm_error *err)
+{
+    size_t size;
+    memcpy(&size, given, sizeof size); /* `size` is every options struct's first field */
+    for (int i = 0; i < nsizes; i++)
+        if (size == sizes[i]) {
+            memcpy((char *)out + sizeof size, (const char *)given + sizeof size,
+                   size - sizeof size);
+            return PM_OK;
+        }
+    char known[64] = "";
+    for (int i = 0, n = 0; i < nsizes && n >= 0 && (size_t)n < sizeof known; i++)
+        n += snprintf(known + n, sizeof known - (size_t)n, "%s%zu", i ? ", " : "", sizes[i]);
+    return pm_error_set(err, PM_ERR_ARGUMENT,
+                        "%s: %s.size = %zu is not the size of any version of %s (this "
+                        "library %s reads %s; start from %s_default())",
+                        who, type, size, type, PM_VERSION, known, type);
+}
+
+static pm_status jit_options_read(const pm_jit_options *given, pm_jit_options *out, pm_error *err)
+{
+    *out = pm_jit_options_default();
+    if (!given)
+        return PM_OK;
+    return read_options(out, given, jit_options_sizes,
+                        (int)(sizeof jit_options_sizes / sizeof jit_options_sizes[0]),
+                        "pm_jit_new", "pm_jit_options", err);
+}
+
+static pm_status compile_options_read(const pm_compile_options *given, const char *who,
+                                    pm_compile_options *out, pm_error *err)
+{
+    *out = pm_compile_options_default();
+    if (!given)
+        return PM_OK;
+    return read_options(out, given, compile_options_sizes,
+                        (int)(sizeof compile_options_sizes / sizeof compile_options_sizes[0]),
+                        who, "pm_compile_options", err);
 }
 
 static int number_of_cores(void)
@@ -71,7 +130,9 @@ static double now_ms(void)
 pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
 {
     pm_error_clear(error);
-    pm_jit_options o = options ? *options : pm_jit_options_default();
+    pm_jit_options o;
+    if (jit_options_read(options, &o, error) != PM_OK)
+        return NULL;
     if (o.threads < 0) {
         pm_error_set(error, PM_ERR_ARGUMENT, "pm_jit_new: threads = %d (0 = all cores, or a count)",
                      o.threads);
@@ -201,7 +262,10 @@ pm_status pm_jit_resolve_options(const pm_jit *jit, const char *name,
                                  const pm_compile_options *o, pm_cache_options *out,
                                  pm_error *err)
 {
-    pm_compile_options c = o ? *o : pm_compile_options_default();
+    pm_compile_options c;
+    pm_status s = compile_options_read(o, name, &c, err);
+    if (s != PM_OK)
+        return s;
     int w = c.vector_width;
     if (w < 0 || w > 64 || (w & (w - 1)) != 0)
         return pm_error_set(err, PM_ERR_ARGUMENT,

@@ -1,4 +1,5 @@
-/* image_io.c — the generated default photo and PNG output (see image_io.h).
+/* image_io.c — the generated default photo and PNG output through polymage_io (see
+ * image_io.h).
  *
  * The scene is built from smooth fields and a hash-based value noise so it has what
  * image filters care about: flat regions, soft gradients, hard edges at several
@@ -8,7 +9,10 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <stb/stb_image_write.h>
+#ifdef PM_HAVE_POLYMAGE_IO
+#include "polymage_io.h"
+#include <stdio.h>
+#endif
 
 static float clamp01(float v)
 {
@@ -152,6 +156,7 @@ int pm_photo_level(int64_t rows, int64_t cols, int c, int64_t x, int64_t y)
 int pm_write_png(const char *path, int64_t rows, int64_t cols, int channels,
                  pm_pixel_fn pixel, void *user)
 {
+#ifdef PM_HAVE_POLYMAGE_IO
     if (rows < 1 || cols < 1 || (channels != 1 && channels != 3) || rows > 65535 || cols > 65535)
         return -1;
     unsigned char *bytes = malloc((size_t)(rows * cols * channels));
@@ -163,7 +168,20 @@ int pm_write_png(const char *path, int64_t rows, int64_t cols, int channels,
                 float v = clamp01(pixel(user, c, x, y));
                 bytes[(x * cols + y) * channels + c] = (unsigned char)(v * 255.0f + 0.5f);
             }
-    int ok = stbi_write_png(path, (int)cols, (int)rows, channels, bytes, (int)(cols * channels));
+    /* interleaved pixels as polymage_io's [channel][row][col] picture */
+    int64_t extents[3] = {channels, rows, cols};
+    pm_buffer img = pm_buffer_dense(bytes, PM_U8, 3, extents);
+    img.stride[0] = 1;
+    img.stride[1] = cols * channels;
+    img.stride[2] = channels;
+    pm_io_error err;
+    pm_io_status s = pm_io_write(path, &img, NULL, &err);
+    if (s != PM_IO_OK)
+        fprintf(stderr, "%s\n", err.message);
     free(bytes);
-    return ok ? 0 : -1;
+    return s == PM_IO_OK ? 0 : -1;
+#else
+    (void)path, (void)rows, (void)cols, (void)channels, (void)pixel, (void)user;
+    return -1; /* built without polymage_io (libpng, libjpeg) */
+#endif
 }

@@ -21,7 +21,9 @@ float pm_photo_gray(int64_t rows, int64_t cols, int64_t x, int64_t y);
 int pm_photo_level(int64_t rows, int64_t cols, int c, int64_t x, int64_t y);
 
 /* Writes an 8-bit PNG of rows x cols pixels with `channels` (1 or 3) from a function
- * returning values in [0, 1] (clamped). Returns 0 on success, -1 on failure. */
+ * returning values in [0, 1] (clamped), through polymage_io. Returns 0 on success, -1 on
+ * failure (polymage_io's message printed on stderr; always -1 when the samples are built
+ * without polymage_io). */
 typedef float (*pm_pixel_fn)(void *user, int c, int64_t x, int64_t y);
 int pm_write_png(const char *path, int64_t rows, int64_t cols, int channels,
                  pm_pixel_fn pixel, void *user);

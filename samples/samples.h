@@ -26,13 +26,14 @@ struct pm_sample_picture {
     int (*level)(const pm_sample_picture *pic, int c, int64_t x, int64_t y);
     float (*pixel)(const pm_sample_picture *pic, int c, int64_t x, int64_t y);
     const uint8_t *bytes; /* pm_bytes_picture's pixels                                    */
-    int channels;         /* pm_bytes_picture's channels (1 grey, 3 RGB)                  */
+    int channels;         /* pm_bytes_picture's channels (1 grey, 3 RGB, 4 RGBA)          */
 };
 /* The generated photo at rows x cols (image_io.h's pm_photo_level / pm_photo_pixel). */
 pm_sample_picture pm_photo_picture(int64_t rows, int64_t cols);
-/* Interleaved 8-bit pixels, row-major, 1 (grey) or 3 (RGB) channels; not copied. Grey of
- * an RGB picture is the rounded luma 0.299 R + 0.587 G + 0.114 B; colour of a grey one is
- * its grey. */
+/* Interleaved 8-bit pixels, row-major, 1 (grey), 3 (RGB) or 4 (RGBA) channels; not
+ * copied. Grey of a colour picture is the rounded luma 0.299 R + 0.587 G + 0.114 B; colour
+ * of a grey one is its grey. Alpha is read only by interpolate, as its mask of known
+ * pixels (the other apps see the colour). */
 pm_sample_picture pm_bytes_picture(const uint8_t *bytes, int64_t rows, int64_t cols,
                                    int channels);
 int pm_picture_level(const pm_sample_picture *pic, int c, int64_t x, int64_t y);
@@ -66,7 +67,7 @@ const pm_sample_app *pm_sample_apps(int *count);
 /* The app of that name, or NULL. */
 const pm_sample_app *pm_sample_find(const char *name);
 
-/* Dense buffers for the drivers (run_sample, bench/pm_sweep). A zeroed dense buffer of
+/* Dense buffers for the drivers (tests, bench/pm_sweep). A zeroed dense buffer of
  * the shape the pipeline wants for input (is_output 0) or output `index` at these
  * parameters; data NULL on failure (free data with free()). */
 pm_buffer pm_sample_buffer(pm_pipeline *p, int is_output, int index, const pm_value *params);
@@ -76,7 +77,8 @@ double pm_sample_element(const pm_buffer *b, int64_t i);
 /* Largest absolute difference of two dense buffers of one shape (NaN = NaN). */
 double pm_sample_buffer_maxdiff(const pm_buffer *a, const pm_buffer *b);
 
-/* Output buffer b as an 8-bit picture, the way run_sample writes it: [X][Y] is grey,
+/* Output buffer b as an 8-bit picture, the way the polymage command and the image service
+ * write it: [X][Y] is grey,
  * [c][X][Y] with c = 3 or 4 is RGB (channels reversed when bgr; other channel counts
  * show channel 0); u8 values are taken as they are, values in [0, 1] scaled by 255,
  * others stretched from their minimum to their maximum. Returns malloc'd interleaved

@@ -8,9 +8,9 @@ packages=(
   llvm-19-dev            # LLVM C API + ORC LLJIT (libLLVM-19)
   libisl-dev             # sets, schedules, ASTs
   libhalide14-0-dev      # the comparison in bench/
-  graphviz               # docs: the grouped stage graphs (PM_DUMP=dot | dot -Tsvg)
-  libstb-dev             # PNG output of the samples
-  libpng-dev zlib1g-dev libzstd-dev libedit-dev libffi-dev libxml2-dev
+  graphviz               # `polymage explain` draws the grouped stage graph with dot
+  libpng-dev libjpeg62-turbo-dev  # polymage_io: PNG and JPEG (samples, serve, polymage)
+  zlib1g-dev libzstd-dev libedit-dev libffi-dev libxml2-dev
   libgomp1               # OpenMP runtime that compiled kernels call
   libmicrohttpd-dev      # the HTTP image service, samples/serve
 )

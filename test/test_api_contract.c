@@ -94,6 +94,73 @@ static void test_options(void)
     pm_jit_free(NULL);
 }
 
+/* The options structs' size field (the ABI rule in polymage.h): the defaults set it; a
+ * size that is no version of the struct (0 from an initializer without the _default()
+ * function, a smaller or garbage value, a struct from a newer header) is PM_ERR_ARGUMENT
+ * naming the struct and the size, and nothing past the size field is read (the oversized
+ * claims below sit in heap blocks of exactly one struct: ASan would see a read beyond). */
+static void test_options_size(pm_jit *jit)
+{
+    pm_jit_options jo = pm_jit_options_default();
+    CHECK(jo.size == sizeof(pm_jit_options));
+    pm_compile_options co = pm_compile_options_default();
+    CHECK(co.size == sizeof(pm_compile_options));
+    pm_error err;
+
+    const size_t bad_sizes[] = {0, 8, sizeof(pm_jit_options) - 8, sizeof(pm_jit_options) + 8,
+                                (size_t)1 << 40};
+    for (size_t i = 0; i < sizeof bad_sizes / sizeof bad_sizes[0]; i++) {
+        pm_jit_options *heap = malloc(sizeof *heap);
+        *heap = pm_jit_options_default();
+        heap->size = bad_sizes[i];
+        CHECK(pm_jit_new(heap, &err) == NULL);
+        CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+        char want[96];
+        snprintf(want, sizeof want, "pm_jit_new: pm_jit_options.size = %zu is not", bad_sizes[i]);
+        CHECK_CONTAINS(err.message, want);
+        CHECK_CONTAINS(err.message, "start from pm_jit_options_default()");
+        CHECK(pm_jit_new(heap, NULL) == NULL); /* no error struct: still just NULL */
+        free(heap);
+    }
+    pm_jit_options literal = {.threads = 1}; /* size 0: not started from the defaults */
+    CHECK(pm_jit_new(&literal, &err) == NULL);
+    CHECK_CONTAINS(err.message, "pm_jit_options.size = 0");
+
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx);
+    const size_t bad_compile_sizes[] = {0, sizeof(pm_compile_options) - 4,
+                                        sizeof(pm_compile_options) + 8, (size_t)-1};
+    for (size_t i = 0; i < sizeof bad_compile_sizes / sizeof bad_compile_sizes[0]; i++) {
+        pm_compile_options *heap = malloc(sizeof *heap);
+        *heap = pm_compile_options_default();
+        heap->size = bad_compile_sizes[i];
+        CHECK(pm_jit_compile(jit, p, NULL, heap, &err) == NULL);
+        CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+        char want[96];
+        snprintf(want, sizeof want, "blur: pm_compile_options.size = %zu is not",
+                 bad_compile_sizes[i]);
+        CHECK_CONTAINS(err.message, want);
+        /* The serving call checks it the same way, before any kernel is looked up. */
+        pm_value params[] = {PM_I(8), PM_I(8)};
+        float in[64] = {0}, out[48];
+        pm_buffer bin = pm_buffer_dense(in, PM_F32, 2, (int64_t[]){8, 8});
+        pm_buffer bout = pm_buffer_dense(out, PM_F32, 2, (int64_t[]){6, 8});
+        CHECK_STATUS(pm_jit_run(jit, p, heap, params, &bin, &bout, &err), PM_ERR_ARGUMENT);
+        CHECK_CONTAINS(err.message, "pm_compile_options.size");
+        free(heap);
+    }
+    pm_compile_options literal_co = {.fusion = 0};
+    CHECK(pm_jit_compile(jit, p, NULL, &literal_co, &err) == NULL);
+    CHECK_CONTAINS(err.message, "start from pm_compile_options_default()");
+    /* The same options started from the defaults compile. */
+    co.fusion = 0;
+    pm_kernel *k = pm_jit_compile(jit, p, NULL, &co, &err);
+    CHECK(k != NULL);
+    CHECK_STATUS(err.status, PM_OK);
+    pm_kernel_free(k);
+    pm_ctx_free(ctx);
+}
+
 /* ---- compile errors ----------------------------------------------------------------- */
 
 static void test_compile_errors(pm_jit *jit)
@@ -640,6 +707,7 @@ int main(void)
         fprintf(stderr, "pm_jit_new: %s\n", err.message);
         return check_finish("api_contract");
     }
+    test_options_size(jit);
     test_compile_errors(jit);
     test_nondefault_options(jit);
     test_blur(jit);

@@ -141,8 +141,9 @@ static uint32_t pixel_hash(int64_t x, int64_t y)
 }
 
 /* The photo as RGBA / 255 with the interpolation problem the app solves: only scattered
- * pixels (about 1 in 4, hash-chosen) are opaque, the rest are holes (alpha 0). The
- * 1-pixel border is 0 (the benchmark leaves it uninitialised). */
+ * pixels (about 1 in 4, hash-chosen) are opaque, the rest are holes (alpha 0). A picture
+ * with its own alpha (pm_bytes_picture of 4 channels) brings its holes instead: its alpha
+ * / 255 is the mask. The 1-pixel border is 0 (the benchmark leaves it uninitialised). */
 static void interpolate_fill_from(int index, pm_buffer *b, const pm_value *params,
                                   const pm_sample_picture *pic)
 {
@@ -154,7 +155,9 @@ static void interpolate_fill_from(int index, pm_buffer *b, const pm_value *param
             for (int64_t y = 0; y < ys; y++) {
                 float v = 0;
                 if (x >= 1 && x <= R && y >= 1 && y <= C) {
-                    if (c == 3)
+                    if (c == 3 && pic->bytes && pic->channels == 4)
+                        v = (float)pic->bytes[((x - 1) * pic->cols + y - 1) * 4 + 3] / 255.0f;
+                    else if (c == 3)
                         v = (pixel_hash(x, y) & 3) == 0 ? 1.0f : 0.0f;
                     else
                         v = (float)pm_picture_level(pic, c, x - 1, y - 1) / 255.0f;

@@ -1,5 +1,5 @@
-/* png_codec.h — PNG decoding and encoding in memory for the image service, on libpng's
- * simplified API.
+/* png_codec.h — picture decoding (PNG or JPEG) and PNG encoding in memory for the image
+ * service, on polymage_io (include/polymage_io.h).
  *
  * Promise: decoding never trusts the input. The header is read first and the picture's
  * size checked against the caller's limits before any pixel memory is allocated; a body
@@ -13,13 +13,13 @@
 
 typedef enum pm_png_result {
     PM_PNG_OK = 0,
-    PM_PNG_NOT_IMAGE, /* not a PNG, truncated or corrupted                       */
+    PM_PNG_NOT_IMAGE, /* not a PNG or JPEG, truncated or corrupted               */
     PM_PNG_TOO_LARGE, /* a side over max_side or more pixels than max_pixels      */
     PM_PNG_NOMEM
 } pm_png_result;
 
-/* Decodes a PNG into interleaved 8-bit pixels: 3 channels (RGB) for a colour picture,
- * 1 for a grey one (alpha is composited onto black, 16-bit samples reduced to 8). On
+/* Decodes a PNG or JPEG into interleaved 8-bit pixels: 3 channels (RGB) for a colour
+ * picture, 1 for a grey one (alpha is dropped, 16-bit samples reduced to 8). On
  * PM_PNG_OK *pixels is malloc'd (free()). msg gets a one-line reason otherwise. */
 pm_png_result pm_png_decode(const void *data, size_t size, int64_t max_side,
                             int64_t max_pixels, uint8_t **pixels, int64_t *rows,

@@ -1,13 +1,13 @@
 /* service.h — the HTTP image service (samples/serve): the sample apps behind
  * libmicrohttpd, served with one process-wide pm_jit through pm_jit_run.
  *
- *   POST /apps/<app>   body: a PNG. Answer: the app's output as a PNG (200, image/png).
+ *   POST /apps/<app>   body: a PNG or JPEG. Answer: the app's output as a PNG (200, image/png).
  *   GET  /stats        the jit's pm_cache_stats as a JSON object, plus request counts.
  *   GET  /apps         the apps and their smallest picture, JSON.
  *
  * Promise: any request gets an answer or a closed connection, never a crash: an unknown
  * path or app 404, a wrong method 405 (with Allow), a body that is not a decodable PNG
- * 400, a body over max_body_bytes or a picture over max_side / max_pixels 413, a picture
+ * or JPEG 400, a body over max_body_bytes or a picture over max_side / max_pixels 413, a picture
  * smaller than the app's min_rows x min_cols 422; every error answer is text/plain with
  * a one-line message. A body cut short by the client (fewer bytes than Content-Length)
  * only closes that connection.

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# run.sh — the install test (ctest test_install): installs the build into a temporary
+# prefix, then builds and runs the two consumer projects against that prefix only:
+# examples/consumer-pkgconfig (make + pkg-config) and examples/consumer-cmake
+# (find_package(PolyMage)). Each JIT-compiles a small pipeline, runs it on libgomp
+# threads and checks the result against a plain C loop.
+#
+#   test/install/run.sh BUILD_DIR SOURCE_DIR [EXTRA_FLAGS]
+#
+# Both consumers link with --as-needed (the default of some distributions' compilers), so
+# libgomp must come with libpolymage itself. EXTRA_FLAGS go to the consumers' compile and
+# link (the sanitizer flags of an ASan build, whose libpolymage needs the sanitizer
+# runtime in the program).
+set -euo pipefail
+build=$(cd "$1" && pwd) src=$(cd "$2" && pwd) extra=${3:-}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pm-install-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+# Run from ctest inside `make test`: the consumers' make must not join that make's jobs.
+unset MAKEFLAGS MFLAGS MAKELEVEL
+fail() { echo "install test: $*" >&2; exit 1; }
+step() { echo "install test: $*"; }
+
+step "cmake --install $build --prefix $prefix"
+cmake --install "$build" --prefix "$prefix" > "$tmp/install.log" ||
+  { cat "$tmp/install.log" >&2; fail "cmake --install failed"; }
+
+pc=$(find "$prefix" -name polymage.pc -path '*/pkgconfig/*' | head -n 1)
+[ -n "$pc" ] || fail "no polymage.pc installed"
+libdir=$(dirname "$(dirname "$pc")")
+for f in "$prefix/include/polymage.h" "$libdir/cmake/PolyMage/PolyMageConfig.cmake" \
+         "$libdir/cmake/PolyMage/PolyMageConfigVersion.cmake" \
+         "$libdir/cmake/PolyMage/PolyMageTargets.cmake"; do
+  [ -f "$f" ] || fail "not installed: $f"
+done
+if [ -e "$libdir/libpolymage.so" ]; then
+  shared=1
+  [ -e "$libdir/libpolymage.so.0" ] || fail "libpolymage.so.0 (the SONAME link) not installed"
+  readelf -d "$libdir/libpolymage.so" | grep -q 'RUNPATH\|RPATH' &&
+    fail "the installed libpolymage.so keeps the build tree's RUNPATH"
+else
+  shared=0
+  [ -f "$libdir/libpolymage.a" ] || fail "neither libpolymage.so nor libpolymage.a installed"
+fi
+grep -q -- '-L/usr/lib/llvm' "$pc" &&
+  fail "polymage.pc adds -L/usr/lib/llvm-*: -lgomp could then find LLVM's libomp"
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+[ "$(pkg-config --variable=prefix polymage)" = "$prefix" ] ||
+  fail "polymage.pc's prefix is $(pkg-config --variable=prefix polymage), not $prefix"
+version=$(pkg-config --modversion polymage)
+step "installed polymage $version ($([ $shared = 1 ] && echo shared || echo static)) in $libdir"
+
+# The consumer must have loaded the installed library, not the build tree's, and (when
+# it links isl itself: a static libpolymage) bind isl to libisl, not to the copy of isl
+# that libLLVM-19 exports (isl_*@LLVM_19.1).
+check_loaded() {
+  if nm -D --undefined-only "$1" | grep -qE ' isl_[A-Za-z0-9_]*@LLVM'; then
+    fail "$1 binds isl functions to libLLVM's copy of isl (libLLVM before libisl)"
+  fi
+  [ $shared = 1 ] || return 0
+  local where
+  where=$(ldd "$1" | sed -nE 's/^[[:space:]]*libpolymage\.so\.0 => ([^ ]+).*/\1/p')
+  [ "$where" = "$libdir/libpolymage.so.0" ] ||
+    fail "$1 loads libpolymage.so.0 from '${where:-nowhere}', not from $libdir"
+}
+
+# Runs a consumer, and fails when the dynamic linker bound any isl function of the
+# process (the consumer's or libpolymage's) to libLLVM's copy of isl.
+run_consumer() {
+  rm -f "$tmp"/ld.*
+  LD_DEBUG=bindings LD_DEBUG_OUTPUT="$tmp/ld" "$1"
+  if awk '/binding file .* symbol .isl_/ && $4 !~ /libLLVM/ && $7 ~ /libLLVM/' \
+       "$tmp"/ld.* | grep -m 3 .; then
+    fail "$1: isl functions bound to libLLVM's copy of isl at run time"
+  fi
+}
+
+step "examples/consumer-pkgconfig: make, with pkg-config --cflags --libs polymage"
+mkdir -p "$tmp/pkgconfig"
+make -s -C "$src/examples/consumer-pkgconfig" OUT="$tmp/pkgconfig" \
+  CFLAGS="-O2 -Wall -Wextra -Werror $extra" LDFLAGS="-Wl,--as-needed $extra"
+check_loaded "$tmp/pkgconfig/consumer"
+run_consumer "$tmp/pkgconfig/consumer"
+
+step "examples/consumer-cmake: cmake with find_package(PolyMage)"
+cmake -S "$src/examples/consumer-cmake" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="-Wall -Wextra -Werror $extra" \
+  -DCMAKE_EXE_LINKER_FLAGS="-Wl,--as-needed $extra" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF > "$tmp/cmake.log" ||
+  { cat "$tmp/cmake.log" >&2; fail "configuring examples/consumer-cmake failed"; }
+found=$(sed -nE 's/^PolyMage_DIR:PATH=(.*)/\1/p' "$tmp/cmake/CMakeCache.txt")
+[ "$found" = "$libdir/cmake/PolyMage" ] || fail "find_package(PolyMage) found '$found'"
+cmake --build "$tmp/cmake" > "$tmp/cmake-build.log" ||
+  { cat "$tmp/cmake-build.log" >&2; fail "building examples/consumer-cmake failed"; }
+check_loaded "$tmp/cmake/consumer"
+run_consumer "$tmp/cmake/consumer"
+step "both consumers built against $prefix and ran"
