@@ -385,7 +385,8 @@ pm_expr *pm_stencil(pm_func *f, pm_expr *const at[2], double scale, int rows, in
         return NULL;
     pm_ctx *ctx = f->ctx;
     if (f->ndims != 2) {
-        pm_ctx_error(ctx, PM_ERR_INVALID, "stencil over %s: it has %d dimensions, a stencil needs 2",
+        pm_ctx_error(ctx, PM_ERR_INVALID, "stencil over %s: it has %d dimensions, a stencil "
+                     "needs 2 (pm_stencil_nd takes any number, over the dimensions you choose)",
                      f->name, f->ndims);
         return NULL;
     }

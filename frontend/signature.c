@@ -420,8 +420,25 @@ static pm_status check_buffer(const pm_signature *s, const pm_value *params, int
         if (b->extent[d] != want[d]) {
             char got[256];
             describe_shape(got, sizeof got, sb, b->extent);
-            snprintf(msg, msg_size, "%s: %s buffer %s is %s; expected %s", s->name, role,
-                     sb->name, got, expected);
+            text t = {msg, msg_size, 0};
+            text_add(&t, "%s: %s buffer %s is %s; expected %s", s->name, role, sb->name, got,
+                     expected);
+            /* the two rules users trip on: an interval's upper bound is inclusive (and an
+             * output is indexed from the domain's lower bound); an image takes extents */
+            int64_t lb = 0, ub = 0;
+            pm_bound_eval(sb->dims[d].lb, params, &lb);
+            pm_bound_eval(sb->dims[d].ub, params, &ub);
+            if (sb->is_output)
+                text_add(&t, " (dimension %d of %s is the interval [%" PRId64 ", %" PRId64 "]%s "
+                         "at these parameter values: %" PRId64 " point%s, as an interval's upper "
+                         "bound is inclusive; the buffer's index 0 is the lower bound %" PRId64
+                         ")", d + 1, sb->name, lb, ub, sb->dims[d].step > 1 ? " (stepped)" : "",
+                         want[d], want[d] == 1 ? "" : "s", lb);
+            else
+                text_add(&t, " (dimension %d of image %s has extent %" PRId64 " at these "
+                         "parameter values, covering 0 .. %" PRId64 ": an image takes its "
+                         "extents, the number of points, not an inclusive upper bound)", d + 1,
+                         sb->name, want[d], ub);
             return PM_ERR_ARGUMENT;
         }
     }

@@ -231,7 +231,8 @@ pm_expr *pm_between(pm_expr *a, pm_expr *lo, pm_expr *hi);
 /* ---------------------------------------------------------------------------------- */
 
 /* Interval(lb, ub, step): the points lb, lb+step, ... <= ub. lb and ub are affine
- * integer expressions of parameters and constants; step >= 1. */
+ * integer expressions of parameters and constants; step >= 1. The upper bound is
+ * INCLUSIVE: Interval(0, R-1, 1) has R points (while an image takes the extent R). */
 typedef struct pm_interval pm_interval;
 pm_interval *pm_interval_new(pm_expr *lb, pm_expr *ub, int64_t step);
 
@@ -261,7 +262,10 @@ pm_status pm_func_define_expr(pm_func *f, pm_expr *value);
 
 /* Reduction(redDom = (rvars, rintervals), varDom = (vars, intervals), type, initial).
  * Every point of varDom starts at `initial` (NULL means 0); then for every point of
- * redDom in lexicographic order, f(index...) = op(f(index...), value). */
+ * redDom in lexicographic order, f(index...) = op(f(index...), value).
+ * ndims 0 (vars and intervals NULL) makes a zero-dimensional reduction: one value (a
+ * total, a minimum), defined with no index (pm_reduction_define(f, 0, NULL, value)),
+ * called as pm_call_n(f, 0, NULL), and as an output a buffer of ndims 0, one element. */
 typedef enum pm_reduce_op {
     PM_REDUCE_SUM, PM_REDUCE_PRODUCT, PM_REDUCE_MIN, PM_REDUCE_MAX,
     PM_REDUCE_AND, PM_REDUCE_OR   /* bitwise on integers, logical on bools */
@@ -311,6 +315,108 @@ int pm_func_ndims(const pm_func *f);
     pm_func_define((f), PM_COUNT_(__VA_ARGS__), ((pm_case *const[]){__VA_ARGS__}))
 #define pm_image(ctx, name, type, ...) \
     pm_image_new((ctx), (name), (type), PM_COUNT_(__VA_ARGS__), pm_exprs(__VA_ARGS__))
+
+/* ---------------------------------------------------------------------------------- */
+/* Helpers: domains, boundary conditions, crop, N-D stencils, down/up-sampling          */
+/* ---------------------------------------------------------------------------------- */
+
+/* These build ordinary functions (cases, calls, intervals) with the calls above: the
+ * validator checks them and the optimizer splits their cases like any other. Every
+ * helper that makes a function names it `name` and returns NULL on misuse (recorded in
+ * the context, as for every builder). Dimensions are numbered from 0 in the order of
+ * pm_call's arguments; `dims` lists the dimensions a helper acts on (distinct, any
+ * order), e.g. {1, 2}, the two spatial dimensions of an RGB image I(c, x, y).
+ *
+ * Domains: a dimension of a function covers its interval [lb, ub] (INCLUSIVE upper
+ * bound); a dimension of an image covers 0 .. extent-1 (an image takes an EXTENT, the
+ * number of points). An output buffer's index starts at the domain's lower bound. */
+
+/* f's domain in dimension d as an interval: the function's own, or [0, extent-1] for an
+ * image. */
+pm_interval *pm_func_interval(pm_func *f, int d);
+/* The variable of dimension d of a function or reduction (NULL for an image: it has
+ * none). */
+pm_expr *pm_func_var(pm_func *f, int d);
+/* A new, undefined function of the given type over f's domain, with f's variables (an
+ * image's are made: "x0", "x1", ...); define it with pm_func_define and read its
+ * variables with pm_func_var. */
+pm_func *pm_func_like(pm_func *f, const char *name, pm_type type);
+
+/* Boundary conditions: a function over a wider (or any) domain that reads f inside f's
+ * domain and extends it outside, in the dimensions that get the condition. Shown on one
+ * dimension whose domain is a b c d:
+ *   PM_BOUNDARY_CLAMP            ... a a | a b c d | d d ...   (repeat the edge)
+ *   PM_BOUNDARY_MIRROR           ... b a | a b c d | d c ...   (mirror, edge repeated)
+ *   PM_BOUNDARY_MIRROR_INTERIOR  ... c b | a b c d | c b ...   (mirror about the edge)
+ *   PM_BOUNDARY_WRAP             ... c d | a b c d | a b ...   (periodic)
+ *   PM_BOUNDARY_CONSTANT         ... v v | a b c d | v v ...   (the value given)
+ * Mirror and wrap repeat as far as the domain reaches (a 1-point dimension gives that
+ * point everywhere). The result is defined by cases: one interior case (every chosen
+ * dimension inside f's domain) reading f directly, with no clamp, and 2 border cases
+ * per chosen dimension (below / above f's domain); the compiler runs each case as its
+ * own loop nest, so the interior loop does no per-point boundary arithmetic. f's
+ * chosen dimensions must have step 1 and at least one point. */
+typedef enum pm_boundary {
+    PM_BOUNDARY_CLAMP,
+    PM_BOUNDARY_MIRROR,
+    PM_BOUNDARY_MIRROR_INTERIOR,
+    PM_BOUNDARY_WRAP,
+    PM_BOUNDARY_CONSTANT
+} pm_boundary;
+/* Over any domain: domain[d] is the new interval of dimension d, or NULL to keep f's
+ * interval with no condition (e.g. the colour dimension). value: the constant of
+ * PM_BOUNDARY_CONSTANT (NULL = 0), converted to f's type; NULL for the others. */
+pm_func *pm_boundary_new(pm_func *f, const char *name, pm_boundary kind, pm_expr *value,
+                         pm_interval *const *domain);
+/* Pad: f's domain widened by `pad` points on both sides of each chosen dimension
+ * ([lb - pad, ub + pad]), e.g. pm_pad(I, "E", PM_BOUNDARY_CLAMP, NULL, 2, (int[]){1, 2}, 2)
+ * for a 5x5 stencil over an RGB image I(c, x, y) with clamped edges. */
+pm_func *pm_pad(pm_func *f, const char *name, pm_boundary kind, pm_expr *value, int ndims,
+                const int *dims, int64_t pad);
+/* Crop: f over a window of its domain (window[d] NULL = f's interval), coordinates
+ * unchanged (so the output buffer of a crop starts at the window's lower bound).
+ * pm_pipeline_new rejects a window reaching outside f. Point-wise: the optimizer inlines
+ * it into its consumers. */
+pm_func *pm_crop(pm_func *f, const char *name, pm_interval *const *window);
+
+/* Stencil over any dimensions: scale * sum over the kernel of w * f(at + offset), where
+ * the kernel has nk axes and axis k (size[k] points) moves dimension dims[k] of f:
+ * offset_k = i_k - size[k]/2 for i_k = 0 .. size[k]-1 (the centre is i_k = size[k]/2;
+ * an even size reaches one point further below than above). weights hold
+ * size[0] * ... * size[nk-1] values, row-major: the LAST axis varies fastest, so a 2-D
+ * kernel written as rows of text has its rows along dims[0] and its columns along
+ * dims[1]. at: f's ndims centre coordinates (usually a function's variables).
+ * For a float f, pm_stencil(f, at, s, rows, cols, w) is pm_stencil_nd(f, at, s, 2,
+ * (int[]){1, 0}, (int[]){rows, cols}, w): PolyMage's kernel moves y (dimension 1) down its
+ * rows and x (dimension 0) along them.
+ * Arithmetic: a float f is summed in its type; an integer f is converted to f32 (8- and
+ * 16-bit types) or f64 (32- and 64-bit) before it is weighted, so sums never wrap and
+ * are exact while they stay below 2^24 (f32) / 2^53 (f64); the result has that float
+ * type (storing it into an integer function truncates toward zero and saturates). Zero
+ * weights are skipped. */
+pm_expr *pm_stencil_nd(pm_func *f, pm_expr *const *at, double scale, int nk, const int *dims,
+                       const int *size, const double *weights);
+/* A new function of `type` defined by pm_stencil_nd at its variables, over f's domain
+ * shrunk in each moved dimension by the kernel's reach (the points where every tap is
+ * inside f: [lb + size/2, ub - (size-1-size/2)]). Pad f first (pm_pad) to keep the
+ * size. */
+pm_func *pm_stencil_func(pm_func *f, const char *name, pm_type type, double scale, int nk,
+                         const int *dims, const int *size, const double *weights);
+
+/* 2x down-sampling in each chosen dimension: g(x) = scale * sum_i w[i] * f(2x + i - (n-1)/2)
+ * for i = 0 .. n-1, the same 1-D kernel w applied in every chosen dimension (the weights
+ * of several dimensions multiply). weights NULL: the binomial kernel of n taps,
+ * normalized ([1 2 1]/4 for n = 3, [1 3 3 1]/8 for n = 4, ...) and scale is ignored.
+ * Domain: every point whose taps are all inside f (pad f first for the full size). The
+ * arithmetic is pm_stencil_nd's. */
+pm_func *pm_downsample(pm_func *f, const char *name, pm_type type, int ndims, const int *dims,
+                       int n, const double *weights, double scale);
+/* 2x up-sampling by linear interpolation in each chosen dimension, samples at pixel
+ * centres: g(2i) = 3/4 f(i) + 1/4 f(i-1), g(2i+1) = 3/4 f(i) + 1/4 f(i+1) (products of
+ * these weights over several dimensions), written as one case per parity so each case
+ * reads f at affine points. Domain: [2 lb + 1, 2 ub] in each chosen dimension (pad f by
+ * 1 first for [2 lb - 1, 2 ub + 2]). The arithmetic is pm_stencil_nd's. */
+pm_func *pm_upsample(pm_func *f, const char *name, pm_type type, int ndims, const int *dims);
 
 /* ---------------------------------------------------------------------------------- */
 /* Pipelines                                                                           */

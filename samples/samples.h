@@ -2,7 +2,7 @@
  * as a registry the tests, the bench and `make run` share.
  *
  * Each app lives in samples/<name>/<name>.c and is built with the public API only.
- * Buffer layouts follow ../shared/polymage-apps.md exactly (row-major, the first index
+ * Buffer layouts follow docs/apps.md exactly (row-major, the first index
  * outermost: img[c][x][y] has y innermost), so the Halide versions in bench/ use the same
  * memory.
  */

@@ -1,5 +1,5 @@
 /* test_interp_harris.c — the interpreter's Harris corner response against plain C loops
- * written from the math of shared/polymage-apps.md section 3 (not from the pipeline).
+ * written from the math of docs/apps.md section 3 (not from the pipeline).
  *
  * The reference computes in double, so the two differ by f32 rounding only: every
  * interior point must be within 1e-5 * (1 + |reference|) (observed differences are

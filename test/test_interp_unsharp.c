@@ -1,5 +1,5 @@
 /* test_interp_unsharp.c — the interpreter's Unsharp Mask against plain C loops written
- * from shared/polymage-apps.md section 1 (not from the pipeline).
+ * from docs/apps.md section 1 (not from the pipeline).
  *
  * The loops mirror the operation order of the definition in f32 (the 1-4-6-4-1 filter as
  * img * {0.0625, 0.25, 0.375, 0.25, 0.0625} summed left to right, sharpen as

@@ -1,7 +1,7 @@
 /* test_samples_interp.c — the five larger PolyMage benchmark apps (bilateral grid, camera
  * pipe, pyramid blend, interpolate, local laplacian) under the reference interpreter at
  * their quick sizes, each checked against something computed independently from
- * shared/polymage-apps.md:
+ * docs/apps.md:
  *  - every app: builds and validates, its output has no NaN/Inf and stays in range;
  *  - camera pipe: every output pixel equals plain C written from the doc's formulas
  *    (demosaicking, the doc's integer matrix for 3700 K, the tone curve);

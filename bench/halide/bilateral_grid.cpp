@@ -1,4 +1,4 @@
-/* bilateral_grid.cpp — Bilateral grid (polymage-apps.md §2, the generated-code version).
+/* bilateral_grid.cpp — Bilateral grid (docs/apps.md §2, the generated-code version).
  *
  * input f32 [R][C], the picture padded by 24 (top/left) and 32 (bottom/right) with
  * clamp-to-edge -> filtered f32 [R-56][C-56], out(x-24, y-24). sigma_s = 8, 1/sigma_r =

@@ -1,4 +1,4 @@
-/* camera_pipe.cpp — Camera pipeline (polymage-apps.md §4) in Halide.
+/* camera_pipe.cpp — Camera pipeline (docs/apps.md §4) in Halide.
  *
  * img i16 [R][C] raw Bayer -> process u8 [3][R-48][C-64], out[c][x-12][y-16], channel
  * 0 = B, 1 = G, 2 = R. Integer stages compute in int32, store int16, and halve with C's

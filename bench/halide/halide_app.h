@@ -1,6 +1,6 @@
 /* halide_app.h — the seven PolyMage benchmark apps written in Halide 14, for pm_bench.
  *
- * Each app is the algorithm of ../shared/polymage-apps.md (same stage math, constants,
+ * Each app is the algorithm of docs/apps.md (same stage math, constants,
  * types and boundaries) over the same memory as the PolyMage sample: the inputs and
  * outputs are the sample's row-major buffers, whose first index is outermost. Halide's
  * first dimension is the innermost one, so every Halide Func here is written f(y, x) or

@@ -1,4 +1,4 @@
-/* harris.cpp — Harris corner detection (polymage-apps.md §3) in Halide.
+/* harris.cpp — Harris corner detection (docs/apps.md §3) in Halide.
  *
  * img f32 [R+2][C+2] -> harris f32 [R+2][C+2]; only x in [2,R-1], y in [2,C-1] is
  * written (the 2-pixel frame stays as it was), exactly like the PolyMage pipeline.

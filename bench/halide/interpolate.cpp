@@ -1,4 +1,4 @@
-/* interpolate.cpp — Multiscale interpolation (polymage-apps.md §6) in Halide.
+/* interpolate.cpp — Multiscale interpolation (docs/apps.md §6) in Halide.
  *
  * img f32 [4][R+2][C+2] (RGBA, 1-pixel ghost border) -> out f32 [3][R][C]. L = 10 levels
  * of premultiplied-alpha downsampling, then upsampling that fills each level's holes from

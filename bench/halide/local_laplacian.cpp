@@ -1,4 +1,4 @@
-/* local_laplacian.cpp — Local Laplacian filter (polymage-apps.md §7, the spec's
+/* local_laplacian.cpp — Local Laplacian filter (docs/apps.md §7, the spec's
  * semantics, not the generated code's border defects) in Halide.
  *
  * img_colour u16 [3][R+4][C+4] (BGR, 2-pixel zero ghost border) -> u16 [3][R][C].

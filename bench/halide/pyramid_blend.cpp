@@ -1,4 +1,4 @@
-/* pyramid_blend.cpp — Pyramid blending (polymage-apps.md §5) in Halide.
+/* pyramid_blend.cpp — Pyramid blending (docs/apps.md §5) in Halide.
  *
  * img1, img2 f32 [3][R][C], mask f32 [R][C] (R, C padded: 31 before, 29 after) ->
  * blend f32 [3][R-60][C-60], out[c][x-31][y-31]. L = 4 levels: Gaussian pyramids of both

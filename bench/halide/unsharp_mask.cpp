@@ -1,4 +1,4 @@
-/* unsharp_mask.cpp — Unsharp mask (polymage-apps.md §1) in Halide.
+/* unsharp_mask.cpp — Unsharp mask (docs/apps.md §1) in Halide.
  *
  * img f32 [3][R+4][C+4] with a zero ghost border of 2 -> mask f32 [3][R][C],
  * out[c][x-2][y-2]. Parameters (pipeline order): R, C, threshold, weight.

@@ -1,4 +1,4 @@
-/* bilateral_grid.c — the Bilateral Grid, the PolyMage benchmark (see shared/polymage-apps.md §2).
+/* bilateral_grid.c — the Bilateral Grid, the PolyMage benchmark (see docs/apps.md §2).
  *
  * Follows the benchmark's generated code (its shipped DSL spec differs). The input is a
  * grey picture (f32 in [0, 1]) clamp-padded by 24 rows/cols before and 32 after, so

@@ -1,4 +1,4 @@
-/* camera_pipe.c — the Camera Pipeline, the PolyMage benchmark (see shared/polymage-apps.md §4).
+/* camera_pipe.c — the Camera Pipeline, the PolyMage benchmark (see docs/apps.md §4).
  *
  * From a raw int16 Bayer image img [R][C] (G R / B G, 2x2 cells starting at (0, 0)) to an
  * 8-bit BGR picture: a hot-pixel suppression (denoised), the four Bayer planes at half

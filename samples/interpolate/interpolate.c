@@ -1,5 +1,5 @@
 /* interpolate.c — Multiscale Interpolation, the PolyMage benchmark (see
- * shared/polymage-apps.md §6).
+ * docs/apps.md §6).
  *
  * Fills the transparent parts of an RGBA picture (f32 [4][R+2][C+2], /255, a 1-pixel
  * zero border) from its opaque parts across L = 10 scales: the colour is premultiplied

@@ -1,5 +1,5 @@
 /* local_laplacian.c — Local Laplacian filters, the PolyMage benchmark (see
- * shared/polymage-apps.md §7), with L = 8 pyramid levels and K = 8 intensity levels.
+ * docs/apps.md §7), with L = 8 pyramid levels and K = 8 intensity levels.
  *
  * The input img_colour is u16 [3][R+4][C+4], BGR, 8-bit values * 256, with a 2-pixel
  * zero ghost border; alpha scales the detail remapping, beta the base. Stages:

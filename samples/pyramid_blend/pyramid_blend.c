@@ -1,4 +1,4 @@
-/* pyramid_blend.c — Pyramid Blending, the PolyMage benchmark (see shared/polymage-apps.md §5).
+/* pyramid_blend.c — Pyramid Blending, the PolyMage benchmark (see docs/apps.md §5).
  *
  * Blends two colour pictures img1, img2 (f32 [3][R][C]) under a mask (f32 [R][C]) with
  * L = 4 levels: Gaussian pyramids of both pictures and of the mask (Dx_*, Dy_* for levels

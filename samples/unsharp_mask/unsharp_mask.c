@@ -1,4 +1,4 @@
-/* unsharp_mask.c — Unsharp Mask, the PolyMage benchmark (see shared/polymage-apps.md).
+/* unsharp_mask.c — Unsharp Mask, the PolyMage benchmark (see docs/apps.md).
  *
  * img is f32 [3][R+4][C+4] with the picture at [2, R+1] x [2, C+1] and a zero ghost
  * border of 2. blurx and blury apply the 1-4-6-4-1 / 16 filter along x then y; sharpen
