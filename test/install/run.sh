@@ -94,3 +94,17 @@ cmake --build "$tmp/cmake" > "$tmp/cmake-build.log" ||
 check_loaded "$tmp/cmake/consumer"
 run_consumer "$tmp/cmake/consumer"
 step "both consumers built against $prefix and ran"
+
+# The image I/O component, when it was built: polymage_io.pc and a program that writes
+# and reads back a PNG.
+if [ -f "$libdir/pkgconfig/polymage_io.pc" ]; then
+  step "examples/consumer-io: cc with pkg-config --cflags --libs polymage_io"
+  [ -f "$prefix/include/polymage_io.h" ] || fail "not installed: polymage_io.h"
+  # shellcheck disable=SC2046,SC2086
+  cc -O2 -Wall -Wextra -Werror $extra "$src/examples/consumer-io/main.c" \
+    $(pkg-config --cflags --libs polymage_io) -Wl,--as-needed -Wl,-rpath,"$libdir" $extra \
+    -o "$tmp/consumer-io" ||
+    fail "building examples/consumer-io failed"
+  check_loaded "$tmp/consumer-io"
+  (cd "$tmp" && "$tmp/consumer-io" "$tmp/io.png") || fail "examples/consumer-io failed"
+fi
