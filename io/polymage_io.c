@@ -481,7 +481,7 @@ static void convert_into(const raw *r, pm_buffer *dst)
     for (int64_t x = 0; x < r->rows; x++) {
         const uint8_t *row = r->px + (size_t)x * r->row_bytes;
         for (int64_t y = 0; y < r->cols; y++) {
-            unsigned v[4], out[4];
+            unsigned v[4] = {0}, out[4]; /* r->channels (1..4) of v are read */
             for (int c = 0; c < r->channels; c++)
                 v[c] = r->depth == 16 ? ((const uint16_t *)row)[y * r->channels + c]
                                       : row[y * r->channels + c];
