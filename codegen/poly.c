@@ -389,6 +389,17 @@ static bool dim_free(__isl_keep isl_set *deltas, int k)
     return empty == isl_bool_true;
 }
 
+/* No two instances at these distances differ in dimension k. */
+static bool dim_always_zero(__isl_keep isl_set *deltas, int k)
+{
+    isl_set *nz = isl_set_complement(isl_set_fix_si(isl_set_universe(isl_set_get_space(deltas)),
+                                                    isl_dim_set, k, 0));
+    isl_set *d = isl_set_intersect(isl_set_copy(deltas), nz);
+    isl_bool empty = isl_set_is_empty(d);
+    isl_set_free(d);
+    return empty == isl_bool_true;
+}
+
 static bool small_constant_extent(const pm_interval *iv)
 {
     return iv->lb->kind == PM_EXPR_INT && iv->ub->kind == PM_EXPR_INT &&
@@ -431,6 +442,7 @@ static void stmt_dependences(const pm_poly *poly, pm_poly_stmt *s)
     s->parallel_dim = -1;
     s->vectorizable = false;
     s->free_channel_dim = -1;
+    s->distinct_cell_dims = 0;
     if (s->ndims == 0)
         return;
     if (s->kind == PM_STMT_UPDATE) {
@@ -439,6 +451,9 @@ static void stmt_dependences(const pm_poly *poly, pm_poly_stmt *s)
         isl_set *deltas = update_distances(poly, s);
         if (!deltas)
             return;
+        for (int k = 0; k < s->ndims && k < 32; k++)
+            if (dim_always_zero(deltas, k))
+                s->distinct_cell_dims |= 1u << k;
         for (int k = 0; k < s->ndims; k++)
             if (dim_free(deltas, k)) {
                 pm_func *f = poly->stages[s->stage].func;
@@ -881,6 +896,13 @@ char *pm_poly_to_string(const pm_poly *poly)
             print_isl(&out, isl_set_to_str(s->domain));
             pm_str_append(&out, "\n    parallel dim %d, %s\n", s->parallel_dim,
                           s->vectorizable ? "vectorizable" : "not vectorizable");
+            if (s->kind == PM_STMT_UPDATE && s->distinct_cell_dims) {
+                pm_str_append(&out, "    cells distinct along dims");
+                for (int k = 0; k < s->ndims && k < 32; k++)
+                    if (s->distinct_cell_dims & (1u << k))
+                        pm_str_append(&out, " %d", k);
+                pm_str_append(&out, "\n");
+            }
             for (int r = 0; r < s->nresidual; r++) {
                 pm_str_append(&out, "    run-time condition: ");
                 pm_expr_print(&out, s->residual[r]);

@@ -78,6 +78,10 @@ typedef struct pm_poly_stmt {
     int free_channel_dim;    /* PM_STMT_UPDATE: a dimension of a few fixed iterations
                                 whose instances never write a common cell (so it may
                                 run innermost with results unchanged), or -1           */
+    unsigned distinct_cell_dims; /* PM_STMT_UPDATE: bit k set when two instances that
+                                may write a common cell always agree in dimension k (a
+                                histogram's cell column): that loop may move anywhere
+                                with each cell's updates in their order              */
 } pm_poly_stmt;
 
 /* Where a function's values live (poly.c gives inputs, outputs and full scratch; the

@@ -66,24 +66,91 @@ static __isl_give isl_schedule *parallel_from(__isl_take isl_schedule_node *node
     return sched;
 }
 
-/* The band of a reduction's updates with its free channel dimension (poly.h) moved
- * innermost: the updates of one cell keep their order (they all have the same channel),
- * and what the channels share (the input read, a histogram's bin) is computed once per
- * point of the rest once LLVM unrolls the short channel loop (bilateral grid: the input
- * was read and binned once per channel). */
-static __isl_give isl_schedule *channel_inner_schedule(const pm_poly *poly, int first)
+/* ---- the order of a reduction's updates ------------------------------------------------ */
+
+/* A window of contributions per cell at most this many updates: moving a cell column
+ * loop inside it keeps the window's rows in cache (bilateral grid: 9 x 9). */
+enum { PM_UPDATE_WINDOW_MAX = 1024 };
+
+static bool constant_extent(const pm_interval *iv, int64_t *n)
+{
+    if (iv->lb->kind != PM_EXPR_INT || iv->ub->kind != PM_EXPR_INT || iv->step <= 0)
+        return false;
+    *n = iv->ub->ival < iv->lb->ival ? 0 : (iv->ub->ival - iv->lb->ival) / iv->step + 1;
+    return true;
+}
+
+/* The loop order of a reduction's updates, outermost first, into order[]; false when it
+ * stays the reduction domain's own. Two moves, each keeping every cell's updates in
+ * their order (poly.h: they only move dimensions along which no two updates share a
+ * cell):
+ *  - the free channel dimension goes innermost: what the channels share (the input
+ *    read, a histogram's bin) is computed once per point of the rest once LLVM unrolls
+ *    the short channel loop (bilateral grid read and binned its input once per channel);
+ *  - when the innermost dimensions are a small constant window of contributions to one
+ *    cell, the last cell dimension before them moves inside the window: in the
+ *    reduction's own order each update waited for the previous one's read-modify-write
+ *    of the same cell (a histogram of a smooth picture bins neighbours alike), inside
+ *    the window consecutive updates go to different cells and overlap (bilateral grid's
+ *    grid: for each of the 9 x 9 window offsets, a row of cells). The parallel
+ *    dimension stays outside. */
+static bool update_order(const pm_poly *poly, const pm_poly_stmt *s, int *order)
+{
+    int n = s->ndims, ch = s->free_channel_dim;
+    const pm_func *f = poly->stages[s->stage].func;
+    int column = -1;
+    for (int k = n - 1; k > s->parallel_dim && k >= 0; k--) {
+        if (k == ch)
+            continue;
+        if (k < 32 && (s->distinct_cell_dims & (1u << k))) {
+            column = k;
+            break;
+        }
+    }
+    if (column >= 0) {
+        int64_t window = 1;
+        bool inside = false;
+        for (int k = column + 1; k < n && column >= 0; k++) {
+            int64_t e;
+            if (k == ch)
+                continue;
+            if (!constant_extent(f->rintervals[k], &e) || e > PM_UPDATE_WINDOW_MAX ||
+                (window *= e) > PM_UPDATE_WINDOW_MAX)
+                column = -1;
+            inside = true;
+        }
+        if (!inside)
+            column = -1;
+    }
+    if (ch < 0 && column < 0)
+        return false;
+    int j = 0;
+    for (int k = 0; k < n; k++)
+        if (k != ch && k != column)
+            order[j++] = k;
+    if (column >= 0)
+        order[j++] = column;
+    if (ch >= 0)
+        order[j++] = ch;
+    return true;
+}
+
+/* The band of a reduction's updates in the order of update_order. */
+static __isl_give isl_schedule *update_schedule(const pm_poly *poly, int first, const int *order)
 {
     const pm_poly_stmt *s = &poly->stmts[first];
-    int ch = s->free_channel_dim, n = s->ndims;
+    int n = s->ndims;
     isl_space *sp = isl_set_get_space(s->domain);
     isl_space *range = isl_space_set_from_params(isl_space_params(isl_space_copy(sp)));
     range = isl_space_add_dims(range, isl_dim_set, (unsigned)n);
     isl_space *to = isl_space_map_from_domain_and_range(isl_space_copy(sp), range);
     isl_aff_list *out = isl_aff_list_alloc(isl_space_get_ctx(sp), n);
+    int par = -1;
     for (int j = 0; j < n; j++) {
-        int from = j < ch ? j : j < n - 1 ? j + 1 : ch;
+        if (order[j] == s->parallel_dim)
+            par = j;
         out = isl_aff_list_add(out, isl_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(sp)),
-                                                          isl_dim_set, (unsigned)from));
+                                                          isl_dim_set, (unsigned)order[j]));
     }
     isl_space_free(sp);
     isl_map *m = isl_map_from_multi_aff(isl_multi_aff_from_aff_list(to, out));
@@ -95,16 +162,21 @@ static __isl_give isl_schedule *channel_inner_schedule(const pm_poly *poly, int 
     isl_schedule_node *node = isl_schedule_get_root(sched);
     isl_schedule_free(sched);
     node = isl_schedule_node_child(node, 0);
-    /* the parallel dimension (after the channel one) moved up by one */
-    return parallel_from(node, s->parallel_dim > ch ? s->parallel_dim - 1 : s->parallel_dim);
+    /* the channel loop unrolled by isl: LLVM's unroller is off (engine), and the
+     * channels' shared work (the read, the bin) is common only in straight-line code */
+    if (s->free_channel_dim >= 0 && order[n - 1] == s->free_channel_dim)
+        node = isl_schedule_node_band_member_set_ast_loop_type(node, n - 1, isl_ast_loop_unroll);
+    return parallel_from(node, par);
 }
 
 /* A schedule for statements first..first+n-1 sharing one band. */
 static __isl_give isl_schedule *band_schedule(const pm_poly *poly, int first, int n)
 {
     const pm_poly_stmt *s = &poly->stmts[first];
-    if (n == 1 && s->kind == PM_STMT_UPDATE && s->free_channel_dim >= 0 && nonempty(poly, first, 1))
-        return channel_inner_schedule(poly, first);
+    int order[PM_MAX_DIMS + PM_MAX_DIMS];
+    if (n == 1 && s->kind == PM_STMT_UPDATE && s->ndims <= (int)(sizeof order / sizeof *order) &&
+        update_order(poly, s, order) && nonempty(poly, first, 1))
+        return update_schedule(poly, first, order);
     isl_union_set *dom = domains(poly, first, n);
     /* An empty domain has no space to build a band from (isl fails, and the failure
      * used to drop every earlier stage from the sequence: fuzz seed 18). */

@@ -211,15 +211,82 @@ static void check_shared_loops(void)
     free(ast);
 }
 
-/* A reduction's channel dimension whose updates never meet runs innermost, so what the
- * channels share is computed once (schedule.c): bilateral grid's histogram. */
+/* A reduction's channel dimension whose updates never meet runs innermost, unrolled, so
+ * what the channels share is computed once, and its cell column runs inside the 9 x 9
+ * window of contributions (schedule.c): bilateral grid's histogram. */
 static void check_histogram_channels(void)
 {
     char *ast = sample_ast("bilateral_grid", 256, 256);
-    if (!CHECK(ast && strstr(ast, "grid_update(c4, c0, c1, c2, c3);")))
-        fprintf(stderr, "  bilateral_grid: histogram channel not innermost:\n%s\n",
-                ast ? ast : "(no ast)");
+    if (!CHECK(ast && strstr(ast, "grid_update(0, c0, c3, c1, c2);\n") &&
+               strstr(ast, "grid_update(1, c0, c3, c1, c2);\n")))
+        fprintf(stderr, "  bilateral_grid: histogram channel not innermost and unrolled, or "
+                "its cell column not inside the window:\n%s\n", ast ? ast : "(no ast)");
     free(ast);
+}
+
+/* hist(gx, gy, z) sums a 4 x 4 window of pixels per cell into a data-dependent bin z,
+ * with weights 1 and 1e6 so that float sums depend on their order. The cell column gy
+ * runs inside the window (schedule.c), which must keep every cell's updates in their
+ * order: the kernel equals the interpreter exactly, with 1 and 2 threads. */
+static void fill_any(int index, pm_buffer *b, const pm_value *params);
+
+static void check_histogram_window(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *N = pm_param(ctx, PM_I32, "N");
+    pm_func *in = pm_image(ctx, "in", PM_F32, N, N);
+    pm_expr *gx = pm_var(ctx, "gx"), *gy = pm_var(ctx, "gy"), *z = pm_var(ctx, "z");
+    pm_expr *rgx = pm_var(ctx, "rgx"), *rgy = pm_var(ctx, "rgy"), *ri = pm_var(ctx, "ri"),
+            *rj = pm_var(ctx, "rj");
+    pm_expr *cells = pm_addi(pm_divi(N, 4), -1);
+    pm_interval *cell = pm_interval_new(pm_int(ctx, 0), cells, 1);
+    pm_interval *bins = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 3), 1);
+    pm_interval *win = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 3), 1);
+    pm_func *hist = pm_reduction_new(ctx, "hist", PM_F32, 3, pm_exprs(gx, gy, z),
+                                     pm_intervals(cell, cell, bins), 4,
+                                     pm_exprs(rgx, rgy, ri, rj),
+                                     pm_intervals(cell, cell, win, win), PM_REDUCE_SUM, NULL);
+    pm_expr *px = pm_call(in, pm_add(pm_muli(rgx, 4), ri), pm_add(pm_muli(rgy, 4), rj));
+    pm_expr *bin = pm_clamp(pm_cast(PM_I32, pm_mulf(px, 4)), pm_int(ctx, 0), pm_int(ctx, 3));
+    pm_expr *w = pm_select(pm_eq(pm_modi(pm_add(ri, rj), 2), pm_int(ctx, 0)), pm_float(ctx, 1),
+                           pm_float(ctx, 1e6));
+    pm_reduction_define(hist, 3, pm_exprs(rgx, rgy, bin), pm_mul(px, w));
+    pm_func *out = pm_func_new(ctx, "out", PM_F32, 3, pm_exprs(gx, gy, z),
+                               pm_intervals(cell, cell, bins));
+    pm_func_define_expr(out, pm_call(hist, gx, gy, z));
+    pm_pipeline *p = NULL;
+    if (!CHECK(pm_pipeline_new(ctx, "window_histogram", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
+        fprintf(stderr, "  window_histogram: %s\n", pm_ctx_errmsg(ctx));
+        pm_ctx_free(ctx);
+        return;
+    }
+    static const pm_sample_app app = {.name = "window_histogram", .fill_input = fill_any};
+    static const int64_t sizes[] = {1, 4, 7, 16, 37, 64};
+    pm_value est[1] = {PM_I(256)};
+    for (int threads = 1; threads <= 2; threads++) {
+        pm_compile_options o = pm_compile_options_default();
+        o.threads = threads;
+        o.keep = "ast";
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+        if (!CHECK(k != NULL)) {
+            fprintf(stderr, "  window_histogram: %s\n", err.message);
+            continue;
+        }
+        const char *ast = pm_kernel_dump(k, "ast");
+        if (!CHECK(ast && strstr(ast, "hist_update(c0, c3, c1, c2);")))
+            fprintf(stderr, "  window_histogram: cell column not inside the window:\n%s\n",
+                    ast ? ast : "");
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            pm_value params[1] = {PM_I(sizes[i])};
+            double d = differential(p, k, &app, params);
+            if (!CHECK(d == 0))
+                fprintf(stderr, "  window_histogram N=%lld threads=%d: max|diff| %g\n",
+                        (long long)sizes[i], threads, d);
+        }
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
 }
 
 static void check_sample_groups(const char *name, int64_t rows, int64_t cols,
@@ -505,6 +572,7 @@ static void check_structure(void)
     static const char *const camera[] = {"inlined: corrected\n", "live-out process, 24 stages"};
     check_sample_groups("camera_pipe", 1920, 2528, camera, 2);
     check_histogram_channels();
+    check_histogram_window();
     check_transpose();
     check_conditional_inline(0, "inlined: f\n");
     check_conditional_inline(-1, "inlined: none");

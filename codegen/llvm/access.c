@@ -267,7 +267,7 @@ static LLVMValueRef scalar_load(pm_llvm *g, const pm_point *pt, int s, const pm_
         ptr = empty_safe(g, s, ptr);
     LLVMValueRef v = LLVMBuildLoad2(g->B, pm_llvm_type(g, st->type), ptr, st->func->name);
     LLVMSetAlignment(v, elem_align(st));
-    return v;
+    return pm_llvm_tag_access(g, v, s);
 }
 
 static LLVMValueRef vector_load_at(pm_llvm *g, int s, LLVMValueRef ptr, unsigned n)
@@ -276,7 +276,7 @@ static LLVMValueRef vector_load_at(pm_llvm *g, int s, LLVMValueRef ptr, unsigned
     LLVMValueRef v = LLVMBuildLoad2(g->B, LLVMVectorType(pm_llvm_type(g, st->type), n), ptr,
                                     st->func->name);
     LLVMSetAlignment(v, elem_align(st));
-    return v;
+    return pm_llvm_tag_access(g, v, s);
 }
 
 /* align: the elements' alignment, or 1 (x86 gathers need none). */
@@ -292,7 +292,7 @@ static LLVMValueRef masked_gather(pm_llvm *g, const pm_point *pt, int s, LLVMVal
         return LLVMGetPoison(vt);
     LLVMValueRef args[4] = {ptrs, LLVMConstInt(g->t_i32, align, 0),
                             pm_llvm_splat(g, pt, LLVMConstInt(g->t_i1, 1, 0)), LLVMGetPoison(vt)};
-    return LLVMBuildCall2(g->B, fnty, fn, args, 4, "");
+    return pm_llvm_tag_access(g, LLVMBuildCall2(g->B, fnty, fn, args, 4, ""), s);
 }
 
 /* AVX-512's gathers of 32- and 64-bit elements at 32-bit offsets from one base, or NULL
@@ -327,7 +327,7 @@ static LLVMValueRef x86_gather32(pm_llvm *g, const pm_point *pt, int s, LLVMValu
     LLVMValueRef args[5] = {LLVMGetPoison(vt), base, off,
                             pm_llvm_splat(g, pt, LLVMConstInt(g->t_i1, 1, 0)),
                             LLVMConstInt(g->t_i32, (unsigned)bytes, 0)};
-    return LLVMBuildCall2(g->B, fnty, fn, args, 5, "gather32");
+    return pm_llvm_tag_access(g, LLVMBuildCall2(g->B, fnty, fn, args, 5, "gather32"), s);
 }
 
 LLVMValueRef pm_llvm_offsets_fit_i32(pm_llvm *g, int s)
@@ -451,7 +451,7 @@ static LLVMValueRef upsample_load(pm_llvm *g, const pm_point *pt, int s, LLVMVal
     if (!fn)
         return LLVMGetPoison(vt);
     LLVMValueRef args[4] = {p0, LLVMConstInt(g->t_i32, elem_align(st), 0), mask, LLVMGetPoison(vt)};
-    LLVMValueRef v = LLVMBuildCall2(g->B, fnty, fn, args, 4, "half");
+    LLVMValueRef v = pm_llvm_tag_access(g, LLVMBuildCall2(g->B, fnty, fn, args, 4, "half"), s);
     LLVMValueRef even_v = LLVMBuildShuffleVector(g->B, v, LLVMGetPoison(vt), LLVMConstVector(se, W), "");
     LLVMValueRef odd_v = LLVMBuildShuffleVector(g->B, v, LLVMGetPoison(vt), LLVMConstVector(so, W), "");
     return LLVMBuildSelect(g->B, odd, odd_v, even_v, "up");
@@ -598,6 +598,7 @@ void pm_llvm_store_own(pm_llvm *g, const pm_point *pt, LLVMValueRef v, LLVMValue
     if (pt->W <= 1 || !mask) {
         LLVMValueRef store = LLVMBuildStore(g->B, v, p);
         LLVMSetAlignment(store, elem_align(st));
+        pm_llvm_tag_access(g, store, s);
         return;
     }
     /* the vector runs along the innermost dimension (vector.c checks): contiguous */
@@ -607,5 +608,5 @@ void pm_llvm_store_own(pm_llvm *g, const pm_point *pt, LLVMValueRef v, LLVMValue
     if (!fn)
         return;
     LLVMValueRef args[4] = {v, p, LLVMConstInt(g->t_i32, elem_align(st), 0), mask};
-    LLVMBuildCall2(g->B, fnty, fn, args, 4, "");
+    pm_llvm_tag_access(g, LLVMBuildCall2(g->B, fnty, fn, args, 4, ""), s);
 }

@@ -98,6 +98,8 @@ typedef struct pm_llvm {
     pm_point memo_point[PM_LLVM_MEMO];
     pm_error *err;                  /* never NULL; its status is the first failure, and
                                        emission continues harmlessly after one           */
+    LLVMValueRef *buffer_tag;       /* per storage: its accesses' TBAA tag (module.c), or
+                                       NULL until first asked for                        */
 } pm_llvm;
 
 
@@ -106,6 +108,9 @@ pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
                         const pm_codegen_options *o, LLVMContextRef C, const char *entry_name,
                         LLVMModuleRef *out, pm_error *err);
 void pm_llvm_set_fn_attrs(pm_llvm *g, LLVMValueRef fn);
+/* Marks a load, store or memory intrinsic call of storage s with the memory it touches
+ * (TBAA), so that LLVM knows accesses to different buffers never alias; returns inst. */
+LLVMValueRef pm_llvm_tag_access(pm_llvm *g, LLVMValueRef inst, int s);
 LLVMTypeRef pm_llvm_type(pm_llvm *g, pm_type t);
 /* A declared function (created on first use). */
 LLVMValueRef pm_llvm_declare(pm_llvm *g, const char *name, LLVMTypeRef fnty);

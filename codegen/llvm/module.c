@@ -78,6 +78,45 @@ void pm_llvm_set_fn_attrs(pm_llvm *g, LLVMValueRef fn)
     }
 }
 
+/* ---- which memory an access touches ----------------------------------------------------
+ *
+ * Loads and stores of buffers are reached through pointers LLVM knows nothing about
+ * (loaded from the caller's descriptors, returned by pm_rt_buffer, unpacked from an
+ * outlined body's data block), so it had to assume that a store to a histogram may
+ * change the picture it reads: the two channels' updates of bilateral grid's grid each
+ * read the pixel and computed its bin again. Each distinct memory gets a TBAA type of
+ * its own under one root: an input, an output (the run-time check keeps outputs apart
+ * from every other buffer, signature.c), a run-time buffer (pm_rt_buffer's index: full
+ * buffers sharing a slot share it, scratchpads have their own). Accesses without a tag
+ * (data blocks, parameters) still alias everything. */
+LLVMValueRef pm_llvm_tag_access(pm_llvm *g, LLVMValueRef inst, int s)
+{
+    if (!inst || s < 0 || s >= g->poly->nstorage)
+        return inst;
+    if (!g->buffer_tag) {
+        g->buffer_tag = calloc((size_t)g->poly->nstorage, sizeof *g->buffer_tag);
+        if (!g->buffer_tag)
+            return inst; /* no tag: only less optimization */
+    }
+    if (!g->buffer_tag[s]) {
+        const pm_poly_storage *st = &g->poly->storage[s];
+        char name[48];
+        snprintf(name, sizeof name, "pm %s %d",
+                 st->kind == PM_STORAGE_INPUT ? "input" :
+                 st->kind == PM_STORAGE_OUTPUT ? "output" : "buffer", st->index);
+        LLVMMetadataRef zero = LLVMValueAsMetadata(LLVMConstInt(g->t_i64, 0, 0));
+        LLVMMetadataRef root_name = LLVMMDStringInContext2(g->C, "pm buffers", 10);
+        LLVMMetadataRef root = LLVMMDNodeInContext2(g->C, &root_name, 1);
+        LLVMMetadataRef type_ops[3] = {LLVMMDStringInContext2(g->C, name, strlen(name)), root,
+                                       zero};
+        LLVMMetadataRef type = LLVMMDNodeInContext2(g->C, type_ops, 3);
+        LLVMMetadataRef tag_ops[3] = {type, type, zero};
+        g->buffer_tag[s] = LLVMMetadataAsValue(g->C, LLVMMDNodeInContext2(g->C, tag_ops, 3));
+    }
+    LLVMSetMetadata(inst, LLVMGetMDKindIDInContext(g->C, "tbaa", 4), g->buffer_tag[s]);
+    return inst;
+}
+
 /* ---- the entry's prologue: parameters and buffers ------------------------------------ */
 
 static LLVMValueRef c64(pm_llvm *g, int64_t v)
@@ -372,6 +411,7 @@ pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
 
     free(g.env.param_raw);
     free(g.env.bufs);
+    free(g.buffer_tag);
     LLVMDisposeBuilder(g.B);
     if (g.err->status == PM_OK) {
         char *msg = NULL;

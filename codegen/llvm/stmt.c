@@ -128,10 +128,12 @@ static void update_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
     LLVMTypeRef ty = pm_llvm_type(g, f->type);
     LLVMValueRef old = LLVMBuildLoad2(B, ty, p, f->name);
     LLVMSetAlignment(old, (unsigned)pm_type_size(f->type));
+    pm_llvm_tag_access(g, old, s);
     LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, f->rvalue), f->rvalue->type, f->type);
     LLVMValueRef nv = pm_llvm_binop(g, reduce_binop(f->reduce_op), f->type, old, v);
     LLVMValueRef store = LLVMBuildStore(B, nv, p);
     LLVMSetAlignment(store, (unsigned)pm_type_size(f->type));
+    pm_llvm_tag_access(g, store, s);
     LLVMBuildBr(B, done);
     LLVMPositionBuilderAtEnd(B, done);
 }
