@@ -23,8 +23,12 @@
 
 typedef struct pm_run_ctx pm_run_ctx;
 
-/* At least `bytes` bytes, 64-byte aligned, for slot `slot` during this run; contents
- * undefined. The same slot asked again in one run returns the same memory when it is
+/* Readable bytes every slot has past the `bytes` asked for: a 32-bit gather of 8- or
+ * 16-bit elements (codegen/llvm/access.c) reads up to 3 bytes past the last one. */
+#define PM_RT_BUFFER_TAIL 8
+
+/* At least `bytes` bytes (and PM_RT_BUFFER_TAIL more that may be read), 64-byte
+ * aligned, for slot `slot` during this run; contents undefined. The same slot asked again in one run returns the same memory when it is
  * big enough (else new memory: earlier pointers for that slot become invalid).
  * NULL when out of memory or slot is out of range (the kernel then returns nonzero and
  * pm_kernel_run reports the cause recorded here). */

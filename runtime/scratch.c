@@ -2,6 +2,8 @@
 #define _DEFAULT_SOURCE /* madvise's MADV_HUGEPAGE */
 #include "runtime/scratch.h"
 
+#include "runtime/rt.h" /* PM_RT_BUFFER_TAIL */
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,12 +146,13 @@ void *pm_scratch_set_get(pm_scratch_set *set, int32_t slot, int64_t bytes)
     if (!set || slot < 0 || slot >= set->nslots || bytes < 0)
         return NULL;
     scratch_slot *s = &set->slots[slot];
+    if (bytes > INT64_MAX - SCRATCH_ALIGN - PM_RT_BUFFER_TAIL)
+        return NULL;
+    bytes += PM_RT_BUFFER_TAIL; /* rt.h: readable past the end */
     if (s->data && s->capacity >= bytes)
         return s->data;
     /* Round up to the alignment (aligned_alloc wants a multiple of it) and never ask
      * for 0 bytes, so a run over an empty domain still gets a valid pointer. */
-    if (bytes > INT64_MAX - SCRATCH_ALIGN)
-        return NULL;
     int64_t capacity = (bytes + SCRATCH_ALIGN - 1) / SCRATCH_ALIGN * SCRATCH_ALIGN;
     if (capacity == 0)
         capacity = SCRATCH_ALIGN;

@@ -377,6 +377,50 @@ static void check_small_pipeline(const char *what, pm_pipeline *p, const char *w
     }
 }
 
+/* Tables of 8- and 16-bit entries that the kernel computes (a reduction, so they are
+ * stored, never inlined) read at data-dependent points by a vector loop: on AVX-512
+ * hosts a 32-bit gather reads each entry with the bytes after it (access.c), the last
+ * entry's from the scratch buffer's tail. Every entry, the last included, is read; the
+ * kernel equals the interpreter exactly. */
+static void check_narrow_gather(pm_type type)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *N = pm_param(ctx, PM_I32, "N");
+    pm_func *in = pm_image(ctx, "in", PM_U8, N, N);
+    pm_expr *v = pm_var(ctx, "v"), *r = pm_var(ctx, "r"), *x = pm_var(ctx, "x"),
+            *y = pm_var(ctx, "y");
+    pm_interval *entries = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 255), 1);
+    pm_func *table = pm_reduction_new(ctx, "table", type, 1, pm_exprs(v), pm_intervals(entries),
+                                      1, pm_exprs(r), pm_intervals(entries), PM_REDUCE_SUM,
+                                      NULL);
+    pm_reduction_define(table, 1, pm_exprs(r),
+                        pm_cast(type, pm_add(pm_muli(r, type == PM_U8 ? 7 : 2311), pm_int(ctx, 3))));
+    pm_interval *all = pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1);
+    pm_func *out = pm_func_new(ctx, "out", type, 2, pm_exprs(x, y), pm_intervals(all, all));
+    pm_func_define_expr(out, pm_call(table, pm_cast(PM_I32, pm_call(in, x, y))));
+    pm_pipeline *p = NULL;
+    if (CHECK(pm_pipeline_new(ctx, "narrow_gather", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
+        static const int64_t sizes[] = {1, 15, 16, 17, 33, 100};
+        check_small_pipeline(type == PM_U8 ? "u8 table" : "u16 table", p, "table", sizes,
+                             (int)(sizeof sizes / sizeof sizes[0]), 0);
+        pm_value est[1] = {PM_I(512)};
+        pm_compile_options o = pm_compile_options_default();
+        o.keep = "llvm";
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+        const char *ir = k ? pm_kernel_dump(k, "llvm") : NULL;
+        /* the hosts here have AVX-512; elsewhere the generic gather is the right code */
+        if (CHECK(ir) && strstr(ir, "avx512f") &&
+            !CHECK(strstr(ir, "@llvm.x86.avx512.mask.gather.dpi.512") ||
+                   strstr(ir, "@llvm.x86.avx512.mask.gather3siv8.si")))
+            fprintf(stderr, "  narrow_gather: no 32-bit gather of the table\n");
+        pm_kernel_free(k);
+    } else {
+        fprintf(stderr, "  narrow_gather: %s\n", pm_ctx_errmsg(ctx));
+    }
+    pm_ctx_free(ctx);
+}
+
 /* f(x, y) = in(x, y) * 2 + 1 only where 1 <= x <= N (its box is [0, N+1] x [0, N-1]);
  * out(x, y) over [1, N] x [0, N-1] reads f(x + shift, y) (the value dropped where x + shift
  * < 1). With shift 0 every read lands where f's case holds: f is inlined. With shift -1
@@ -573,6 +617,8 @@ static void check_structure(void)
     check_sample_groups("camera_pipe", 1920, 2528, camera, 2);
     check_histogram_channels();
     check_histogram_window();
+    check_narrow_gather(PM_U8);
+    check_narrow_gather(PM_U16);
     check_transpose();
     check_conditional_inline(0, "inlined: f\n");
     check_conditional_inline(-1, "inlined: none");

@@ -302,6 +302,9 @@ static LLVMValueRef masked_gather(pm_llvm *g, const pm_point *pt, int s, LLVMVal
  * extension into a zero extension that instruction selection cannot see through, and
  * every 16-lane gather became two 8-lane gathers of 64-bit addresses (local Laplacian's
  * remapping table). */
+static LLVMValueRef x86_gather_narrow(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef base,
+                                      LLVMValueRef off);
+
 static LLVMValueRef x86_gather32(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef base,
                                  LLVMValueRef off)
 {
@@ -309,6 +312,8 @@ static LLVMValueRef x86_gather32(pm_llvm *g, const pm_point *pt, int s, LLVMValu
     int bytes = pm_type_size(st->type);
     bool fp = !pm_type_is_int(st->type);
     const char *name = NULL;
+    if (g->avx512f && (bytes == 1 || bytes == 2))
+        return x86_gather_narrow(g, pt, s, base, off);
     if (!g->avx512f || (bytes != 4 && bytes != 8))
         return NULL;
     if (bytes == 4 && pt->W == 16)
@@ -328,6 +333,37 @@ static LLVMValueRef x86_gather32(pm_llvm *g, const pm_point *pt, int s, LLVMValu
                             pm_llvm_splat(g, pt, LLVMConstInt(g->t_i1, 1, 0)),
                             LLVMConstInt(g->t_i32, (unsigned)bytes, 0)};
     return pm_llvm_tag_access(g, LLVMBuildCall2(g->B, fnty, fn, args, 5, "gather32"), s);
+}
+
+/* 8- and 16-bit lanes from a buffer the kernel allocated: x86 has no gather of them, and
+ * LLVM's generic gather becomes one scalar load and insert per lane (camera pipe's tone
+ * curve, a u8 table: two thirds of its output stage's time). A 32-bit gather at the
+ * elements' addresses (scale = the element size) reads each element with the 1 or 3
+ * bytes after it, which pm_rt_buffer's tail keeps readable past the last one
+ * (PM_RT_BUFFER_TAIL), and the low bytes are the elements. Not for the caller's
+ * buffers, whose ends may be the end of a page. */
+static LLVMValueRef x86_gather_narrow(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef base,
+                                      LLVMValueRef off)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    if (st->kind != PM_STORAGE_SCRATCH && st->kind != PM_STORAGE_TILE)
+        return NULL;
+    const char *name = pt->W == 16                  ? "llvm.x86.avx512.mask.gather.dpi.512"
+                       : pt->W == 8 && g->avx512vl ? "llvm.x86.avx512.mask.gather3siv8.si"
+                                                   : NULL;
+    if (!name)
+        return NULL;
+    LLVMTypeRef fnty;
+    LLVMValueRef fn = pm_llvm_intrinsic(g, name, NULL, 0, &fnty);
+    if (!fn)
+        return NULL;
+    LLVMTypeRef wide = LLVMVectorType(g->t_i32, (unsigned)pt->W);
+    LLVMValueRef args[5] = {LLVMGetPoison(wide), base, off,
+                            pm_llvm_splat(g, pt, LLVMConstInt(g->t_i1, 1, 0)),
+                            LLVMConstInt(g->t_i32, (unsigned)pm_type_size(st->type), 0)};
+    LLVMValueRef v = pm_llvm_tag_access(g, LLVMBuildCall2(g->B, fnty, fn, args, 5, "gather8"), s);
+    return LLVMBuildTrunc(g->B, v, LLVMVectorType(pm_llvm_type(g, st->type), (unsigned)pt->W),
+                          "");
 }
 
 LLVMValueRef pm_llvm_offsets_fit_i32(pm_llvm *g, int s)
