@@ -263,6 +263,8 @@ char *pm_plan_groups_to_string(const pm_plan *plan)
                               (long long)gr->tile[t]);
             pm_str_append(&s, "], redundant computation %.1f%%, scratch %lld bytes per tile",
                           100 * gr->redundancy, (long long)gr->scratch_bytes);
+            if (gr->block_rows > 0)
+                pm_str_append(&s, ", blocks of %lld rows", (long long)gr->block_rows);
         }
         pm_str_append(&s, "\n");
         for (int m = 0; m < gr->nmembers; m++) {

@@ -52,6 +52,11 @@ typedef struct pm_group {
     pm_footprint *fp;             /* per member (the live-out's is unused)                */
     double redundancy;            /* model: extra work of the overlapped tiles (0.1 = 10%) */
     int64_t scratch_bytes;        /* model: scratchpad bytes per tile                     */
+    int64_t block_rows;           /* > 0: each tile runs in blocks of this many rows of
+                                     the outermost tiled dimension, every producer row
+                                     computed in the block of the first row that needs
+                                     it (schedule.c); 0: each member's whole footprint
+                                     before the next member                             */
 } pm_group;
 
 typedef struct pm_plan_options {

@@ -13,6 +13,8 @@
 #include <isl/union_set.h>
 #include <isl/schedule.h>
 #include <isl/set.h>
+#include <isl/ilp.h>
+#include <isl/val.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -417,6 +419,82 @@ static __isl_give isl_schedule_node *fused_band(const pm_poly *poly, const pm_gr
     return shared_band(poly, gr->members + m, n, node);
 }
 
+/* ---- rows in blocks: producers just in time -------------------------------------------- */
+
+/* The group-space row (the outermost tiled dimension) as member m's own dimension, when
+ * the member runs along it at scale 1; -1 otherwise. */
+static int member_row_dim(const pm_poly *poly, const pm_group *gr, int m)
+{
+    int row = gr->tiled_dim[0];
+    if (m == gr->nmembers - 1)
+        return row;
+    const pm_func *f = poly->stages[gr->members[m]].func;
+    for (int d = 0; d < f->ndims; d++)
+        if (gr->align[m].dim_of[d] == row)
+            return gr->align[m].scale[d] == 1.0 ? d : -1;
+    return -1;
+}
+
+/* How many rows past a tile's last row member m computes (its footprint's forward
+ * reach, the most over all tiles), or -1 when unbounded or unknown. */
+static int64_t forward_reach(const pm_poly *poly, const pm_group *gr, int m, int d)
+{
+    isl_map *box = isl_map_copy(gr->fp[m].box);
+    (void)poly;
+    isl_set *w = isl_map_wrap(box);
+    isl_space *sp = isl_set_get_space(w);
+    int ntile = gr->ntiled;
+    isl_local_space *ls = isl_local_space_from_space(sp);
+    /* x_d - (S * T0 + S - 1) */
+    isl_aff *obj = isl_aff_var_on_domain(isl_local_space_copy(ls), isl_dim_set,
+                                         (unsigned)(ntile + d));
+    isl_aff *t0 = isl_aff_scale_val(isl_aff_var_on_domain(ls, isl_dim_set, 0),
+                                    isl_val_int_from_si(isl_set_get_ctx(w), gr->tile[0]));
+    obj = isl_aff_sub(obj, t0);
+    obj = isl_aff_add_constant_si(obj, -(int)(gr->tile[0] - 1));
+    isl_val *v = isl_set_max_val(w, obj);
+    isl_aff_free(obj);
+    isl_set_free(w);
+    int64_t h = -1;
+    if (v && isl_val_is_int(v) && isl_val_cmp_si(v, 1 << 20) < 0)
+        h = isl_val_cmp_si(v, 0) > 0 ? isl_val_get_num_si(v) : 0;
+    isl_val_free(v);
+    return h;
+}
+
+/* The block band: statement instance at row r of member m (reach h_m) to block
+ * floor((r - h_m) / B). A producer's row is computed in the block of the first live-out
+ * row that needs it, before that row (the sequence below keeps members in topological
+ * order), so what a block reads was computed in it or in an earlier block of the tile;
+ * NULL when some member does not run along the rows at scale 1. */
+static __isl_give isl_multi_union_pw_aff *block_band(const pm_poly *poly, const pm_group *gr,
+                                                     int64_t B)
+{
+    isl_union_map *um = NULL;
+    for (int m = 0; m < gr->nmembers; m++) {
+        int d = member_row_dim(poly, gr, m);
+        int64_t h = d < 0 ? -1 : m == gr->nmembers - 1 ? 0 : forward_reach(poly, gr, m, d);
+        if (h < 0) {
+            isl_union_map_free(um);
+            return NULL;
+        }
+        const pm_poly_stage *st = &poly->stages[gr->members[m]];
+        for (int i = st->first_stmt; i < st->first_stmt + st->nstmts; i++) {
+            const pm_poly_stmt *sm = &poly->stmts[i];
+            isl_space *sp = isl_set_get_space(sm->domain);
+            isl_aff *a = isl_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(sp)),
+                                               isl_dim_set, (unsigned)d);
+            a = isl_aff_add_constant_si(a, -(int)h);
+            a = isl_aff_floor(isl_aff_scale_down_ui(a, (unsigned)B));
+            isl_space_free(sp);
+            isl_map *mp = isl_map_intersect_domain(isl_map_from_aff(a), isl_set_copy(sm->domain));
+            isl_union_map *u = isl_union_map_from_map(mp);
+            um = um ? isl_union_map_union(um, u) : u;
+        }
+    }
+    return um ? isl_multi_union_pw_aff_from_union_map(um) : NULL;
+}
+
 /* A tiled group (see schedule.h). */
 static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_plan *plan, int g)
 {
@@ -506,6 +584,13 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
         node = isl_schedule_node_parent(isl_schedule_node_parent(node)); /* the sequence */
     free(first);
     free(len);
+    int64_t B = nruns > 0 && gr->ntiled > 0 && gr->block_rows > 0 &&
+                        gr->tile[0] % gr->block_rows == 0 ? gr->block_rows : 0;
+    isl_multi_union_pw_aff *blocks = B > 0 ? block_band(poly, gr, B) : NULL;
+    if (blocks) {
+        node = isl_schedule_node_insert_partial_schedule(node, blocks);
+        node = isl_schedule_node_band_member_set_ast_loop_type(node, 0, isl_ast_loop_atomic);
+    }
     node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, PM_MARK_TILE, (void *)gr));
     /* the tiles run in parallel */
     node = isl_schedule_node_child(isl_schedule_node_root(node), 0);

@@ -41,6 +41,10 @@ typedef struct model_in {
     int nreads;
     bool outside_only[64]; /* per member: it reads no member (all it reads streams from
                               memory); groups of more than 64 members are not tiled     */
+    int row_dim[64];       /* per member: its dimension along the outermost tiled one, at
+                              scale 1; all >= 0 when the tile may run in row blocks     */
+    bool blocks;
+    double row_points;     /* the live-out's inner tiled extent at the estimates        */
 } model_in;
 
 typedef struct model_out {
@@ -70,6 +74,28 @@ static int64_t round_up(int64_t v, int64_t k)
 static int elem_lanes(const pm_plan *plan)
 {
     return plan->o.vector_width > 1 ? plan->o.vector_width : 1;
+}
+
+/* Rows per block of a tile whose outermost tiled dimension is tile[0] rows, or 0 when it
+ * runs whole (schedule.c's row blocks). Harris's strips of 32 whole 6400-point rows in
+ * blocks of 8 took 0.83x the time of its 64 x 512 tiles (bench/pm_sweep, 2 threads;
+ * blocks of 4: 0.83x, 16: 0.85x; the strips without blocks: 0.91x, their producers'
+ * rows read back from L3). */
+enum { PM_BLOCK_ROWS = 8 };
+/* Taller strips in blocks gained nothing in Harris (128 rows: 0.82x, 64: 0.83x, 32:
+ * 0.83x) and unsharp mask's strips of 2048 points took 1.03x the time of its 16-row
+ * strips without blocks at 64 rows (1.05x at 128), 1.00x at 32. */
+enum { PM_BLOCK_MAX_ROWS = 32 };
+
+static int64_t block_rows_for(const model_in *in, const int64_t *tile)
+{
+    /* only strips of whole long rows: the rows stream from memory in long runs (the
+     * gain); bilateral grid's 256-cell tiles in blocks let a different grouping fit,
+     * 1.025x slower */
+    if (!in->blocks || tile[0] < 2 * PM_BLOCK_ROWS || tile[0] % PM_BLOCK_ROWS != 0 ||
+        in->row_points < 1024 || (double)tile[1] < in->row_points)
+        return 0;
+    return PM_BLOCK_ROWS;
 }
 
 /* Footprint of every member for tile sizes tile[] (per tiled dimension). */
@@ -159,8 +185,19 @@ static void model_eval(const model_in *in, const int64_t *tile, bool clip, model
         time += out->ntiles * (rows * (cost * steps + PM_ROW_COST) + PM_STAGE_CALL_COST);
         if (m == nm - 1 || in->outside_only[m])
             time += out->ntiles * rows * PM_STREAM_ROW_COST;
-        if (m < nm - 1)
+        if (m < nm - 1) {
+            /* in row blocks, what is in use at once: a block's rows plus the halo the
+             * next blocks read again; the rows before were read for the last time */
+            int rd = in->row_dim[m];
+            double b = block_rows_for(in, tile);
+            if (b > 0 && rd >= 0) {
+                double e = floor(out->hi[m][rd] - out->lo[m][rd]) + 1;
+                double live = b + fmax(0, e - (double)tile[0]);
+                if (e > 0 && live < e)
+                    bytes *= live / e;
+            }
             scratch += bytes;
+        }
     }
     out->redundancy = full > 0 ? fmax(0, tiled / full - 1) : 0;
     out->scratch = scratch;
@@ -205,7 +242,7 @@ bool pm_tile_model(const pm_plan *plan, pm_group *gr)
                        isl_pw_aff_is_cst(lst->ub[d]) != isl_bool_true))
             return false;
     }
-    model_in in = {plan, gr, NULL, 0, {false}};
+    model_in in = {.plan = plan, .gr = gr};
     for (int m = 0; m < gr->nmembers; m++)
         if (!pm_align_reads(plan, gr->members[m], &in.reads, &in.nreads)) {
             free(in.reads);
@@ -213,6 +250,21 @@ bool pm_tile_model(const pm_plan *plan, pm_group *gr)
         }
     for (int m = 0; m < gr->nmembers; m++)
         in.outside_only[m] = true;
+    /* row blocks: 2-D tiles, every member along the outer tiled dimension at scale 1
+     * (a producer's row then maps to one block), and producers to interleave */
+    in.blocks = gr->ntiled == 2 && gr->nmembers > 1;
+    for (int m = 0; m < gr->nmembers; m++) {
+        in.row_dim[m] = -1;
+        if (m == gr->nmembers - 1) {
+            in.row_dim[m] = gr->tiled_dim[0];
+            continue;
+        }
+        const pm_func *f = poly->stages[gr->members[m]].func;
+        for (int d = 0; d < f->ndims; d++)
+            if (gr->align[m].dim_of[d] == gr->tiled_dim[0] && gr->align[m].scale[d] == 1.0)
+                in.row_dim[m] = d;
+        in.blocks = in.blocks && in.row_dim[m] >= 0;
+    }
     for (int r = 0; r < in.nreads; r++) {
         int c = member_of(gr, in.reads[r].consumer);
         if (c >= 0 && member_of(gr, in.reads[r].producer) >= 0)
@@ -238,7 +290,8 @@ bool pm_tile_model(const pm_plan *plan, pm_group *gr)
         inner[ni++] = kInner[j];
     int id = gr->tiled_dim[gr->ntiled - 1];
     double whole = est_ub(plan, L, id) - est_lb(plan, L, id) + 1;
-    if (whole >= 1024 && whole < (double)kInner[ni - 1])
+    in.row_points = gr->ntiled == 2 ? whole : 0;
+    if (whole >= 1024 && whole != (double)kInner[ni - 1] && (whole < (double)kInner[ni - 1] || in.blocks))
         inner[ni++] = (int64_t)whole;
     for (int i = 0; out && best_out && i < no; i++)
         for (int j = 0; j < ni; j++) {
@@ -255,6 +308,15 @@ bool pm_tile_model(const pm_plan *plan, pm_group *gr)
             model_eval(&in, tile, true, out);
             out->scratch = scratch;
             bool fits = scratch <= (double)plan->o.cache_bytes;
+            /* strips that fit only in row blocks: no taller than PM_BLOCK_MAX_ROWS */
+            if (fits && block_rows_for(&in, tile) > 0 && tile[0] > PM_BLOCK_MAX_ROWS &&
+                plan->o.tile_size[0] <= 0) {
+                model_out whole;
+                in.blocks = false;
+                model_eval(&in, tile, false, &whole);
+                in.blocks = true;
+                fits = whole.scratch <= (double)plan->o.cache_bytes;
+            }
             bool par = out->ntiles >= 2.0 * threads;
             bool user = plan->o.tile_size[0] > 0; /* the options decide: keep it */
             if (out->redundancy > threshold || (!user && !fits))
@@ -270,9 +332,11 @@ bool pm_tile_model(const pm_plan *plan, pm_group *gr)
                 *best_out = *out;
             }
         }
+    gr->block_rows = 0;
     if (found) {
         for (int t = 0; t < gr->ntiled; t++)
             gr->tile[t] = best_tile[t];
+        gr->block_rows = block_rows_for(&in, best_tile);
         gr->redundancy = best_out->redundancy;
         gr->scratch_bytes = (int64_t)best_out->scratch;
         for (int m = 0; m < gr->nmembers; m++) {

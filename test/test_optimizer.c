@@ -587,6 +587,47 @@ static void check_paper_group(const char *name, double threshold, const char *wa
     pm_ctx_free(ctx);
 }
 
+/* Harris and unsharp mask at the paper's sizes run in strips of whole rows, in blocks of
+ * rows (tile.c, schedule.c); compiled for those estimates and run at edge sizes (one
+ * pixel, odd, fewer rows than a block, a strip or a tile, several strips), with 1 to 3
+ * threads, the kernels equal the interpreter. */
+static void check_row_blocks(const char *name)
+{
+    const pm_sample_app *app = pm_sample_find(name);
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = app ? app->build(ctx) : NULL;
+    if (CHECK(p != NULL)) {
+        pm_value est[16];
+        app->params(app->paper_rows, app->paper_cols, est);
+        for (int threads = 1; threads <= 3; threads += 2) {
+            pm_compile_options o = pm_compile_options_default();
+            o.threads = threads;
+            o.keep = "groups,ast";
+            pm_error err;
+            pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+            if (!CHECK(k != NULL)) {
+                fprintf(stderr, "  %s: %s\n", name, err.message);
+                continue;
+            }
+            const char *g = pm_kernel_dump(k, "groups");
+            if (!CHECK(g && strstr(g, ", blocks of 8 rows") != NULL))
+                fprintf(stderr, "  %s: no row blocks in\n%s\n", name, g ? g : "");
+            static const int64_t sizes[][2] = {{1, 1}, {5, 3}, {7, 40}, {17, 33}, {70, 93},
+                                               {97, 131}, {203, 64}};
+            for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+                pm_value params[16];
+                app->params(sizes[i][0], sizes[i][1], params);
+                double d = differential(p, k, app, params);
+                if (!CHECK(d <= tolerance(app)))
+                    fprintf(stderr, "  %s %lldx%lld threads=%d in row blocks: max|diff| %g\n",
+                            name, (long long)sizes[i][0], (long long)sizes[i][1], threads, d);
+            }
+            pm_kernel_free(k);
+        }
+    }
+    pm_ctx_free(ctx);
+}
+
 static void check_structure(void)
 {
     /* blury's points are each read once, through sharpen (inlined, reading blury at its
@@ -617,6 +658,8 @@ static void check_structure(void)
     check_sample_groups("camera_pipe", 1920, 2528, camera, 2);
     check_histogram_channels();
     check_histogram_window();
+    check_row_blocks("harris");
+    check_row_blocks("unsharp_mask");
     check_narrow_gather(PM_U8);
     check_narrow_gather(PM_U16);
     check_transpose();
