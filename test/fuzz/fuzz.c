@@ -7,7 +7,8 @@
  * time-iterated self-references, interval steps other than 1, non-zero lower bounds,
  * domains of different sizes), compiled once by pm_jit_compile with random options
  * (vector width, opt level, and the optimizer's fusion / tile sizes / overlap threshold /
- * group limit), then run at 3-4 random sizes (1x1, 1xN, Nx1, odd, smaller than a vector)
+ * group limit; estimates = the first run size, or a quarter of the time large ones with
+ * rows of 1024-4096 points), then run at 3-4 random sizes (1x1, 1xN, Nx1, odd, smaller than a vector)
  * with 1-3 threads and compared with pm_interpret on the same inputs. Output buffers
  * start with the same garbage on both sides and may have padded rows.
  *
@@ -673,6 +674,7 @@ typedef struct options_pick {
     int nthreads, threads[3];
     int nsizes;
     int64_t sizes[4][2];
+    int64_t est[2]; /* the estimates compiled for: the first size, or large ones */
 } options_pick;
 
 static void pick_options(rng *r, options_pick *o)
@@ -705,6 +707,14 @@ static void pick_options(rng *r, options_pick *o)
         }
         o->sizes[i][0] = a;
         o->sizes[i][1] = b;
+    }
+    /* a quarter compiled for large estimates with long rows, far from the run sizes:
+     * other tile sizes, strips of whole rows in row blocks (tile.c) */
+    o->est[0] = o->sizes[0][0];
+    o->est[1] = o->sizes[0][1];
+    if (rchance(r, 25)) {
+        o->est[0] = rint_(r, 16, 300);
+        o->est[1] = rint_(r, 1024, 4096);
     }
 }
 
@@ -819,7 +829,7 @@ static void report(uint64_t seed, const options_pick *o, const char *why)
             o->co.tile_size[2], o->co.overlap_threshold, o->co.group_limit);
     for (int i = 0; i < o->nthreads; i++)
         fprintf(stderr, " %d", o->threads[i]);
-    fprintf(stderr, "; sizes");
+    fprintf(stderr, "; estimates %lldx%lld; sizes", (long long)o->est[0], (long long)o->est[1]);
     for (int i = 0; i < o->nsizes; i++)
         fprintf(stderr, " %lldx%lld", (long long)o->sizes[i][0], (long long)o->sizes[i][1]);
     fprintf(stderr, "\nreproduce: build/test/fuzz/pm_fuzz --seed %llu --cases 1\n"
@@ -936,7 +946,7 @@ static bool run_case(uint64_t seed, stats *st)
         goto out;
     }
     pm_error err;
-    pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(o.sizes[0][0]), PM_I(o.sizes[0][1])},
+    pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(o.est[0]), PM_I(o.est[1])},
                                   &o.co, &err);
     if (!k) {
         char why[1200];
