@@ -715,6 +715,13 @@ static void pick_options(rng *r, options_pick *o)
     if (rchance(r, 25)) {
         o->est[0] = rint_(r, 16, 300);
         o->est[1] = rint_(r, 1024, 4096);
+        if (rchance(r, 50)) { /* strips of whole rows, run in row blocks where they apply */
+            static const int strip[] = {16, 24, 32, 64};
+            o->co.tile_size[0] = strip[rint_(r, 0, 3)];
+            o->co.tile_size[1] = 4096;
+            o->co.fusion = 1;
+            o->co.group_limit = 0;
+        }
     }
 }
 
