@@ -533,9 +533,10 @@ typedef struct pm_jit_options {
     const char *dump;   /* phases to print to stderr, "graph,domains,schedule,ast,llvm,asm"
                            or "all"; NULL = read the PM_DUMP environment variable          */
     int compile_threads; /* threads that make one kernel's machine code: its module is split
-                           into that many parts compiled at once (same code, same outputs);
-                           1 = one part, serially; 0 = the PM_COMPILE_THREADS environment
-                           variable if set, else the online cores up to 8; at most 64     */
+                           into that many parts (up to 16) compiled at once, each by a
+                           thread of its own (same code, same outputs); 1 = one module,
+                           serially; 0 = the PM_COMPILE_THREADS environment variable if
+                           set, else the online cores up to 8; at most 64                */
 } pm_jit_options;
 /* Defaults: size sizeof(pm_jit_options), threads 0, opt_level PM_OPT_TUNED, dump NULL,
  * compile_threads 0. */

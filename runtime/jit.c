@@ -448,8 +448,9 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
      * that keeps them takes the serial path. Otherwise every module with two groups of
      * functions is split: on the fuzzer's kernels (seeds 1..60, 135 to 7400 IR
      * instructions, 2 threads) the split was faster at every size, 16 -> 13 ms at 135
-     * instructions, 399 -> 239 ms at 7400; its fixed costs (bitcode, a thread and target
-     * machine per part, one more object to link) stay below a millisecond there. */
+     * instructions, 399 -> 239 ms at 7400; its fixed costs (bitcode written once and read
+     * per part, a thread and target machines per part, one more object to link) were
+     * about a millisecond there, 75 ms on local Laplacian's 125000 instructions. */
     unsigned texts = PM_DUMP_BIT(PM_PHASE_LLVM) | PM_DUMP_BIT(PM_PHASE_ASM);
     pm_split_result split = {.parts = 0};
     if (s == PM_OK && jit->compile_threads > 1 && !(plan->keep_mask & texts))
