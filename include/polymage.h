@@ -536,7 +536,9 @@ typedef struct pm_jit_options {
                            into that many parts (up to 16) compiled at once, each by a
                            thread of its own (same code, same outputs); 1 = one module,
                            serially; 0 = the PM_COMPILE_THREADS environment variable if
-                           set, else the online cores up to 8; at most 64                */
+                           set, else the online cores up to 8; at most 64. (Not
+                           pm_cache_policy.compile_threads: how many kernels compile at
+                           once in the background.)                                     */
 } pm_jit_options;
 /* Defaults: size sizeof(pm_jit_options), threads 0, opt_level PM_OPT_TUNED, dump NULL,
  * compile_threads 0. */
@@ -651,7 +653,9 @@ typedef struct pm_cache_policy {
     int64_t max_code_bytes; /* their object code; default 256 MiB                          */
     int background;         /* 1 (default): compile a missing bucket in the background;
                                0: pm_jit_run compiles it synchronously                    */
-    int compile_threads;    /* background compile threads, 1 .. 64; default 1             */
+    int compile_threads;    /* background compile threads, 1 .. 64; default 1 (kernels
+                               compiled at once; each may use pm_jit_options.
+                               compile_threads threads for its own machine code)          */
     int max_queued;         /* queued background compiles at most; default 16             */
     const char *disk_dir;   /* the on-disk object cache's folder (made if missing; shared
                                safely by processes); NULL or "" = none. Default: the

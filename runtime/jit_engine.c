@@ -505,25 +505,7 @@ pm_status pm_engine_add_module(pm_engine *e, LLVMModuleRef module,
 pm_status pm_engine_add_object(pm_engine *e, const void *object, size_t size, const char *name,
                                pm_engine_code **code, pm_error *err)
 {
-    *code = NULL;
-    LLVMMemoryBufferRef buf =
-        LLVMCreateMemoryBufferWithMemoryRangeCopy(object, size, name);
-    pm_engine_code *c = calloc(1, sizeof *c);
-    if (!c || !buf) {
-        free(c);
-        if (buf)
-            LLVMDisposeMemoryBuffer(buf);
-        return pm_error_set(err, PM_ERR_NOMEM, "jit: out of memory");
-    }
-    c->tracker = LLVMOrcJITDylibCreateResourceTracker(e->main_jd);
-    LLVMErrorRef e2 = LLVMOrcLLJITAddObjectFileWithRT(e->jit, c->tracker, buf); /* takes buf */
-    if (e2) {
-        LLVMOrcReleaseResourceTracker(c->tracker);
-        free(c);
-        return llvm_error(err, e2, "adding an object");
-    }
-    *code = c;
-    return PM_OK;
+    return pm_engine_add_objects(e, 1, object, &size, name, code, err);
 }
 
 pm_status pm_engine_add_objects(pm_engine *e, int n, const void *objects,
