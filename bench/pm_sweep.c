@@ -5,7 +5,8 @@
  * Each VARIANT is a comma-separated list of compile options for the app's pipeline at
  * the run sizes (as estimates): "default", "fusion=0", "tile=16x512" (per dimension of
  * the group space, outermost first), "threshold=0.2", "limit=8", "vector=8", "opt=2"
- * (LLVM's default<O2>),
+ * (LLVM's default<O2>), "cthreads=N" (the jit's compile_threads: the kernel's machine code
+ * made in N parts at once; 1 = serially; default = the library's default),
  * "env=NAME:VALUE" (an environment variable set while the variant compiles and warms
  * up: for experiments behind a flag the compiler reads), or several joined with '+'
  * ("tile=16x512+threshold=0.2"). Every variant is compiled once, by a jit of its own (so
@@ -44,6 +45,7 @@ static int cmp_double(const void *a, const void *b)
 enum { MAX_ENV = 4 };
 static char env_name[MAX_ENV][64], env_value[MAX_ENV][256];
 static int nenv;
+static int variant_cthreads; /* cthreads=N of the variant being parsed; 0 = default */
 
 /* Parses one variant into o (and its environment into env_*); false on a bad one. */
 static bool parse_variant(const char *spec, pm_compile_options *o)
@@ -68,6 +70,8 @@ static bool parse_variant(const char *spec, pm_compile_options *o)
             o->group_limit = atoi(v);
         } else if (strcmp(tok, "vector") == 0) {
             o->vector_width = atoi(v);
+        } else if (strcmp(tok, "cthreads") == 0) {
+            variant_cthreads = atoi(v);
         } else if (strcmp(tok, "opt") == 0) {
             o->opt_level = atoi(v);
         } else if (strcmp(tok, "env") == 0) {
@@ -101,7 +105,7 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(stderr, "usage: pm_sweep APP [--size RxC] [--threads N] [--runs N] VARIANT...\n"
                         "  VARIANT: default | fusion=0 | tile=AxB | threshold=X | limit=N | "
-                        "vector=N | opt=N | env=NAME:VALUE, joined with '+'\n");
+                        "vector=N | opt=N | cthreads=N | env=NAME:VALUE, joined with '+'\n");
         return 2;
     }
     const pm_sample_app *app = pm_sample_find(argv[1]);
@@ -148,13 +152,18 @@ int main(int argc, char **argv)
         pm_compile_options o = pm_compile_options_default();
         o.threads = threads;
         nenv = 0;
+        variant_cthreads = 0;
         if (!parse_variant(spec[v], &o))
             return 2;
         for (int e = 0; e < nenv; e++)
             setenv(env_name[e], env_value[e], 1);
-        jit[v] = pm_jit_new(NULL, &err);
-        if (!jit[v])
+        pm_jit_options jo = pm_jit_options_default();
+        jo.compile_threads = variant_cthreads;
+        jit[v] = pm_jit_new(&jo, &err);
+        if (!jit[v]) {
+            fprintf(stderr, "pm_sweep: %s: %s\n", spec[v], err.message);
             return 2;
+        }
         double t0 = now_ms();
         k[v] = pm_jit_compile(jit[v], p, params, &o, &err);
         if (!k[v]) {
@@ -163,10 +172,11 @@ int main(int argc, char **argv)
         }
         pm_compile_stats st;
         pm_kernel_compile_stats(k[v], &st, sizeof st);
-        printf("compiled %-28s %9.1f ms (isl %.0f + ast %.0f, passes %.0f, machine code %.0f; "
-               "IR %" PRId64 " -> %" PRId64 ")\n",
-               spec[v], now_ms() - t0, st.isl_schedule_ms, st.isl_ast_ms, st.llvm_opt_ms,
-               st.machine_code_ms, st.ir_instructions_before, st.ir_instructions_after);
+        printf("compiled %-28s %9.1f ms (isl %.0f + ast %.0f, llvm %.0f = passes %.0f, machine "
+               "code %.0f in %" PRId64 " parts; IR %" PRId64 " -> %" PRId64 ")\n",
+               spec[v], now_ms() - t0, st.isl_schedule_ms, st.isl_ast_ms, st.llvm_wall_ms,
+               st.llvm_opt_ms, st.machine_code_ms, st.compile_parts, st.ir_instructions_before,
+               st.ir_instructions_after);
         for (int i = 0; i < nout; i++)
             out[v][i] = pm_sample_buffer(p, 1, i, params);
         t[v] = calloc((size_t)runs, sizeof *t[v]);

@@ -532,8 +532,16 @@ typedef struct pm_jit_options {
     int opt_level;      /* PM_OPT_TUNED (default) or 0..3                                 */
     const char *dump;   /* phases to print to stderr, "graph,domains,schedule,ast,llvm,asm"
                            or "all"; NULL = read the PM_DUMP environment variable          */
+    int compile_threads; /* threads that make one kernel's machine code: its module is split
+                           into that many parts (up to 16) compiled at once, each by a
+                           thread of its own (same code, same outputs); 1 = one module,
+                           serially; 0 = the PM_COMPILE_THREADS environment variable if
+                           set, else the online cores up to 8; at most 64. (Not
+                           pm_cache_policy.compile_threads: how many kernels compile at
+                           once in the background.)                                     */
 } pm_jit_options;
-/* Defaults: size sizeof(pm_jit_options), threads 0, opt_level PM_OPT_TUNED, dump NULL. */
+/* Defaults: size sizeof(pm_jit_options), threads 0, opt_level PM_OPT_TUNED, dump NULL,
+ * compile_threads 0. */
 pm_jit_options pm_jit_options_default(void);
 
 typedef struct pm_compile_options {
@@ -645,7 +653,9 @@ typedef struct pm_cache_policy {
     int64_t max_code_bytes; /* their object code; default 256 MiB                          */
     int background;         /* 1 (default): compile a missing bucket in the background;
                                0: pm_jit_run compiles it synchronously                    */
-    int compile_threads;    /* background compile threads, 1 .. 64; default 1             */
+    int compile_threads;    /* background compile threads, 1 .. 64; default 1 (kernels
+                               compiled at once; each may use pm_jit_options.
+                               compile_threads threads for its own machine code)          */
     int max_queued;         /* queued background compiles at most; default 16             */
     const char *disk_dir;   /* the on-disk object cache's folder (made if missing; shared
                                safely by processes); NULL or "" = none. Default: the
@@ -706,9 +716,10 @@ double pm_kernel_compile_ms(const pm_kernel *k);
 
 /* Where a kernel's compile time went (wall milliseconds) and how big its code is. The
  * parts, in the order they run, add up to total_ms up to other_ms (the signature, the
- * module's preparation, the cache's bookkeeping). A kernel loaded from the disk cache
- * has only total_ms (the load) and code_bytes, with from_disk set. PM_TIME=1 prints
- * these for every compile on stderr. */
+ * module's preparation, the cache's bookkeeping); LLVM's passes and machine code count
+ * as llvm_wall_ms there (see below). A kernel loaded from the disk cache has only
+ * total_ms (the load), code_bytes and compile_parts, with from_disk set. PM_TIME=1
+ * prints these for every compile on stderr. */
 typedef struct pm_compile_stats {
     double total_ms;
     /* the compiler's phases (codegen/driver.c): isl scheduling, then the isl AST */
@@ -726,6 +737,14 @@ typedef struct pm_compile_stats {
     int64_t ir_functions;     /* defined functions after the passes                       */
     int64_t code_bytes;       /* object code linked                                       */
     int from_disk;            /* 1: loaded from the disk cache, not compiled              */
+    /* Appended to the first layout. With compile_parts > 1 the module was split and its
+     * parts optimized and compiled at once (pm_jit_options.compile_threads): llvm_opt_ms
+     * and machine_code_ms are then sums over the parts (thread time, overlapping) and
+     * llvm_wall_ms the wall time of that parallel section, the split included; serially
+     * llvm_wall_ms = llvm_opt_ms + machine_code_ms. other_ms counts llvm_wall_ms, not the
+     * sums. */
+    double llvm_wall_ms;
+    int64_t compile_parts;    /* modules (objects) the kernel was compiled as; 1: serial  */
 } pm_compile_stats;
 /* Fills the first size bytes of *stats (sizeof(pm_compile_stats); an older caller's
  * shorter struct gets its own fields). PM_ERR_MISUSE for a NULL kernel or stats, or a

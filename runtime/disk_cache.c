@@ -5,8 +5,11 @@
  *   "PMKCACHE"  u32 format version  u32 0
  *   u64 key length, key bytes
  *   u64 entry length, entry bytes   i64 nslots
- *   u64 object length, object bytes
+ *   u64 number of objects (1..PM_DISK_MAX_PARTS: the parts of a kernel compiled split,
+ *       runtime/split_compile.h), then for each: u64 object length, object bytes
  *   u64 FNV-1a of every byte above
+ * Version 2 added the object count (version 1 files held exactly one object and are
+ * rejected, then rewritten by the compile that follows).
  */
 /* fdopen, mkstemp, rename, nftw-free directory walking: POSIX, not C11. */
 #define _POSIX_C_SOURCE 200809L
@@ -26,7 +29,7 @@
 #include <unistd.h>
 
 static const char magic[8] = {'P', 'M', 'K', 'C', 'A', 'C', 'H', 'E'};
-enum { FORMAT_VERSION = 1 };
+enum { FORMAT_VERSION = 2 };
 static const char suffix[] = ".pmk";
 
 /* dir/<16 hex digits of the key's hash>.pmk */
@@ -114,21 +117,34 @@ pm_disk_result pm_disk_read(const char *dir, const char *key, size_t key_len,
     uint64_t elen = take_u64(&r);
     const unsigned char *entry = take(&r, elen);
     uint64_t nslots = take_u64(&r);
-    uint64_t olen = take_u64(&r);
-    const unsigned char *object = take(&r, olen);
+    uint64_t nparts = take_u64(&r);
+    const unsigned char *objects[PM_DISK_MAX_PARTS];
+    uint64_t lens[PM_DISK_MAX_PARTS], olen = 0;
+    bool parts_ok = r.ok && nparts >= 1 && nparts <= PM_DISK_MAX_PARTS;
+    for (uint64_t i = 0; parts_ok && i < nparts; i++) {
+        lens[i] = take_u64(&r);
+        objects[i] = take(&r, lens[i]);
+        parts_ok = r.ok && lens[i] > 0;
+        olen += lens[i];
+    }
     size_t checked = r.ok ? (size_t)(r.p - data) : 0;
     uint64_t sum = take_u64(&r);
     bool valid = r.ok && r.p == r.end && memcmp(m, magic, sizeof magic) == 0 &&
                  version == FORMAT_VERSION && klen == key_len && memcmp(k, key, key_len) == 0 &&
                  elen > 0 && elen < sizeof out->entry && memchr(entry, '\0', elen) == NULL &&
-                 nslots <= INT32_MAX && olen > 0 &&
+                 nslots <= INT32_MAX && parts_ok &&
                  sum == pm_hash_bytes(PM_HASH_SEED, data, checked);
     if (valid && (out->object = malloc(olen)) != NULL) {
         memcpy(out->entry, entry, elen);
         out->entry[elen] = '\0';
         out->nslots = (int32_t)nslots;
-        memcpy(out->object, object, olen);
-        out->object_size = olen;
+        out->object_size = 0;
+        for (uint64_t i = 0; i < nparts; i++) {
+            memcpy((char *)out->object + out->object_size, objects[i], lens[i]);
+            out->object_size += lens[i];
+            out->part_sizes[i] = lens[i];
+        }
+        out->nparts = (int)nparts;
         /* A hit is a use: the folder's bound removes the least recently used first. */
         struct timespec now[2] = {{.tv_nsec = UTIME_NOW}, {.tv_nsec = UTIME_NOW}};
         utimensat(AT_FDCWD, path, now, 0);
@@ -235,7 +251,8 @@ bool pm_disk_write(const char *dir, const char *key, size_t key_len, const pm_di
                    int64_t max_bytes)
 {
     char path[4096], temp[4200];
-    if (!dir || !k->object || !file_path(dir, key, key_len, path, sizeof path))
+    if (!dir || !k->object || k->nparts < 1 || k->nparts > PM_DISK_MAX_PARTS ||
+        !file_path(dir, key, key_len, path, sizeof path))
         return false;
     /* Unique among writers: mkstemp picks the last six characters. */
     if (snprintf(temp, sizeof temp, "%s.tmp.XXXXXX", path) >= (int)sizeof temp)
@@ -257,8 +274,13 @@ bool pm_disk_write(const char *dir, const char *key, size_t key_len, const pm_di
     put_u64(&w, elen);
     put(&w, k->entry, elen);
     put_u64(&w, (uint64_t)k->nslots);
-    put_u64(&w, k->object_size);
-    put(&w, k->object, k->object_size);
+    put_u64(&w, (uint64_t)k->nparts);
+    const char *at = k->object;
+    for (int i = 0; i < k->nparts; i++) {
+        put_u64(&w, k->part_sizes[i]);
+        put(&w, at, k->part_sizes[i]);
+        at += k->part_sizes[i];
+    }
     uint64_t sum = w.sum;
     put_u64(&w, sum);
     bool ok = w.ok && fflush(w.f) == 0 && fsync(fileno(w.f)) == 0;

@@ -5,7 +5,8 @@
  *  - A file holds one kernel: a magic number and format version, the full cache key as
  *    text (the jit's environment: target, CPU, features, PM_VERSION, build ID, LLVM
  *    version; then options, buckets and the pipeline's canonical text), the kernel's
- *    metadata (entry symbol, scratch slots), the relocatable object, and a 64-bit
+ *    metadata (entry symbol, scratch slots), its relocatable objects (one, or the parts
+ *    of a kernel compiled split, which refer to each other), and a 64-bit
  *    checksum of all of it. Its name is a hash of the key; the key inside is compared in
  *    full, so a hash collision is a miss, never a wrong kernel.
  *  - pm_disk_read trusts nothing: a short, truncated, oversized, corrupted or foreign
@@ -29,11 +30,16 @@
 /* Files larger than this are rejected unread. */
 #define PM_DISK_MAX_FILE ((int64_t)256 << 20)
 
+enum { PM_DISK_MAX_PARTS = 16 }; /* = PM_SPLIT_MAX_PARTS (runtime/split_compile.h)  */
+
 typedef struct pm_disk_kernel {
     char entry[160];          /* the entry symbol in the object                          */
     int32_t nslots;           /* scratch slots the entry uses                             */
-    void *object;             /* malloc'd relocatable object (the reader frees it)        */
-    size_t object_size;
+    void *object;             /* malloc'd relocatable objects, back to back (the reader
+                                 frees it): one, or the parts of a split compile         */
+    size_t object_size;       /* all of them                                              */
+    int nparts;               /* 1..PM_DISK_MAX_PARTS                                     */
+    size_t part_sizes[PM_DISK_MAX_PARTS];
 } pm_disk_kernel;
 
 typedef enum pm_disk_result {

@@ -376,6 +376,7 @@ const char *pm_engine_triple(const pm_engine *e) { return e->triple; }
 const char *pm_engine_cpu_name(const pm_engine *e) { return e->cpu; }
 const char *pm_engine_cpu_features(const pm_engine *e) { return e->features; }
 int pm_engine_vector_width(const pm_engine *e) { return e->vector_width; }
+int pm_engine_opt_level(const pm_engine *e) { return e->opt_level; }
 
 void pm_engine_unique_name(pm_engine *e, const char *base, char *buf, size_t size)
 {
@@ -504,22 +505,33 @@ pm_status pm_engine_add_module(pm_engine *e, LLVMModuleRef module,
 pm_status pm_engine_add_object(pm_engine *e, const void *object, size_t size, const char *name,
                                pm_engine_code **code, pm_error *err)
 {
+    return pm_engine_add_objects(e, 1, object, &size, name, code, err);
+}
+
+pm_status pm_engine_add_objects(pm_engine *e, int n, const void *objects,
+                                const size_t *sizes, const char *name, pm_engine_code **code,
+                                pm_error *err)
+{
     *code = NULL;
-    LLVMMemoryBufferRef buf =
-        LLVMCreateMemoryBufferWithMemoryRangeCopy(object, size, name);
     pm_engine_code *c = calloc(1, sizeof *c);
-    if (!c || !buf) {
-        free(c);
-        if (buf)
-            LLVMDisposeMemoryBuffer(buf);
+    if (!c)
         return pm_error_set(err, PM_ERR_NOMEM, "jit: out of memory");
-    }
+    /* One tracker for all of them: the kernel's code goes as one. */
     c->tracker = LLVMOrcJITDylibCreateResourceTracker(e->main_jd);
-    LLVMErrorRef e2 = LLVMOrcLLJITAddObjectFileWithRT(e->jit, c->tracker, buf); /* takes buf */
-    if (e2) {
-        LLVMOrcReleaseResourceTracker(c->tracker);
-        free(c);
-        return llvm_error(err, e2, "adding an object");
+    const char *at = objects;
+    for (int i = 0; i < n; i++) {
+        char part[200];
+        snprintf(part, sizeof part, "%.160s part %d", name, i);
+        LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(at, sizes[i], part);
+        LLVMErrorRef e2 = buf ? LLVMOrcLLJITAddObjectFileWithRT(e->jit, c->tracker, buf) /* takes buf */
+                              : NULL;
+        if (!buf || e2) { /* the parts added before go with the tracker */
+            pm_engine_code_free(c);
+            if (!buf)
+                return pm_error_set(err, PM_ERR_NOMEM, "jit: out of memory");
+            return llvm_error(err, e2, "adding an object");
+        }
+        at += sizes[i];
     }
     *code = c;
     return PM_OK;

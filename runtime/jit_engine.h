@@ -51,6 +51,9 @@ const char *pm_engine_cpu_features(const pm_engine *e);
 /* Lanes of 32-bit elements in the widest vector register the features allow:
  * 16 with avx512f, 8 with avx, 4 otherwise. */
 int pm_engine_vector_width(const pm_engine *e);
+/* The level the engine's own target machine makes machine code at (pm_engine_new's
+ * opt_level, clamped): what every added module is compiled with. */
+int pm_engine_opt_level(const pm_engine *e);
 
 /* A new target machine for the host (same triple, CPU and features as the JIT's) at
  * opt_level PM_OPT_TUNED or 0..3, for one compile's optimization, data layout and asm text. The caller
@@ -116,6 +119,14 @@ int64_t pm_engine_count_instructions(struct LLVMOpaqueModule *module, int64_t *f
  * engine defines already is an error (PM_ERR_INTERNAL), never a silent replacement. */
 pm_status pm_engine_add_object(pm_engine *e, const void *object, size_t size, const char *name,
                                pm_engine_code **code, pm_error *err);
+
+/* Adds n relocatable objects (stored back to back in `objects`, sizes[i] bytes each;
+ * copied) under one new resource tracker: the parts of one kernel (runtime/split_compile.h),
+ * which refer to each other's hidden symbols. Linked by the first lookup of one of their
+ * symbols, which counts all of their bytes. On failure nothing stays added. */
+pm_status pm_engine_add_objects(pm_engine *e, int n, const void *objects,
+                                const size_t *sizes, const char *name, pm_engine_code **code,
+                                pm_error *err);
 
 /* Removes the module's machine code from the JIT and frees it. Addresses looked up in
  * that module become invalid. NULL is allowed. */

@@ -32,6 +32,7 @@ struct pm_jit {
     pm_engine *engine;
     int threads;            /* resolved: >= 1                                        */
     int opt_level;          /* PM_OPT_TUNED or 0..3                                   */
+    int compile_threads;    /* resolved: 1..64 parts (threads) per kernel's machine code */
     char *dump;             /* copy of options.dump, or NULL (= PM_DUMP at compile)    */
     char *environment;      /* the jit-wide part of cache keys (pm_cache_environment)  */
     /* Guards everything below. Held only for table work, never during a compile or a

@@ -8,13 +8,17 @@
  *    with another key's contents, or random bytes are rejected, never loaded, and
  *    replaced by a valid file;
  *  - kernels compiled with dumps are neither written nor read; the folder's bound removes
- *    files; policy errors.
+ *    files; policy errors;
+ *  - a kernel compiled in parts (compile_threads = 2: several objects in one file) loads
+ *    in a new jit with its parts, computes bit-identical outputs, and a file damaged in
+ *    its last part is rejected.
  * Every kernel's output is compared with the interpreter's.
  */
 /* mkdtemp, fork: POSIX, not C11. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
+#include "samples.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -294,6 +298,118 @@ static void test_damaged_files(void)
     clear_folder(folder);
 }
 
+/* camera pipe at its quick size: compiled in 2 parts (several groups), kept on disk. */
+static pm_kernel *split_kernel(pm_jit **jit, int compile_threads, pm_ctx **ctx, pm_pipeline **p,
+                               pm_value *params)
+{
+    pm_jit_options o = pm_jit_options_default();
+    o.compile_threads = compile_threads;
+    pm_error err;
+    *jit = pm_jit_new(&o, &err);
+    *ctx = pm_ctx_new();
+    *p = pm_sample_camera_pipe.build(*ctx);
+    if (!CHECK(*jit != NULL && *p != NULL))
+        return NULL;
+    pm_cache_policy policy = pm_cache_policy_default();
+    policy.disk_dir = folder;
+    CHECK_STATUS(pm_jit_set_policy(*jit, &policy, &err), PM_OK);
+    pm_sample_camera_pipe.params(pm_sample_camera_pipe.quick_rows,
+                                 pm_sample_camera_pipe.quick_cols, params);
+    pm_kernel *k = pm_jit_compile(*jit, *p, params, NULL, &err);
+    if (!CHECK(k != NULL))
+        fprintf(stderr, "  camera_pipe: %s\n", err.message);
+    return k;
+}
+
+/* Runs camera pipe's kernel; a malloc'd copy of output 0 (data NULL on failure). */
+static pm_buffer run_split(pm_kernel *k, pm_pipeline *p, const pm_value *params)
+{
+    int nin = pm_pipeline_ninputs(p);
+    pm_buffer in[4];
+    for (int i = 0; i < nin && i < 4; i++) {
+        in[i] = pm_sample_buffer(p, 0, i, params);
+        pm_sample_camera_pipe.fill_input(i, &in[i], params);
+    }
+    pm_buffer out = pm_sample_buffer(p, 1, 0, params);
+    pm_buffer want = pm_sample_buffer(p, 1, 0, params);
+    pm_error err = {.status = PM_OK, .message = "more inputs or outputs than this test has"};
+    pm_status s = nin <= 4 && pm_pipeline_noutputs(p) == 1 ? pm_kernel_run(k, params, in, &out, &err)
+                                                          : PM_ERR_INTERNAL;
+    if (s != PM_OK)
+        fprintf(stderr, "  camera_pipe: %s\n", err.message);
+    if (!CHECK(s == PM_OK && pm_interpret(p, params, in, &want) == PM_OK &&
+               pm_sample_buffer_maxdiff(&want, &out) <= pm_sample_camera_pipe.tolerance)) {
+        free(out.data);
+        out.data = NULL;
+    }
+    for (int i = 0; i < nin && i < 4; i++)
+        free(in[i].data);
+    free(want.data);
+    return out;
+}
+
+static void test_split_kernel(void)
+{
+    pm_jit *jit;
+    pm_ctx *ctx;
+    pm_pipeline *p;
+    pm_value params[8];
+    pm_kernel *k = split_kernel(&jit, 2, &ctx, &p, params);
+    pm_compile_stats st = {0};
+    pm_buffer first = {0};
+    if (k) {
+        pm_kernel_compile_stats(k, &st, sizeof st);
+        CHECK(st.compile_parts == 2 && st.from_disk == 0);
+        CHECK(stats_of(jit).disk_writes == 1);
+        first = run_split(k, p, params);
+    }
+    pm_kernel_free(k);
+    pm_ctx_free(ctx);
+    pm_jit_free(jit);
+    int temps;
+    char path[512] = "";
+    CHECK(count_files(folder, &temps, path, sizeof path) == 1 && temps == 0);
+
+    /* A new jit (serial itself: loading needs no threads) loads both parts. */
+    k = split_kernel(&jit, 1, &ctx, &p, params);
+    if (k) {
+        pm_kernel_compile_stats(k, &st, sizeof st);
+        CHECK(st.from_disk == 1 && st.compile_parts == 2 && st.code_bytes > 0);
+        CHECK(stats_of(jit).disk_hits == 1 && stats_of(jit).sync_compiles == 0);
+        pm_buffer again = run_split(k, p, params);
+        CHECK(first.data && again.data &&
+              memcmp(first.data, again.data,
+                     (size_t)pm_sample_buffer_count(&again) * pm_type_size(again.type)) == 0);
+        free(again.data);
+    }
+    pm_kernel_free(k);
+    pm_ctx_free(ctx);
+    pm_jit_free(jit);
+
+    /* A byte of the last part flipped: rejected, compiled again (in parts), rewritten. */
+    FILE *f = fopen(path, "r+b");
+    if (CHECK(f != NULL)) {
+        fseek(f, -100, SEEK_END);
+        int c = fgetc(f);
+        fseek(f, -100, SEEK_END);
+        fputc(c ^ 0x40, f);
+        fclose(f);
+    }
+    k = split_kernel(&jit, 2, &ctx, &p, params);
+    if (k) {
+        pm_cache_stats s = stats_of(jit);
+        CHECK(s.disk_rejected == 1 && s.sync_compiles == 1 && s.disk_writes == 1);
+        pm_buffer again = run_split(k, p, params);
+        CHECK(again.data != NULL);
+        free(again.data);
+    }
+    pm_kernel_free(k);
+    pm_ctx_free(ctx);
+    pm_jit_free(jit);
+    free(first.data);
+    clear_folder(folder);
+}
+
 static void test_bound_and_policy(void)
 {
     /* A bound smaller than one file keeps none; the kernels still work. */
@@ -348,6 +464,7 @@ int main(void)
     test_two_processes();
     test_restart();
     test_damaged_files();
+    test_split_kernel();
     test_bound_and_policy();
     rmdir(folder);
     return check_finish("disk_cache");

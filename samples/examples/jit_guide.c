@@ -146,6 +146,7 @@ int jit_guide_demo(void)
         /* [threads] */
         pm_jit_options jo = pm_jit_options_default();
         jo.threads = 2;                       /* 0 = one per core */
+        jo.compile_threads = 2;               /* machine code in 2 parts at once; 1 = serial */
         pm_jit *jit2 = pm_jit_new(&jo, &err);
         pm_compile_options co = pm_compile_options_default();
         co.threads = 1;                       /* this kernel runs on the calling thread */
