@@ -345,8 +345,9 @@ void polymage_child(ChildChannel &ch, const AppData &d, const Variant &v, int th
     if (pm_kernel_compile_stats(k, &st, sizeof st) == PM_OK) {
         const double parts[] = {st.isl_schedule_ms, st.isl_ast_ms, st.ir_build_ms,
                                 st.llvm_opt_ms, st.machine_code_ms, st.link_ms, st.other_ms,
-                                (double)st.ir_instructions_before, (double)st.ir_instructions_after};
-        static_assert(sizeof parts / sizeof parts[0] == 9, "kCompileParts has 9 names");
+                                (double)st.ir_instructions_before, (double)st.ir_instructions_after,
+                                st.llvm_wall_ms, (double)st.compile_parts};
+        static_assert(sizeof parts / sizeof parts[0] == 11, "kCompileParts has 11 names");
         for (int i = 0; i < kNumCompileParts; i++) ch.value(kCompileParts[i], parts[i]);
     }
     time_runs(ch, runs, [&]() {
