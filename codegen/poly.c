@@ -437,6 +437,36 @@ static __isl_give isl_set *update_distances(const pm_poly *poly, const pm_poly_s
     return isl_map_deltas(isl_map_apply_range(w, back));
 }
 
+/* The dimensions of a reduction's written cell whose index is affine and lands inside
+ * the function's box for every update of the domain: the emitter checks only the others
+ * at run time (an index outside skips the update, polymage.h). The channel and cell
+ * indices of bilateral grid's histogram are proven; its bin is data-dependent. */
+static unsigned write_inside_dims(const pm_poly_stmt *s, const pm_func *f, __isl_keep isl_set *box)
+{
+    isl_space *sp = isl_set_get_space(s->domain);
+    pm_isl_env env = {sp, s->ndims, s->vars};
+    unsigned mask = 0;
+    int n = f->ndims;
+    for (int d = 0; d < n && d < 32; d++) {
+        isl_pw_aff *pa = pm_isl_pw_aff(&env, f->rindex[d]);
+        if (!pa)
+            continue;
+        isl_set *vals = isl_map_range(isl_map_intersect_domain(isl_map_from_pw_aff(pa),
+                                                               isl_set_copy(s->domain)));
+        isl_set *allowed = isl_set_project_out(isl_set_copy(box), isl_dim_set, (unsigned)d + 1,
+                                               (unsigned)(n - d - 1));
+        allowed = isl_set_project_out(allowed, isl_dim_set, 0, (unsigned)d);
+        allowed = isl_set_reset_tuple_id(allowed);
+        vals = isl_set_reset_tuple_id(vals);
+        if (isl_set_is_subset(vals, allowed) == isl_bool_true)
+            mask |= 1u << d;
+        isl_set_free(vals);
+        isl_set_free(allowed);
+    }
+    isl_space_free(sp);
+    return mask;
+}
+
 static void stmt_dependences(const pm_poly *poly, pm_poly_stmt *s)
 {
     s->parallel_dim = -1;
@@ -779,6 +809,7 @@ static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, pm_error *er
         if (stt != PM_OK)
             return stt;
         stmt_dependences(poly, s);
+        s->write_inside_dims = write_inside_dims(s, f, sto->box);
     } else {
         return pm_error_set(err, PM_ERR_INTERNAL, "%s: an image is not a stage", f->name);
     }
@@ -896,6 +927,16 @@ char *pm_poly_to_string(const pm_poly *poly)
             print_isl(&out, isl_set_to_str(s->domain));
             pm_str_append(&out, "\n    parallel dim %d, %s\n", s->parallel_dim,
                           s->vectorizable ? "vectorizable" : "not vectorizable");
+            if (s->kind == PM_STMT_UPDATE) {
+                pm_str_append(&out, "    written index checked at run time in dims");
+                int nchk = 0;
+                for (int k = 0; k < poly->stages[s->stage].func->ndims; k++)
+                    if (k >= 32 || !(s->write_inside_dims & (1u << k))) {
+                        pm_str_append(&out, " %d", k);
+                        nchk++;
+                    }
+                pm_str_append(&out, nchk ? "\n" : " none\n");
+            }
             if (s->kind == PM_STMT_UPDATE && s->distinct_cell_dims) {
                 pm_str_append(&out, "    cells distinct along dims");
                 for (int k = 0; k < s->ndims && k < 32; k++)

@@ -82,6 +82,9 @@ typedef struct pm_poly_stmt {
                                 may write a common cell always agree in dimension k (a
                                 histogram's cell column): that loop may move anywhere
                                 with each cell's updates in their order              */
+    unsigned write_inside_dims; /* PM_STMT_UPDATE: bit d set when the written cell's index
+                                d is affine and proven inside the function's box for
+                                every update (no run-time check needed there)         */
 } pm_poly_stmt;
 
 /* Where a function's values live (poly.c gives inputs, outputs and full scratch; the

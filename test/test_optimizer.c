@@ -377,6 +377,48 @@ static void check_small_pipeline(const char *what, pm_pipeline *p, const char *w
     }
 }
 
+/* A reduction whose affine written index leaves the function's box for some updates
+ * (sums(r - 3, c) over r in [0, N + 2]: the first three and last three rows of r skip)
+ * keeps that dimension's run-time check, while the proven one (c) drops it (poly.c);
+ * both equal the interpreter exactly. */
+static void check_update_bounds(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *N = pm_param(ctx, PM_I32, "N");
+    pm_func *in = pm_image(ctx, "in", PM_I32, pm_addi(N, 3), N);
+    pm_expr *x = pm_var(ctx, "x"), *c = pm_var(ctx, "c"), *r = pm_var(ctx, "r"),
+            *rc = pm_var(ctx, "rc");
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1);
+    pm_func *sums = pm_reduction_new(ctx, "sums", PM_I32, 2, pm_exprs(x, c),
+                                     pm_intervals(rows, cols), 2, pm_exprs(r, rc),
+                                     pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_addi(N, 2), 1),
+                                                  cols),
+                                     PM_REDUCE_SUM, NULL);
+    pm_reduction_define(sums, 2, pm_exprs(pm_addi(r, -3), rc), pm_call(in, r, rc));
+    pm_func *out = pm_func_new(ctx, "out", PM_I32, 2, pm_exprs(x, c), pm_intervals(rows, cols));
+    pm_func_define_expr(out, pm_call(sums, x, c));
+    pm_pipeline *p = NULL;
+    if (CHECK(pm_pipeline_new(ctx, "update_bounds", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
+        static const int64_t sizes[] = {1, 2, 5, 33};
+        check_small_pipeline("update bounds", p, "sums", sizes,
+                             (int)(sizeof sizes / sizeof sizes[0]), 0);
+        pm_value est[1] = {PM_I(64)};
+        pm_compile_options o = pm_compile_options_default();
+        o.keep = "domains";
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+        const char *d = k ? pm_kernel_dump(k, "domains") : NULL;
+        if (!CHECK(d && strstr(d, "written index checked at run time in dims 0\n")))
+            fprintf(stderr, "  update_bounds: expected only dimension 0 checked:\n%s\n",
+                    d ? d : "");
+        pm_kernel_free(k);
+    } else {
+        fprintf(stderr, "  update_bounds: %s\n", pm_ctx_errmsg(ctx));
+    }
+    pm_ctx_free(ctx);
+}
+
 /* Tables of 8- and 16-bit entries that the kernel computes (a reduction, so they are
  * stored, never inlined) read at data-dependent points by a vector loop: on AVX-512
  * hosts a 32-bit gather reads each entry with the bytes after it (access.c), the last
@@ -660,6 +702,7 @@ static void check_structure(void)
     check_histogram_window();
     check_row_blocks("harris");
     check_row_blocks("unsharp_mask");
+    check_update_bounds();
     check_narrow_gather(PM_U8);
     check_narrow_gather(PM_U16);
     check_transpose();

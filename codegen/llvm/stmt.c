@@ -109,6 +109,8 @@ static void update_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
         const pm_expr *ie = f->rindex[d];
         LLVMValueRef c = pm_llvm_convert(g, pm_llvm_expr(g, pt, ie), ie->type, PM_I64);
         idx[d] = pm_llvm_index(g, pt, s, d, c);
+        if (d < 32 && (pt->stmt->write_inside_dims & (1u << d)) && st->step[d] == 1)
+            continue; /* proven inside (poly.c) */
         LLVMValueRef ok = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntSGE, idx[d], zero, ""),
                                        LLVMBuildICmp(B, LLVMIntSLT, idx[d], b->ext[d], ""), "");
         if (st->step[d] != 1) {
