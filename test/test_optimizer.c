@@ -224,12 +224,13 @@ static void check_histogram_channels(void)
     free(ast);
 }
 
+static void check_small_dump(const char *what, pm_pipeline *p, const char *phase,
+                             const char *want, const int64_t *sizes, int nsizes, double tolerance);
+
 /* hist(gx, gy, z) sums a 4 x 4 window of pixels per cell into a data-dependent bin z,
  * with weights 1 and 1e6 so that float sums depend on their order. The cell column gy
  * runs inside the window (schedule.c), which must keep every cell's updates in their
  * order: the kernel equals the interpreter exactly, with 1 and 2 threads. */
-static void fill_any(int index, pm_buffer *b, const pm_value *params);
-
 static void check_histogram_window(void)
 {
     pm_ctx *ctx = pm_ctx_new();
@@ -260,32 +261,9 @@ static void check_histogram_window(void)
         pm_ctx_free(ctx);
         return;
     }
-    static const pm_sample_app app = {.name = "window_histogram", .fill_input = fill_any};
     static const int64_t sizes[] = {1, 4, 7, 16, 37, 64};
-    pm_value est[1] = {PM_I(256)};
-    for (int threads = 1; threads <= 2; threads++) {
-        pm_compile_options o = pm_compile_options_default();
-        o.threads = threads;
-        o.keep = "ast";
-        pm_error err;
-        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
-        if (!CHECK(k != NULL)) {
-            fprintf(stderr, "  window_histogram: %s\n", err.message);
-            continue;
-        }
-        const char *ast = pm_kernel_dump(k, "ast");
-        if (!CHECK(ast && strstr(ast, "hist_update(c0, c3, c1, c2);")))
-            fprintf(stderr, "  window_histogram: cell column not inside the window:\n%s\n",
-                    ast ? ast : "");
-        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-            pm_value params[1] = {PM_I(sizes[i])};
-            double d = differential(p, k, &app, params);
-            if (!CHECK(d == 0))
-                fprintf(stderr, "  window_histogram N=%lld threads=%d: max|diff| %g\n",
-                        (long long)sizes[i], threads, d);
-        }
-        pm_kernel_free(k);
-    }
+    check_small_dump("window_histogram", p, "ast", "hist_update(c0, c3, c1, c2);", sizes,
+                     (int)(sizeof sizes / sizeof sizes[0]), 0);
     pm_ctx_free(ctx);
 }
 
@@ -351,19 +329,26 @@ static void fill_any(int index, pm_buffer *b, const pm_value *params)
 static void check_small_pipeline(const char *what, pm_pipeline *p, const char *want,
                                  const int64_t *sizes, int nsizes, double tolerance)
 {
+    check_small_dump(what, p, "groups", want, sizes, nsizes, tolerance);
+}
+
+/* check_small_pipeline with the `phase` dump holding `want`. */
+static void check_small_dump(const char *what, pm_pipeline *p, const char *phase,
+                             const char *want, const int64_t *sizes, int nsizes, double tolerance)
+{
     static const pm_sample_app app = {.name = "small", .fill_input = fill_any};
     pm_value est[1] = {PM_I(256)};
     for (int threads = 1; threads <= 2; threads++) {
         pm_compile_options o = pm_compile_options_default();
         o.threads = threads;
-        o.keep = "groups";
+        o.keep = phase;
         pm_error err;
         pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
         if (!CHECK(k != NULL)) {
             fprintf(stderr, "  %s: %s\n", what, err.message);
             continue;
         }
-        const char *g = pm_kernel_dump(k, "groups");
+        const char *g = pm_kernel_dump(k, phase);
         if (!CHECK(g && strstr(g, want) != NULL))
             fprintf(stderr, "  %s: no \"%s\" in\n%s\n", what, want, g ? g : "");
         for (int i = 0; i < nsizes; i++) {
@@ -401,18 +386,9 @@ static void check_update_bounds(void)
     pm_pipeline *p = NULL;
     if (CHECK(pm_pipeline_new(ctx, "update_bounds", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
         static const int64_t sizes[] = {1, 2, 5, 33};
-        check_small_pipeline("update bounds", p, "sums", sizes,
-                             (int)(sizeof sizes / sizeof sizes[0]), 0);
-        pm_value est[1] = {PM_I(64)};
-        pm_compile_options o = pm_compile_options_default();
-        o.keep = "domains";
-        pm_error err;
-        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
-        const char *d = k ? pm_kernel_dump(k, "domains") : NULL;
-        if (!CHECK(d && strstr(d, "written index checked at run time in dims 0\n")))
-            fprintf(stderr, "  update_bounds: expected only dimension 0 checked:\n%s\n",
-                    d ? d : "");
-        pm_kernel_free(k);
+        check_small_dump("update bounds", p, "domains",
+                         "written index checked at run time in dims 0\n", sizes,
+                         (int)(sizeof sizes / sizeof sizes[0]), 0);
     } else {
         fprintf(stderr, "  update_bounds: %s\n", pm_ctx_errmsg(ctx));
     }
@@ -588,10 +564,13 @@ static void check_dynamic_inline(int offset, bool stencil, const char *want)
 }
 
 /* A sample compiled at its paper estimates (with the overlap threshold `threshold`, < 0
- * the default) has a group whose dump line contains `want`, at 1 and 2 threads, and
- * that kernel equals the interpreter at sizes far below the estimates (its tiles
- * clipped to a small image). */
-static void check_paper_group(const char *name, double threshold, const char *want)
+ * the default) with threads 1, 1 + thread_step, ... up to max_threads has a group whose dump line
+ * contains `want`, and that kernel equals the interpreter (within the app's own
+ * tolerance, or this file's tolerance() when own_tolerance is false) at sizes far below
+ * the estimates (its tiles clipped to a small image). */
+static void check_at_paper(const char *name, double threshold, const char *want,
+                           const int64_t (*sizes)[2], int nsizes, int max_threads,
+                           int thread_step, bool own_tolerance)
 {
     const pm_sample_app *app = pm_sample_find(name);
     pm_ctx *ctx = pm_ctx_new();
@@ -599,7 +578,8 @@ static void check_paper_group(const char *name, double threshold, const char *wa
     if (CHECK(p != NULL)) {
         pm_value est[16];
         app->params(app->paper_rows, app->paper_cols, est);
-        for (int threads = 1; threads <= 2; threads++) {
+        double tol = own_tolerance ? app->tolerance : tolerance(app);
+        for (int threads = 1; threads <= max_threads; threads += thread_step) {
             pm_compile_options o = pm_compile_options_default();
             o.threads = threads;
             o.overlap_threshold = threshold;
@@ -613,12 +593,11 @@ static void check_paper_group(const char *name, double threshold, const char *wa
             const char *g = pm_kernel_dump(k, "groups");
             if (!CHECK(g && strstr(g, want) != NULL))
                 fprintf(stderr, "  %s: no \"%s\" in\n%s\n", name, want, g ? g : "");
-            static const int64_t sizes[][2] = {{96, 128}, {97, 131}, {160, 100}};
-            for (int i = 0; i < 3; i++) {
+            for (int i = 0; i < nsizes; i++) {
                 pm_value params[16];
                 app->params(sizes[i][0], sizes[i][1], params);
                 double d = differential(p, k, app, params);
-                if (!CHECK(d <= app->tolerance))
+                if (!CHECK(d <= tol))
                     fprintf(stderr, "  %s %lldx%lld threads=%d at paper estimates: "
                             "max|diff| %g\n", name, (long long)sizes[i][0],
                             (long long)sizes[i][1], threads, d);
@@ -629,45 +608,23 @@ static void check_paper_group(const char *name, double threshold, const char *wa
     pm_ctx_free(ctx);
 }
 
+/* At 1 and 2 threads, at three sizes of about 100 x 100. */
+static void check_paper_group(const char *name, double threshold, const char *want)
+{
+    static const int64_t sizes[][2] = {{96, 128}, {97, 131}, {160, 100}};
+    check_at_paper(name, threshold, want, sizes, 3, 2, 1, true);
+}
+
 /* Harris and unsharp mask at the paper's sizes run in strips of whole rows, in blocks of
  * rows (tile.c, schedule.c); compiled for those estimates and run at edge sizes (one
- * pixel, odd, fewer rows than a block, a strip or a tile, several strips), with 1 to 3
+ * pixel, odd, fewer rows than a block, a strip or a tile, several strips), with 1 and 3
  * threads, the kernels equal the interpreter. */
 static void check_row_blocks(const char *name)
 {
-    const pm_sample_app *app = pm_sample_find(name);
-    pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = app ? app->build(ctx) : NULL;
-    if (CHECK(p != NULL)) {
-        pm_value est[16];
-        app->params(app->paper_rows, app->paper_cols, est);
-        for (int threads = 1; threads <= 3; threads += 2) {
-            pm_compile_options o = pm_compile_options_default();
-            o.threads = threads;
-            o.keep = "groups,ast";
-            pm_error err;
-            pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
-            if (!CHECK(k != NULL)) {
-                fprintf(stderr, "  %s: %s\n", name, err.message);
-                continue;
-            }
-            const char *g = pm_kernel_dump(k, "groups");
-            if (!CHECK(g && strstr(g, ", blocks of 8 rows") != NULL))
-                fprintf(stderr, "  %s: no row blocks in\n%s\n", name, g ? g : "");
-            static const int64_t sizes[][2] = {{1, 1}, {5, 3}, {7, 40}, {17, 33}, {70, 93},
-                                               {97, 131}, {203, 64}};
-            for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-                pm_value params[16];
-                app->params(sizes[i][0], sizes[i][1], params);
-                double d = differential(p, k, app, params);
-                if (!CHECK(d <= tolerance(app)))
-                    fprintf(stderr, "  %s %lldx%lld threads=%d in row blocks: max|diff| %g\n",
-                            name, (long long)sizes[i][0], (long long)sizes[i][1], threads, d);
-            }
-            pm_kernel_free(k);
-        }
-    }
-    pm_ctx_free(ctx);
+    static const int64_t sizes[][2] = {{1, 1}, {5, 3}, {7, 40}, {17, 33}, {70, 93},
+                                       {97, 131}, {203, 64}};
+    check_at_paper(name, -1, ", blocks of 8 rows", sizes,
+                   (int)(sizeof sizes / sizeof sizes[0]), 3, 2, false);
 }
 
 static void check_structure(void)

@@ -305,6 +305,23 @@ static LLVMValueRef masked_gather(pm_llvm *g, const pm_point *pt, int s, LLVMVal
 static LLVMValueRef x86_gather_narrow(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef base,
                                       LLVMValueRef off);
 
+/* The AVX-512 gather intrinsic `name` of W lanes of type lane at base + off * scale, all
+ * lanes on, tagged as a read of storage s; NULL when LLVM lacks it. */
+static LLVMValueRef x86_gather_call(pm_llvm *g, const pm_point *pt, int s, const char *name,
+                                    LLVMTypeRef lane, LLVMValueRef base, LLVMValueRef off,
+                                    int scale)
+{
+    LLVMTypeRef fnty;
+    LLVMValueRef fn = pm_llvm_intrinsic(g, name, NULL, 0, &fnty);
+    if (!fn)
+        return NULL;
+    LLVMTypeRef vt = LLVMVectorType(lane, (unsigned)pt->W);
+    LLVMValueRef args[5] = {LLVMGetPoison(vt), base, off,
+                            pm_llvm_splat(g, pt, LLVMConstInt(g->t_i1, 1, 0)),
+                            LLVMConstInt(g->t_i32, (unsigned)scale, 0)};
+    return pm_llvm_tag_access(g, LLVMBuildCall2(g->B, fnty, fn, args, 5, "gather32"), s);
+}
+
 static LLVMValueRef x86_gather32(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef base,
                                  LLVMValueRef off)
 {
@@ -324,15 +341,7 @@ static LLVMValueRef x86_gather32(pm_llvm *g, const pm_point *pt, int s, LLVMValu
         name = fp ? "llvm.x86.avx512.mask.gather.dpd.512" : "llvm.x86.avx512.mask.gather.dpq.512";
     if (!name)
         return NULL;
-    LLVMTypeRef fnty;
-    LLVMValueRef fn = pm_llvm_intrinsic(g, name, NULL, 0, &fnty);
-    if (!fn)
-        return NULL;
-    LLVMTypeRef vt = LLVMVectorType(pm_llvm_type(g, st->type), (unsigned)pt->W);
-    LLVMValueRef args[5] = {LLVMGetPoison(vt), base, off,
-                            pm_llvm_splat(g, pt, LLVMConstInt(g->t_i1, 1, 0)),
-                            LLVMConstInt(g->t_i32, (unsigned)bytes, 0)};
-    return pm_llvm_tag_access(g, LLVMBuildCall2(g->B, fnty, fn, args, 5, "gather32"), s);
+    return x86_gather_call(g, pt, s, name, pm_llvm_type(g, st->type), base, off, bytes);
 }
 
 /* 8- and 16-bit lanes from a buffer the kernel allocated: x86 has no gather of them, and
@@ -353,17 +362,9 @@ static LLVMValueRef x86_gather_narrow(pm_llvm *g, const pm_point *pt, int s, LLV
                                                    : NULL;
     if (!name)
         return NULL;
-    LLVMTypeRef fnty;
-    LLVMValueRef fn = pm_llvm_intrinsic(g, name, NULL, 0, &fnty);
-    if (!fn)
-        return NULL;
-    LLVMTypeRef wide = LLVMVectorType(g->t_i32, (unsigned)pt->W);
-    LLVMValueRef args[5] = {LLVMGetPoison(wide), base, off,
-                            pm_llvm_splat(g, pt, LLVMConstInt(g->t_i1, 1, 0)),
-                            LLVMConstInt(g->t_i32, (unsigned)pm_type_size(st->type), 0)};
-    LLVMValueRef v = pm_llvm_tag_access(g, LLVMBuildCall2(g->B, fnty, fn, args, 5, "gather8"), s);
-    return LLVMBuildTrunc(g->B, v, LLVMVectorType(pm_llvm_type(g, st->type), (unsigned)pt->W),
-                          "");
+    LLVMValueRef v = x86_gather_call(g, pt, s, name, g->t_i32, base, off, pm_type_size(st->type));
+    return v ? LLVMBuildTrunc(g->B, v, LLVMVectorType(pm_llvm_type(g, st->type), (unsigned)pt->W), "")
+             : NULL;
 }
 
 LLVMValueRef pm_llvm_offsets_fit_i32(pm_llvm *g, int s)
