@@ -397,6 +397,60 @@ static void check_border_pieces(void)
     pm_ctx_free(ctx);
 }
 
+/* An innermost loop of a constant trip count shorter than the vector width (bilateral
+ * grid's 11 bins) runs as two overlapping vectors of the widest power of two lanes that
+ * fits (vector.c): <8 x float> for 8..15 points, <4 x float> for 4..7; fewer than 4 stay
+ * scalar. Each extent's kernel equals the interpreter exactly. */
+static void check_short_rows(void)
+{
+    static const int extents[] = {3, 4, 5, 7, 8, 11, 15, 16, 17};
+    static const pm_sample_app app = {.name = "short", .fill_input = fill_any};
+    for (size_t e = 0; e < sizeof extents / sizeof extents[0]; e++) {
+        int E = extents[e];
+        pm_ctx *ctx = pm_ctx_new();
+        pm_expr *N = pm_param(ctx, PM_I32, "N");
+        pm_func *in = pm_image(ctx, "in", PM_F32, N, pm_int(ctx, E));
+        pm_expr *x = pm_var(ctx, "x"), *z = pm_var(ctx, "z");
+        pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1);
+        pm_interval *bins = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, E - 1), 1);
+        pm_func *out = pm_func_new(ctx, "out", PM_F32, 2, pm_exprs(x, z), pm_intervals(rows, bins));
+        pm_expr *next = pm_min(pm_addi(z, 1), pm_int(ctx, E - 1));
+        pm_func_define_expr(out, pm_add(pm_mulf(pm_call(in, x, z), 2), pm_call(in, x, next)));
+        pm_pipeline *p = NULL;
+        if (!CHECK(pm_pipeline_new(ctx, "short_rows", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
+            fprintf(stderr, "  short_rows: %s\n", pm_ctx_errmsg(ctx));
+            pm_ctx_free(ctx);
+            continue;
+        }
+        pm_compile_options o = pm_compile_options_default();
+        o.vector_width = 16;
+        o.keep = "llvm";
+        pm_value est[1] = {PM_I(64)};
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+        if (!CHECK(k != NULL)) {
+            fprintf(stderr, "  short_rows E=%d: %s\n", E, err.message);
+            pm_ctx_free(ctx);
+            continue;
+        }
+        const char *ir = pm_kernel_dump(k, "llvm");
+        const char *want = E >= 16 ? "<16 x float>" : E >= 8 ? "<8 x float>" : E >= 4 ? "<4 x float>" : NULL;
+        bool vec = ir && strstr(ir, "x float>") != NULL;
+        if (!CHECK(want ? ir && strstr(ir, want) != NULL : !vec))
+            fprintf(stderr, "  short_rows E=%d: expected %s in the IR\n", E, want ? want : "no vector");
+        static const int64_t sizes[] = {1, 2, 5, 33};
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            pm_value params[1] = {PM_I(sizes[i])};
+            double d = differential(p, k, &app, params);
+            if (!CHECK(d == 0))
+                fprintf(stderr, "  short_rows E=%d N=%lld: max|diff| %g\n", E,
+                        (long long)sizes[i], d);
+        }
+        pm_kernel_free(k);
+        pm_ctx_free(ctx);
+    }
+}
+
 /* A reduction whose affine written index leaves the function's box for some updates
  * (sums(r - 3, c) over r in [0, N + 2]: the first three and last three rows of r skip)
  * keeps that dimension's run-time check, while the proven one (c) drops it (poly.c);
@@ -696,6 +750,7 @@ static void check_structure(void)
     check_row_blocks("unsharp_mask");
     check_update_bounds();
     check_border_pieces();
+    check_short_rows();
     check_narrow_gather(PM_U8);
     check_narrow_gather(PM_U16);
     check_transpose();

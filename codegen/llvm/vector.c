@@ -15,6 +15,10 @@
  *         while (cond(i + W - 1)) { body for lanes i..i+W-1; i += W }
  *     if (vectors ran and cond(i)) body for lanes last-W+1..last   -- overlapping tail
  *     else while (cond(i)) { scalar body; i += 1 }   -- short loops (and the fallback)
+ * A loop whose start and bound are constants, with 4..W-1 points, instead runs two
+ * overlapping vectors of w lanes (the widest power of two that fits), the first at the
+ * start and the second ending at the last point, under the same guard (bilateral
+ * grid's 11 bins along its innermost dimension: 12.6 -> 11.7 ms).
  * The gathers' condition is checked once before the loop, not per gather: a branch per
  * gather split bilateral grid's 16-gather body into blocks and cost it 9%. Buffers of
  * 2^31 elements or more that a loop gathers from run that loop's scalar code.
@@ -190,6 +194,60 @@ static void vector_step(pm_llvm *g, __isl_keep isl_id *id, LLVMValueRef i, isl_a
         unit_strides(g, strides, false);
 }
 
+
+/* The loop's trip count when its start and bound are integer constants, else -1. */
+static long long constant_trip(__isl_keep isl_ast_node *node, __isl_keep isl_ast_expr *cond)
+{
+    isl_ast_expr *init = isl_ast_node_for_get_init(node);
+    isl_ast_expr *bound = isl_ast_expr_op_get_arg(cond, 1);
+    long long trip = -1;
+    if (init && bound && isl_ast_expr_get_type(init) == isl_ast_expr_int &&
+        isl_ast_expr_get_type(bound) == isl_ast_expr_int) {
+        isl_val *a = isl_ast_expr_int_get_val(init), *b = isl_ast_expr_int_get_val(bound);
+        if (isl_val_is_int(a) && isl_val_is_int(b)) {
+            long long lo = isl_val_get_num_si(a), hi = isl_val_get_num_si(b);
+            if (isl_ast_expr_op_get_type(cond) == isl_ast_expr_op_lt)
+                hi -= 1;
+            trip = hi >= lo ? hi - lo + 1 : 0;
+        }
+        isl_val_free(a);
+        isl_val_free(b);
+    }
+    isl_ast_expr_free(init);
+    isl_ast_expr_free(bound);
+    return trip;
+}
+
+/* The lanes for a loop of a constant trip count shorter than W: the widest power of two
+ * (at least 4) that fits in it, so that two overlapping vectors cover the loop (bilateral
+ * grid's 11 intensity bins: two <8 x float> instead of 11 scalar points); 0 when none. */
+static int short_lanes(long long trip, int W)
+{
+    if (trip < 4 || trip >= W)
+        return 0;
+    int w = 4;
+    while (2 * w <= trip)
+        w *= 2;
+    return w;
+}
+
+/* Replaces the stand-in fits_later by the condition that every buffer the vectors
+ * gathered from (gathered[], freed here) has 32-bit offsets; the builder ends anywhere. */
+static void finish_gather_guard(pm_llvm *g, LLVMValueRef fits_later, bool *gathered)
+{
+    LLVMBuilderRef B = g->B;
+    LLVMPositionBuilderBefore(B, fits_later);
+    LLVMValueRef fits = LLVMConstInt(g->t_i1, 1, 0);
+    for (int s = 0; gathered && s < g->poly->nstorage; s++)
+        if (gathered[s])
+            fits = LLVMBuildAnd(B, fits, pm_llvm_offsets_fit_i32(g, s), "");
+    if (!gathered) /* no record: no vectors */
+        fits = LLVMConstInt(g->t_i1, 0, 0);
+    LLVMReplaceAllUsesWith(fits_later, fits);
+    LLVMInstructionEraseFromParent(fits_later);
+    free(gathered);
+}
+
 bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
 {
     int W = g->vector_width;
@@ -217,6 +275,31 @@ bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
         g->gathered = gathered;
         LLVMValueRef fits_later = LLVMBuildFreeze(B, LLVMGetUndef(g->t_i1), "fits32");
         LLVMValueRef vec_ok = LLVMBuildAnd(B, g->env.unit_stride, fits_later, "");
+        long long trip = constant_trip(node, cond);
+        int w = short_lanes(trip, W);
+        if (w > 0) {
+            /* fewer points than W: one vector of w lanes from the start and one ending
+             * at the last point (overlapping, harmless: the statements are pure) */
+            LLVMBasicBlockRef vshort = pm_llvm_block(g, "vshort");
+            LLVMBasicBlockRef scalar = pm_llvm_block(g, "vscalar"), done = pm_llvm_block(g, "vdone");
+            LLVMBuildCondBr(B, vec_ok, vshort, scalar);
+            LLVMPositionBuilderAtEnd(B, vshort);
+            vector_step(g, id, start, users, n, w);
+            if (trip > w)
+                vector_step(g, id,
+                            LLVMBuildNSWAdd(B, start, LLVMConstInt(g->t_i64, (unsigned)(trip - w), 0), "tail"),
+                            users, n, w);
+            LLVMBuildBr(B, done);
+            g->gathered = outer_gathered;
+            LLVMBasicBlockRef resume = LLVMGetInsertBlock(B);
+            finish_gather_guard(g, fits_later, gathered);
+            LLVMPositionBuilderAtEnd(B, resume);
+            LLVMPositionBuilderAtEnd(B, scalar);
+            pm_llvm_for_from(g, node, start);
+            LLVMBuildBr(B, done);
+            LLVMPositionBuilderAtEnd(B, done);
+            goto out;
+        }
         LLVMBasicBlockRef pre = LLVMGetInsertBlock(B);
         LLVMBasicBlockRef head = pm_llvm_block(g, "vfor"), vbody = pm_llvm_block(g, "vbody");
         LLVMBasicBlockRef rest = pm_llvm_block(g, "vrest");
@@ -264,22 +347,14 @@ bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
         g->gathered = outer_gathered;
         /* the scalar remainder gathers nothing; build the guard where the stand-in is */
         LLVMBasicBlockRef resume = LLVMGetInsertBlock(B);
-        LLVMPositionBuilderBefore(B, fits_later);
-        LLVMValueRef fits = LLVMConstInt(g->t_i1, 1, 0);
-        for (int s = 0; gathered && s < g->poly->nstorage; s++)
-            if (gathered[s])
-                fits = LLVMBuildAnd(B, fits, pm_llvm_offsets_fit_i32(g, s), "");
-        if (!gathered) /* no record: no vectors */
-            fits = LLVMConstInt(g->t_i1, 0, 0);
-        LLVMReplaceAllUsesWith(fits_later, fits);
-        LLVMInstructionEraseFromParent(fits_later);
-        free(gathered);
+        finish_gather_guard(g, fits_later, gathered);
         LLVMPositionBuilderAtEnd(B, resume);
         LLVMPositionBuilderAtEnd(B, scalar);
         pm_llvm_for_from(g, node, i); /* scalar remainder from where the vectors stopped */
         LLVMBuildBr(B, done);
         LLVMPositionBuilderAtEnd(B, done);
     }
+out:
     for (int k = 0; k < n; k++)
         isl_ast_node_free(users[k]);
     isl_ast_node_free(body);
