@@ -5,6 +5,7 @@
 
 #include <isl/constraint.h>
 #include <isl/id.h>
+#include <isl/ilp.h>
 #include <isl/local_space.h>
 #include <isl/printer.h>
 #include <isl/space.h>
@@ -749,6 +750,22 @@ static isl_stat add_piece(__isl_take isl_basic_set *b, void *user)
     return isl_stat_ok;
 }
 
+/* Bit d set when dom spans at most 4 points along dimension d for every parameter value. */
+static unsigned narrow_dims(__isl_keep isl_set *dom, int ndims)
+{
+    unsigned bits = 0;
+    isl_set *deltas = isl_map_deltas(isl_map_from_domain_and_range(isl_set_copy(dom),
+                                                                    isl_set_copy(dom)));
+    for (int d = 0; deltas && d < ndims && d < 32; d++) {
+        isl_val *span = isl_set_dim_max_val(isl_set_copy(deltas), d);
+        if (span && isl_val_is_int(span) == isl_bool_true && isl_val_cmp_si(span, 3) <= 0)
+            bits |= 1u << d;
+        isl_val_free(span);
+    }
+    isl_set_free(deltas);
+    return bits;
+}
+
 /* Statement i (a case whose domain is a union, such as a border case holding on the first
  * and last rows and columns) as one statement per disjoint convex piece of its domain,
  * named f_cK_pJ, each with the case's value and a copy of its accesses (relations are over
@@ -804,6 +821,7 @@ static int split_pieces(pm_poly *poly, int i, int *next_stmt, int *cap)
         *p = whole_stmt;
         snprintf(p->name, sizeof p->name, "%.80s_p%d", whole_stmt.name, j);
         p->domain = isl_set_set_tuple_name(isl_set_from_basic_set(l.piece[j]), p->name);
+        p->border_dims = p->domain ? narrow_dims(p->domain, p->ndims) : 0;
         p->accesses = acc[j];
         for (int a = 0; a < whole_stmt.naccesses; a++) {
             p->accesses[a] = whole_stmt.accesses[a];
@@ -1045,6 +1063,13 @@ char *pm_poly_to_string(const pm_poly *poly)
                     if (s->distinct_cell_dims & (1u << k))
                         pm_str_append(&out, " %d", k);
                 pm_str_append(&out, "\n");
+            }
+            if (s->border_dims) {
+                pm_str_append(&out, "    border strip along dims");
+                for (int k = 0; k < s->ndims && k < 32; k++)
+                    if (s->border_dims & (1u << k))
+                        pm_str_append(&out, " %d", k);
+                pm_str_append(&out, " (scalar code)\n");
             }
             for (int r = 0; r < s->nresidual; r++) {
                 pm_str_append(&out, "    run-time condition: ");

@@ -86,6 +86,9 @@ typedef struct pm_poly_stmt {
                                 may write a common cell always agree in dimension k (a
                                 histogram's cell column): that loop may move anywhere
                                 with each cell's updates in their order              */
+    unsigned border_dims;    /* a piece of a split case (poly.c, split_pieces): bit d set
+                                when the piece spans at most 4 points along dimension d
+                                for every parameter value (a border strip)              */
     unsigned write_inside_dims; /* PM_STMT_UPDATE: bit d set when the written cell's index
                                 d is affine and proven inside the function's box for
                                 every update (no run-time check needed there)         */

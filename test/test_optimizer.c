@@ -364,7 +364,7 @@ static void check_small_dump(const char *what, pm_pipeline *p, const char *phase
 
 /* A border case (the image's first and last rows and columns: one case whose domain is a
  * union of four pieces) becomes one statement per piece (poly.c, split_pieces): the dump
- * lists edge_c1_p0..p3, and the kernel, its border stage fused with a stencil consumer,
+ * lists edge_c1_p0..p3, each a border strip (scalar code), and the kernel, its border stage fused with a stencil consumer,
  * equals the interpreter exactly at sizes where pieces are empty, a single point, overlap
  * in a corner, or meet the tiles' edges. */
 static void check_border_pieces(void)
@@ -389,7 +389,10 @@ static void check_border_pieces(void)
     pm_pipeline *p = NULL;
     if (CHECK(pm_pipeline_new(ctx, "border_pieces", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
         static const int64_t sizes[] = {1, 2, 3, 5, 17, 64, 130, 257};
-        check_small_dump("border pieces", p, "domains", "case edge_c1_p3:", sizes,
+        check_small_dump("border pieces", p, "domains",
+                         "case edge_c1_p3: [N] -> { edge_c1_p3[x = -1 + N, y] : 0 < y <= -2 + N }\n"
+                         "    parallel dim 0, vectorizable\n"
+                         "    border strip along dims 0 (scalar code)\n", sizes,
                          (int)(sizeof sizes / sizeof sizes[0]), 0);
     } else {
         fprintf(stderr, "  border_pieces: %s\n", pm_ctx_errmsg(ctx));

@@ -5,7 +5,8 @@
  *    left no conditions inside), its increment is 1 and its condition reads
  *    `i <= e` or `i < e` with e independent of i (so if i+W-1 passes, all W lanes do);
  *  - every statement in it may be vectorized (poly.c: its innermost dimension carries no
- *    dependence; reduction updates never), and the loop runs along the statement's
+ *    dependence; reduction updates never; border strips run scalar, one copy of their
+ *    body instead of three), and the loop runs along the statement's
  *    innermost dimension (argument n-1 is the iterator, the others do not mention it)
  *    with step 1, so the statement's write is one contiguous <W x T> store.
  * The loop then becomes
@@ -15,7 +16,8 @@
  *         while (cond(i + W - 1)) { body for lanes i..i+W-1; i += W }
  *     if (vectors ran and cond(i)) body for lanes last-W+1..last   -- overlapping tail
  *     else while (cond(i)) { scalar body; i += 1 }   -- short loops (and the fallback)
- * A loop whose start and bound are constants, with 4..W-1 points, instead runs two
+ * A loop whose start and bound are constants stays scalar below 4 points, and with
+ * 4..W-1 points runs two
  * overlapping vectors of w lanes (the widest power of two that fits), the first at the
  * start and the second ending at the last point, under the same guard (bilateral
  * grid's 11 bins along its innermost dimension: 12.6 -> 11.7 ms).
@@ -72,7 +74,11 @@ static bool user_ok(pm_llvm *g, __isl_keep isl_ast_node *user, __isl_keep isl_id
 {
     isl_ast_expr *call = isl_ast_node_user_get_expr(user);
     const pm_poly_stmt *s = pm_ast_stmt(g->poly, call);
-    bool ok = s && s->kind != PM_STMT_UPDATE && s->vectorizable && s->ndims > 0;
+    /* a border strip (a few rows or columns of a split case, poly.c) runs scalar: a
+     * tiny share of the points, while its vector, tail and scalar bodies were most of
+     * local Laplacian's IR (118k instructions before the passes, 67k without them) */
+    bool ok = s && s->kind != PM_STMT_UPDATE && s->vectorizable && s->ndims > 0 &&
+              !s->border_dims;
     if (ok) {
         const pm_poly_storage *st = pm_poly_storage_of(g->poly, g->poly->stages[s->stage].func);
         ok = st && st->step[s->ndims - 1] == 1;
@@ -260,7 +266,10 @@ bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
     isl_ast_node *body = isl_ast_node_for_get_body(node);
     isl_ast_node *users[MAX_USERS] = {0};
     int n = upper_bound_cond(cond, id) ? body_users(body, users, MAX_USERS) : 0;
-    bool ok = n > 0;
+    /* a constant loop of fewer than 4 points (a border piece's two columns) stays
+     * scalar: vectors would never run, yet their bodies would be built and compiled */
+    long long trip = n > 0 ? constant_trip(node, cond) : -1;
+    bool ok = n > 0 && (trip < 0 || trip >= 4);
     for (int i = 0; ok && i < n; i++)
         ok = user_ok(g, users[i], id);
     if (ok) {
@@ -275,7 +284,6 @@ bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
         g->gathered = gathered;
         LLVMValueRef fits_later = LLVMBuildFreeze(B, LLVMGetUndef(g->t_i1), "fits32");
         LLVMValueRef vec_ok = LLVMBuildAnd(B, g->env.unit_stride, fits_later, "");
-        long long trip = constant_trip(node, cond);
         int w = short_lanes(trip, W);
         if (w > 0) {
             /* fewer points than W: one vector of w lanes from the start and one ending
