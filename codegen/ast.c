@@ -1,4 +1,6 @@
 /* ast.c — isl AST generation (see ast.h). */
+/* pthreads: POSIX, not C11. */
+#define _POSIX_C_SOURCE 200809L
 #include "codegen/ast.h"
 
 #include "codegen/schedule.h"
@@ -10,6 +12,8 @@
 #include <isl/map.h>
 #include <isl/ast_build.h>
 #include <isl/val.h>
+#include <isl/schedule_node.h>
+#include <pthread.h>
 #include <isl/id.h>
 #include <isl/options.h>
 #include <isl/printer.h>
@@ -31,9 +35,50 @@ static void origins_free(void *user)
     free(o);
 }
 
+/* Where the marks' callback finds a tiled group's isl objects, in the build's context:
+ * the poly's own (one context), or copies parsed into a worker's context. */
+typedef struct group_objects {
+    const pm_group *group;
+    isl_union_set *liveout;   /* the live-out's statement domains                        */
+    isl_union_map *tiles;     /* pm_tile_index_map                                        */
+    isl_pw_aff **lb;          /* member m, dimension d at [m * PM_MAX_DIMS + d]           */
+} group_objects;
+
+static void group_objects_clear(group_objects *go)
+{
+    isl_union_set_free(go->liveout);
+    isl_union_map_free(go->tiles);
+    for (int i = 0; go->lb && go->group && i < go->group->nmembers * PM_MAX_DIMS; i++)
+        isl_pw_aff_free(go->lb[i]);
+    free(go->lb);
+    memset(go, 0, sizeof *go);
+}
+
+/* The group's objects from the poly's context (copies). */
+static bool group_objects_own(const pm_plan *plan, const pm_group *gr, group_objects *go)
+{
+    const pm_poly *poly = plan->poly;
+    const pm_poly_stage *st = &poly->stages[gr->liveout];
+    memset(go, 0, sizeof *go);
+    go->group = gr;
+    go->liveout = isl_union_set_empty(isl_space_copy(poly->params));
+    for (int i = st->first_stmt; i < st->first_stmt + st->nstmts; i++)
+        go->liveout = isl_union_set_add_set(go->liveout, isl_set_copy(poly->stmts[i].domain));
+    go->tiles = pm_tile_index_map(plan, gr);
+    go->lb = calloc((size_t)gr->nmembers * PM_MAX_DIMS, sizeof *go->lb);
+    bool ok = go->liveout && go->tiles && go->lb;
+    for (int m = 0; ok && m < gr->nmembers - 1; m++) {
+        int s = poly->stages[gr->members[m]].storage;
+        for (int d = 0; d < poly->storage[s].ndims; d++)
+            ok = (go->lb[m * PM_MAX_DIMS + d] = isl_pw_aff_copy(gr->fp[m].lb[d])) != NULL;
+    }
+    return ok;
+}
+
 typedef struct mark_ctx {
     const pm_poly *poly;
     const pm_plan *plan;
+    group_objects *objects;   /* the tiled group of a worker's part, or NULL: the poly's  */
     bool failed;
 } mark_ctx;
 
@@ -41,17 +86,13 @@ typedef struct mark_ctx {
  * the build's schedule of the live-out's instances, reversed, then each instance's tile.
  * (isl may have dropped tile loops it resolved to one value, so the schedule space is
  * not simply the tile space.) */
-static __isl_give isl_pw_multi_aff *tile_of_schedule(const pm_plan *plan, const pm_group *gr,
+static __isl_give isl_pw_multi_aff *tile_of_schedule(const group_objects *go,
                                                      __isl_keep isl_ast_build *build)
 {
-    const pm_poly *poly = plan->poly;
-    const pm_poly_stage *st = &poly->stages[gr->liveout];
-    isl_union_set *dom = isl_union_set_empty(isl_space_copy(poly->params));
-    for (int i = st->first_stmt; i < st->first_stmt + st->nstmts; i++)
-        dom = isl_union_set_add_set(dom, isl_set_copy(poly->stmts[i].domain));
-    isl_union_map *sched = isl_union_map_intersect_domain(isl_ast_build_get_schedule(build), dom);
+    isl_union_map *sched = isl_union_map_intersect_domain(isl_ast_build_get_schedule(build),
+                                                          isl_union_set_copy(go->liveout));
     isl_union_map *rel = isl_union_map_apply_range(isl_union_map_reverse(sched),
-                                                   pm_tile_index_map(plan, gr));
+                                                   isl_union_map_copy(go->tiles));
     if (isl_union_map_n_map(rel) != 1) {
         isl_union_map_free(rel);
         return NULL;
@@ -68,11 +109,18 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
     mark_ctx *mc = user;
     isl_id *id = isl_ast_node_mark_get_id(node);
     bool tile = id && strcmp(isl_id_get_name(id), PM_MARK_TILE) == 0;
-    const pm_group *gr = tile ? isl_id_get_user(id) : NULL;
+    const pm_group *gr = !tile ? NULL : mc->objects ? mc->objects->group : isl_id_get_user(id);
     isl_id_free(id);
     if (!gr)
         return node;
     const pm_poly *poly = mc->poly;
+    group_objects own = {0};
+    const group_objects *go = mc->objects;
+    if (!go) {
+        if (!group_objects_own(mc->plan, gr, &own))
+            mc->failed = true;
+        go = &own;
+    }
     pm_tile_origins *o = calloc(1, sizeof *o);
     int n = gr->nmembers - 1;
     if (o) {
@@ -82,24 +130,26 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
     }
     if (!o || !o->storage || !o->lb) {
         origins_free(o);
+        group_objects_clear(&own);
         mc->failed = true;
         return node;
     }
-    isl_pw_multi_aff *tmap = tile_of_schedule(mc->plan, gr, build);
+    isl_pw_multi_aff *tmap = mc->failed ? NULL : tile_of_schedule(go, build);
     if (!tmap)
         mc->failed = true;
     for (int m = 0; m < n && tmap; m++) {
         int s = poly->stages[gr->members[m]].storage;
         o->storage[o->n] = s;
         for (int d = 0; d < poly->storage[s].ndims; d++) {
-            isl_pw_aff *pa = isl_pw_aff_copy(gr->fp[m].lb[d]);
+            isl_pw_aff *pa = isl_pw_aff_copy(go->lb[m * PM_MAX_DIMS + d]);
+            bool empty = !pa && mc->objects; /* sent as "" (part_prepare) */
             pa = isl_pw_aff_align_params(pa, isl_pw_multi_aff_get_space(tmap));
             pa = isl_pw_aff_pullback_pw_multi_aff(pa, isl_pw_multi_aff_copy(tmap));
             /* a member may compute nothing in these tiles (its reads sit in an empty
              * case piece): any origin will do, and isl has no expression for an empty
              * piecewise function */
             isl_set *where = pa ? isl_pw_aff_domain(isl_pw_aff_copy(pa)) : NULL;
-            isl_bool none = where ? isl_set_is_empty(where) : isl_bool_error;
+            isl_bool none = empty ? isl_bool_true : where ? isl_set_is_empty(where) : isl_bool_error;
             isl_set_free(where);
             if (none == isl_bool_true) {
                 isl_pw_aff_free(pa);
@@ -113,28 +163,271 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
         o->n++;
     }
     isl_pw_multi_aff_free(tmap);
+    group_objects_clear(&own);
     isl_id *ann = isl_id_alloc(isl_ast_node_get_ctx(node), PM_MARK_TILE, o);
     ann = isl_id_set_free_user(ann, origins_free);
     return isl_ast_node_set_annotation(node, ann);
 }
 
-__isl_give isl_ast_node *pm_ast_new(const pm_poly *poly, const pm_plan *plan,
-                                    __isl_keep isl_schedule *sched, pm_error *err)
+/* One AST from one schedule, in the schedule's context. */
+static __isl_give isl_ast_node *build_ast(mark_ctx *mc, __isl_take isl_schedule *sched,
+                                          __isl_take isl_space *params)
 {
-    isl_ctx *ctx = poly->ctx;
+    isl_ctx *ctx = isl_schedule_get_ctx(sched);
     /* min/max in bounds instead of disjunctive guards: simpler loop conditions. */
     isl_options_set_ast_build_detect_min_max(ctx, 1);
-    isl_set *context = isl_set_universe(isl_space_copy(poly->params));
-    isl_ast_build *build = isl_ast_build_from_context(context);
-    mark_ctx mc = {poly, plan, false};
-    build = isl_ast_build_set_after_each_mark(build, after_mark, &mc);
-    isl_ast_node *ast = isl_ast_build_node_from_schedule(build, isl_schedule_copy(sched));
+    isl_ast_build *build = isl_ast_build_from_context(isl_set_universe(params));
+    build = isl_ast_build_set_after_each_mark(build, after_mark, mc);
+    isl_ast_node *ast = isl_ast_build_node_from_schedule(build, sched);
     isl_ast_build_free(build);
-    if (ast && mc.failed)
+    if (ast && mc->failed)
         ast = isl_ast_node_free(ast);
+    return ast;
+}
+
+/* ---- one part per group on worker threads ------------------------------------------- */
+
+/* A part of the AST: a run of consecutive groups, given to a worker as text (an isl
+ * context serves one thread at a time; objects cross contexts only as text). */
+typedef struct ast_part {
+    const pm_poly *poly;
+    const pm_plan *plan;
+    int first, n;             /* groups first .. first + n - 1                            */
+    char *sched;              /* their schedule, printed                                  */
+    const pm_group *tiled;    /* the tiled group among them (at most one), or NULL        */
+    char *liveout, *tiles;    /* its objects, printed                                     */
+    char **lb;                /* [m * PM_MAX_DIMS + d], NULL where the member has no dim  */
+    double weight;            /* work estimate, to give workers balanced shares           */
+    isl_ctx *ctx;             /* the worker's context: owns ast                           */
+    isl_ast_node *ast;
+    char error[256];
+} ast_part;
+
+static char *text_of(char *s) { return s; }
+
+static void part_clear(ast_part *pt)
+{
+    free(pt->sched);
+    free(pt->liveout);
+    free(pt->tiles);
+    for (int i = 0; pt->lb && pt->tiled && i < pt->tiled->nmembers * PM_MAX_DIMS; i++)
+        free(pt->lb[i]);
+    free(pt->lb);
+    pt->sched = pt->liveout = pt->tiles = NULL;
+    pt->lb = NULL;
+}
+
+/* Prints the part's inputs (main thread, the poly's context). */
+static bool part_prepare(ast_part *pt)
+{
+    const pm_poly *poly = pt->poly;
+    isl_schedule *s = isl_schedule_empty(isl_space_copy(poly->params));
+    for (int g = pt->first; g < pt->first + pt->n && s; g++) {
+        isl_schedule *one = pm_schedule_group(poly, pt->plan, g);
+        s = one ? isl_schedule_sequence(s, one) : isl_schedule_free(s);
+    }
+    pt->sched = s ? text_of(isl_schedule_to_str(s)) : NULL;
+    isl_schedule_free(s);
+    if (!pt->sched)
+        return false;
+    if (!pt->tiled)
+        return true;
+    group_objects go;
+    bool ok = group_objects_own(pt->plan, pt->tiled, &go);
+    pt->liveout = ok ? isl_union_set_to_str(go.liveout) : NULL;
+    pt->tiles = ok ? isl_union_map_to_str(go.tiles) : NULL;
+    pt->lb = calloc((size_t)pt->tiled->nmembers * PM_MAX_DIMS, sizeof *pt->lb);
+    ok = ok && pt->liveout && pt->tiles && pt->lb;
+    for (int i = 0; ok && i < pt->tiled->nmembers * PM_MAX_DIMS; i++)
+        if (go.lb[i]) /* an empty function prints without its space: sent as "" */
+            ok = (pt->lb[i] = isl_pw_aff_n_piece(go.lb[i]) == 0 ? calloc(1, 1)
+                                                                : isl_pw_aff_to_str(go.lb[i])) != NULL;
+    group_objects_clear(&go);
+    return ok;
+}
+
+/* The worker: parses the part's text into a context of its own and builds its AST. */
+static void *part_build(void *arg)
+{
+    ast_part *pt = arg;
+    isl_ctx *ctx = pt->ctx = isl_ctx_alloc();
+    if (!ctx) {
+        snprintf(pt->error, sizeof pt->error, "out of memory");
+        return NULL;
+    }
+    isl_options_set_on_error(ctx, ISL_ON_ERROR_CONTINUE);
+    isl_schedule *sched = isl_schedule_read_from_str(ctx, pt->sched);
+    isl_union_set *dom = sched ? isl_schedule_get_domain(sched) : NULL;
+    isl_space *params = dom ? isl_union_set_get_space(dom) : NULL;
+    isl_union_set_free(dom);
+    group_objects go = {0};
+    bool ok = sched && params;
+    if (ok && pt->tiled) {
+        go.group = pt->tiled;
+        go.liveout = isl_union_set_read_from_str(ctx, pt->liveout);
+        go.tiles = isl_union_map_read_from_str(ctx, pt->tiles);
+        go.lb = calloc((size_t)pt->tiled->nmembers * PM_MAX_DIMS, sizeof *go.lb);
+        ok = go.liveout && go.tiles && go.lb;
+        for (int i = 0; ok && i < pt->tiled->nmembers * PM_MAX_DIMS; i++)
+            if (pt->lb[i] && *pt->lb[i]) /* "" (empty) stays NULL: after_mark's origin 0 */
+                ok = (go.lb[i] = isl_pw_aff_read_from_str(ctx, pt->lb[i])) != NULL;
+    }
+    mark_ctx mc = {pt->poly, pt->plan, pt->tiled ? &go : NULL, !ok};
+    if (ok)
+        pt->ast = build_ast(&mc, sched, params);
+    else {
+        isl_schedule_free(sched);
+        isl_space_free(params);
+    }
+    group_objects_clear(&go);
+    if (!pt->ast) {
+        const char *msg = isl_ctx_last_error_msg(ctx);
+        snprintf(pt->error, sizeof pt->error, "%s", msg ? msg : "no AST");
+    }
+    return NULL;
+}
+void pm_ast_free(pm_ast *ast)
+{
     if (!ast)
-        pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not build the AST",
-                        poly->pipeline->name);
+        return;
+    for (int i = 0; i < ast->n; i++) {
+        isl_ast_node_free(ast->root[i]);
+        if (ast->own_ctx[i])
+            isl_ctx_free(ast->own_ctx[i]);
+    }
+    free(ast->root);
+    free(ast->own_ctx);
+    free(ast);
+}
+
+typedef struct part_queue {
+    pthread_mutex_t lock;
+    ast_part *parts;
+    int *order;               /* heaviest first                                           */
+    int next, n;
+} part_queue;
+
+static void *part_worker(void *arg)
+{
+    part_queue *q = arg;
+    for (;;) {
+        pthread_mutex_lock(&q->lock);
+        int k = q->next < q->n ? q->order[q->next++] : -1;
+        pthread_mutex_unlock(&q->lock);
+        if (k < 0)
+            return NULL;
+        part_build(&q->parts[k]);
+    }
+}
+
+/* order[]: the parts' indices, heaviest first (insertion sort: a few dozen parts). */
+static void order_by_weight(const ast_part *parts, int *order, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int k = i;
+        order[k] = i;
+        while (k > 0 && parts[order[k - 1]].weight < parts[i].weight) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = i;
+    }
+}
+
+/* The parts: each tiled group alone, runs of untiled groups together (up to a sixteenth
+ * of the schedule's text each, so the workers' shares can balance). */
+static int make_parts(const pm_poly *poly, const pm_plan *plan, ast_part *parts)
+{
+    int n = 0;
+    for (int g = 0; g < plan->ngroups; g++) {
+        const pm_group *gr = &plan->groups[g];
+        bool join = n > 0 && !gr->tiled && !parts[n - 1].tiled && parts[n - 1].n < 8;
+        if (!join)
+            parts[n++] = (ast_part){.poly = poly, .plan = plan, .first = g, .n = 0,
+                                    .tiled = gr->tiled ? gr : NULL};
+        parts[n - 1].n++;
+    }
+    return n;
+}
+
+pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_schedule *sched,
+                   int threads, pm_error *err)
+{
+    pm_ast *ast = calloc(1, sizeof *ast);
+    int ngroups = plan->ngroups;
+    bool parallel = threads > 1 && ngroups > 1;
+    int cap = parallel ? ngroups : 1;
+    if (ast) {
+        ast->root = calloc((size_t)cap, sizeof *ast->root);
+        ast->own_ctx = calloc((size_t)cap, sizeof *ast->own_ctx);
+    }
+    if (!ast || !ast->root || !ast->own_ctx) {
+        pm_ast_free(ast);
+        pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", poly->pipeline->name);
+        return NULL;
+    }
+    if (!parallel) {
+        mark_ctx mc = {poly, plan, NULL, false};
+        ast->root[0] = build_ast(&mc, isl_schedule_copy(sched), isl_space_copy(poly->params));
+        ast->n = ast->root[0] ? 1 : 0;
+        if (!ast->n) {
+            pm_ast_free(ast);
+            pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not build the AST",
+                         poly->pipeline->name);
+            return NULL;
+        }
+        return ast;
+    }
+    ast_part *parts = calloc((size_t)ngroups, sizeof *parts);
+    int *order = calloc((size_t)ngroups, sizeof *order);
+    int nparts = parts && order ? make_parts(poly, plan, parts) : 0;
+    bool ok = parts && order;
+    for (int k = 0; ok && k < nparts; k++) {
+        ok = part_prepare(&parts[k]);
+        parts[k].weight = ok ? (double)strlen(parts[k].sched) : 0;
+    }
+    if (ok) {
+        order_by_weight(parts, order, nparts);
+        part_queue q = {.parts = parts, .order = order, .n = nparts};
+        pthread_mutex_init(&q.lock, NULL);
+        int nworkers = threads < nparts ? threads : nparts;
+        pthread_t tid[64];
+        bool started[64] = {false};
+        pthread_attr_t attr;
+        bool attr_ok = pthread_attr_init(&attr) == 0;
+        if (attr_ok) /* isl recurses over the tree; give it the main thread's room */
+            pthread_attr_setstacksize(&attr, 8u << 20);
+        for (int w = 1; w < nworkers && w < 64; w++)
+            started[w] = pthread_create(&tid[w], attr_ok ? &attr : NULL, part_worker, &q) == 0;
+        if (attr_ok)
+            pthread_attr_destroy(&attr);
+        part_worker(&q); /* this thread works too; parts no one took are built here */
+        for (int w = 1; w < nworkers && w < 64; w++)
+            if (started[w])
+                pthread_join(tid[w], NULL);
+        pthread_mutex_destroy(&q.lock);
+    }
+    for (int k = 0; k < nparts; k++) {
+        ast->root[k] = parts[k].ast;
+        ast->own_ctx[k] = parts[k].ctx;
+        ast->n = k + 1;
+        if (ok && !parts[k].ast) {
+            ok = false;
+            pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not build the AST of group %d: %s",
+                         poly->pipeline->name, parts[k].first, parts[k].error);
+        }
+    }
+    for (int k = 0; k < nparts; k++)
+        part_clear(&parts[k]);
+    free(parts);
+    free(order);
+    if (!ok) {
+        if (err && err->status == PM_OK)
+            pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not build the AST",
+                         poly->pipeline->name);
+        pm_ast_free(ast);
+        return NULL;
+    }
     return ast;
 }
 
@@ -152,12 +445,18 @@ const pm_poly_stmt *pm_ast_stmt(const pm_poly *poly, __isl_keep isl_ast_expr *ca
     return found;
 }
 
-char *pm_ast_to_string(__isl_keep isl_ast_node *ast)
+char *pm_ast_to_string(const pm_ast *ast)
 {
-    isl_printer *p = isl_printer_to_str(isl_ast_node_get_ctx(ast));
-    p = isl_printer_set_output_format(p, ISL_FORMAT_C);
-    p = isl_printer_print_ast_node(p, ast);
-    char *s = isl_printer_get_str(p);
-    isl_printer_free(p);
-    return s;
+    pm_str out = {0};
+    for (int i = 0; i < ast->n; i++) {
+        isl_printer *p = isl_printer_to_str(isl_ast_node_get_ctx(ast->root[i]));
+        p = isl_printer_set_output_format(p, ISL_FORMAT_C);
+        p = isl_printer_print_ast_node(p, ast->root[i]);
+        char *s = isl_printer_get_str(p);
+        isl_printer_free(p);
+        if (s)
+            pm_str_append(&out, "%s", s);
+        free(s);
+    }
+    return out.data;
 }

@@ -6,7 +6,15 @@
  * are calls S(c0, c1, ...) whose name is a statement's tuple name (pm_ast_stmt finds it)
  * and whose arguments are the statement's coordinates as expressions of the loop
  * iterators and parameters. Mark nodes "parallel" sit above loops safe to run in
- * parallel. Ownership: the caller frees the AST (isl_ast_node_free).
+ * parallel.
+ * With threads > 1 and several groups, the groups' ASTs are built concurrently: each
+ * tiled group, and each run of up to 8 untiled ones, is a part printed as text (its
+ * schedule from pm_schedule_group, and the tiled group's live-out domains, tile map and
+ * scratchpad origins) and parsed into an isl context of its own on a worker thread (an
+ * isl context serves one thread at a time), heaviest parts first; the calling thread
+ * works too. The result is the parts' roots in execution order, each owning its context.
+ * Parameters in a part's AST are ids without the poly's user pointers: the LLVM phase
+ * finds them by name. Ownership: the caller frees the result (pm_ast_free).
  */
 #ifndef PM_CODEGEN_AST_H
 #define PM_CODEGEN_AST_H
@@ -23,13 +31,20 @@ typedef struct pm_tile_origins {
     isl_ast_expr *(*lb)[PM_MAX_DIMS]; /* its origin per dimension                         */
 } pm_tile_origins;
 
-__isl_give isl_ast_node *pm_ast_new(const pm_poly *poly, const pm_plan *plan,
-                                    __isl_keep isl_schedule *sched, pm_error *err);
+typedef struct pm_ast {
+    int n;
+    isl_ast_node **root;      /* the parts' ASTs, in execution order                      */
+    isl_ctx **own_ctx;        /* each root's own context (freed with it), or NULL          */
+} pm_ast;
+
+pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_schedule *sched,
+                   int threads, pm_error *err);
+void pm_ast_free(pm_ast *ast);
 
 /* The statement a user node's call names, or NULL. */
 const pm_poly_stmt *pm_ast_stmt(const pm_poly *poly, __isl_keep isl_ast_expr *call);
 
 /* The AST as C-like text (the "ast" dump); malloc'd. */
-char *pm_ast_to_string(__isl_keep isl_ast_node *ast);
+char *pm_ast_to_string(const pm_ast *ast);
 
 #endif

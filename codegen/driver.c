@@ -80,7 +80,7 @@ typedef struct compile {
     pm_poly *poly;
     pm_plan *plan;
     isl_schedule *sched;
-    isl_ast_node *ast;
+    pm_ast *ast;
 } compile;
 
 static pm_status failed(compile *c, pm_status fallback)
@@ -164,7 +164,7 @@ static pm_status step_schedule(compile *c)
 
 static pm_status step_ast(compile *c)
 {
-    c->ast = pm_ast_new(c->poly, c->plan, c->sched, c->err);
+    c->ast = pm_ast_new(c->poly, c->plan, c->sched, c->o->ast_threads, c->err);
     return c->ast ? PM_OK : failed(c, PM_ERR_INTERNAL);
 }
 
@@ -247,7 +247,8 @@ static char *text_sizes(compile *c)
     size_table *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
-    isl_ast_node_foreach_descendant_top_down(c->ast, count_ast_node, t);
+    for (int i = 0; i < c->ast->n; i++)
+        isl_ast_node_foreach_descendant_top_down(c->ast->root[i], count_ast_node, t);
     isl_printer *p = isl_printer_to_str(c->ctx);
     long copies = 0;
     for (int i = 0; i < t->n; i++)
@@ -390,7 +391,7 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen
     stats->isl_schedule_ms = stats->poly_ms + stats->inline_ms + stats->group_ms +
                              stats->align_ms + stats->tile_ms + stats->storage_ms +
                              stats->schedule_ms;
-    isl_ast_node_free(c.ast);
+    pm_ast_free(c.ast);
     isl_schedule_free(c.sched);
     pm_plan_free(c.plan);
     pm_poly_free(c.poly);

@@ -600,26 +600,23 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
     return sched;
 }
 
+__isl_give isl_schedule *pm_schedule_group(const pm_poly *poly, const pm_plan *plan, int g)
+{
+    const pm_group *gr = &plan->groups[g];
+    if (gr->tiled)
+        return group_schedule(poly, plan, g);
+    const pm_poly_stage *st = &poly->stages[gr->liveout];
+    if (poly->stmts[st->first_stmt].kind == PM_STMT_CASE)
+        return band_schedule(poly, st->first_stmt, st->nstmts);
+    /* reduction: init over the variable domain, then updates in order */
+    return seq(band_schedule(poly, st->first_stmt, 1), band_schedule(poly, st->first_stmt + 1, 1));
+}
+
 __isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, const pm_plan *plan, pm_error *err)
 {
     isl_schedule *all = isl_schedule_empty(isl_space_copy(poly->params));
-    for (int g = 0; g < plan->ngroups; g++) {
-        const pm_group *gr = &plan->groups[g];
-        if (gr->tiled) {
-            all = seq(all, group_schedule(poly, plan, g));
-            continue;
-        }
-        const pm_poly_stage *st = &poly->stages[gr->liveout];
-        isl_schedule *s;
-        if (poly->stmts[st->first_stmt].kind == PM_STMT_CASE) {
-            s = band_schedule(poly, st->first_stmt, st->nstmts);
-        } else {
-            /* reduction: init over the variable domain, then updates in order */
-            s = seq(band_schedule(poly, st->first_stmt, 1),
-                    band_schedule(poly, st->first_stmt + 1, 1));
-        }
-        all = seq(all, s);
-    }
+    for (int g = 0; g < plan->ngroups; g++)
+        all = seq(all, pm_schedule_group(poly, plan, g));
     if (!all)
         pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not build the schedule",
                         poly->pipeline->name);

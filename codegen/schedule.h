@@ -43,5 +43,8 @@
 
 __isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, const pm_plan *plan,
                                          pm_error *err);
+/* Group g's part of that tree alone (its filter's subtree below a domain node); NULL
+ * when isl fails. */
+__isl_give isl_schedule *pm_schedule_group(const pm_poly *poly, const pm_plan *plan, int g);
 
 #endif

@@ -532,9 +532,10 @@ typedef struct pm_jit_options {
     int opt_level;      /* PM_OPT_TUNED (default) or 0..3                                 */
     const char *dump;   /* phases to print to stderr, "graph,domains,schedule,ast,llvm,asm"
                            or "all"; NULL = read the PM_DUMP environment variable          */
-    int compile_threads; /* threads that make one kernel's machine code: its module is split
-                           into that many parts (up to 16) compiled at once, each by a
-                           thread of its own (same code, same outputs); 1 = one module,
+    int compile_threads; /* threads that make one kernel: its groups' isl ASTs are built
+                           at once, and its module is split into that many parts (up to
+                           16) compiled at once, each by a thread of its own (same
+                           outputs); 1 = one AST and one module,
                            serially; 0 = the PM_COMPILE_THREADS environment variable if
                            set, else the online cores up to 8; at most 64. (Not
                            pm_cache_policy.compile_threads: how many kernels compile at

@@ -419,6 +419,7 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
         .overlap_threshold = plan->overlap_threshold,
         .group_limit = plan->group_limit,
         .cache_bytes = tile_cache_budget(),
+        .ast_threads = jit->compile_threads,
     };
     for (int d = 0; d < PM_MAX_DIMS; d++)
         co.tile_size[d] = plan->tile_size[d];

@@ -1,5 +1,6 @@
 /* test_parallel_codegen.c — kernels compiled as several parts at once
- * (pm_jit_options.compile_threads, runtime/split_compile.c):
+ * (pm_jit_options.compile_threads: the groups' isl ASTs in contexts of their own,
+ * codegen/ast.c, and the module's parts, runtime/split_compile.c):
  *  - each of the seven sample apps, compiled with compile_threads 1, 2 and 3 (a jit each:
  *    the option is the jit's), computes outputs bit-identical to one another (memcmp)
  *    and equal to the interpreter within the app's tolerance; camera pipe also unfused

@@ -104,7 +104,7 @@ typedef struct pm_llvm {
 
 
 /* module.c */
-pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
+pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
                         const pm_codegen_options *o, LLVMContextRef C, const char *entry_name,
                         LLVMModuleRef *out, pm_error *err);
 void pm_llvm_set_fn_attrs(pm_llvm *g, LLVMValueRef fn);

@@ -11,6 +11,7 @@
 #include "codegen/schedule.h"
 
 #include <isl/id.h>
+#include <isl/space.h>
 #include <isl/val.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,16 @@ static LLVMValueRef id_value(pm_llvm *g, __isl_keep isl_id *id)
         if (g->env.iter_id[i] == id)
             return g->env.iter[i];
     const pm_expr *param = isl_id_get_user(id);
+    if (!param) { /* a part's AST built in a context of its own (ast.h): by name */
+        const char *name = isl_id_get_name(id);
+        isl_size np = isl_space_dim(g->poly->params, isl_dim_param);
+        for (int i = 0; name && i < np && !param; i++) {
+            isl_id *pid = isl_space_get_dim_id(g->poly->params, isl_dim_param, (unsigned)i);
+            if (pid && strcmp(isl_id_get_name(pid), name) == 0)
+                param = isl_id_get_user(pid);
+            isl_id_free(pid);
+        }
+    }
     if (param && param->kind == PM_EXPR_PARAM)
         return pm_llvm_param(g, param);
     pm_error_set(g->err, PM_ERR_INTERNAL, "AST refers to unknown identifier %s", isl_id_get_name(id));

@@ -331,7 +331,7 @@ static bool has_feature(const char *features, const char *name)
     return false;
 }
 
-pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
+pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
                         const pm_codegen_options *o, LLVMContextRef C, const char *entry_name,
                         LLVMModuleRef *out, pm_error *err)
 {
@@ -406,7 +406,8 @@ pm_status pm_llvm_build(const pm_poly *poly, __isl_keep isl_ast_node *ast,
     g.env.threads = LLVMBuildCall2(g.B, thr_ty, pm_llvm_declare(&g, "pm_rt_threads", thr_ty),
                                    &g.rt_arg, 1, "threads");
     setup_buffers(&g, inputs, outputs, fail);
-    pm_llvm_node(&g, ast);
+    for (int i = 0; i < ast->n; i++)
+        pm_llvm_node(&g, ast->root[i]);
     LLVMBuildRet(g.B, LLVMConstInt(g.t_i32, 0, 0));
 
     free(g.env.param_raw);
