@@ -197,13 +197,11 @@ typedef struct ast_part {
     const pm_group *tiled;    /* the tiled group among them (at most one), or NULL        */
     char *liveout, *tiles;    /* its objects, printed                                     */
     char **lb;                /* [m * PM_MAX_DIMS + d], NULL where the member has no dim  */
-    double weight;            /* work estimate, to give workers balanced shares           */
+    double weight;            /* work estimate (make_parts), heaviest first               */
     isl_ctx *ctx;             /* the worker's context: owns ast                           */
     isl_ast_node *ast;
     char error[256];
 } ast_part;
-
-static char *text_of(char *s) { return s; }
 
 static void part_clear(ast_part *pt)
 {
@@ -217,7 +215,7 @@ static void part_clear(ast_part *pt)
     pt->lb = NULL;
 }
 
-/* Prints the part's inputs (main thread, the poly's context). */
+/* Prints the part's inputs (the calling thread, in the poly's context). */
 static bool part_prepare(ast_part *pt)
 {
     const pm_poly *poly = pt->poly;
@@ -226,7 +224,7 @@ static bool part_prepare(ast_part *pt)
         isl_schedule *one = pm_schedule_group(poly, pt->plan, g);
         s = one ? isl_schedule_sequence(s, one) : isl_schedule_free(s);
     }
-    pt->sched = s ? text_of(isl_schedule_to_str(s)) : NULL;
+    pt->sched = s ? isl_schedule_to_str(s) : NULL;
     isl_schedule_free(s);
     if (!pt->sched)
         return false;
@@ -246,16 +244,17 @@ static bool part_prepare(ast_part *pt)
     return ok;
 }
 
-/* The worker: parses the part's text into a context of its own and builds its AST. */
-static void *part_build(void *arg)
+/* A worker's part: parses its text into a context of its own and builds its AST. */
+static void part_build(ast_part *pt)
 {
-    ast_part *pt = arg;
     isl_ctx *ctx = pt->ctx = isl_ctx_alloc();
     if (!ctx) {
         snprintf(pt->error, sizeof pt->error, "out of memory");
-        return NULL;
+        return;
     }
-    isl_options_set_on_error(ctx, ISL_ON_ERROR_CONTINUE);
+    /* as the poly's context (driver.c): errors are values, not text on stderr */
+    isl_options_set_on_error(ctx, getenv("PM_ISL_ABORT") ? ISL_ON_ERROR_ABORT
+                                                         : ISL_ON_ERROR_CONTINUE);
     isl_schedule *sched = isl_schedule_read_from_str(ctx, pt->sched);
     isl_union_set *dom = sched ? isl_schedule_get_domain(sched) : NULL;
     isl_space *params = dom ? isl_union_set_get_space(dom) : NULL;
@@ -284,8 +283,8 @@ static void *part_build(void *arg)
         const char *msg = isl_ctx_last_error_msg(ctx);
         snprintf(pt->error, sizeof pt->error, "%s", msg ? msg : "no AST");
     }
-    return NULL;
 }
+
 void pm_ast_free(pm_ast *ast)
 {
     if (!ast)
@@ -334,8 +333,8 @@ static void order_by_weight(const ast_part *parts, int *order, int n)
     }
 }
 
-/* The parts: each tiled group alone, runs of untiled groups together (up to a sixteenth
- * of the schedule's text each, so the workers' shares can balance). */
+/* The parts: each tiled group alone, runs of up to 8 untiled groups together (few
+ * contexts, yet shares small enough to balance the workers). */
 static int make_parts(const pm_poly *poly, const pm_plan *plan, ast_part *parts)
 {
     int n = 0;
@@ -346,6 +345,11 @@ static int make_parts(const pm_poly *poly, const pm_plan *plan, ast_part *parts)
             parts[n++] = (ast_part){.poly = poly, .plan = plan, .first = g, .n = 0,
                                     .tiled = gr->tiled ? gr : NULL};
         parts[n - 1].n++;
+        /* the work: isl's AST time grows with the statements it places, a tiled
+         * group's (with their footprints in the tile's extension) more */
+        for (int m = 0; m < gr->nmembers; m++)
+            parts[n - 1].weight += (gr->tiled ? 3.0 : 1.0) *
+                                   poly->stages[gr->members[m]].nstmts;
     }
     return n;
 }
@@ -382,13 +386,15 @@ pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_sche
     int *order = calloc((size_t)ngroups, sizeof *order);
     int nparts = parts && order ? make_parts(poly, plan, parts) : 0;
     bool ok = parts && order;
-    for (int k = 0; ok && k < nparts; k++) {
-        ok = part_prepare(&parts[k]);
-        parts[k].weight = ok ? (double)strlen(parts[k].sched) : 0;
-    }
-    if (ok) {
+    if (ok)
         order_by_weight(parts, order, nparts);
-        part_queue q = {.parts = parts, .order = order, .n = nparts};
+    /* The heaviest part is this thread's, built in the poly's context from the poly's
+     * own objects (no text): the others are printed first, since the poly's context
+     * then belongs to this thread's isl work alone. */
+    for (int i = 1; ok && i < nparts; i++)
+        ok = part_prepare(&parts[order[i]]);
+    if (ok) {
+        part_queue q = {.parts = parts, .order = order, .next = 1, .n = nparts};
         pthread_mutex_init(&q.lock, NULL);
         int nworkers = threads < nparts ? threads : nparts;
         pthread_t tid[64];
@@ -401,7 +407,19 @@ pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_sche
             started[w] = pthread_create(&tid[w], attr_ok ? &attr : NULL, part_worker, &q) == 0;
         if (attr_ok)
             pthread_attr_destroy(&attr);
-        part_worker(&q); /* this thread works too; parts no one took are built here */
+        ast_part *heavy = &parts[order[0]];
+        isl_schedule *own = isl_schedule_empty(isl_space_copy(poly->params));
+        for (int g = heavy->first; g < heavy->first + heavy->n && own; g++) {
+            isl_schedule *one = pm_schedule_group(poly, plan, g);
+            own = one ? isl_schedule_sequence(own, one) : isl_schedule_free(own);
+        }
+        mark_ctx mc = {poly, plan, NULL, false};
+        heavy->ast = own ? build_ast(&mc, own, isl_space_copy(poly->params)) : NULL;
+        if (!heavy->ast)
+            snprintf(heavy->error, sizeof heavy->error, "%s",
+                     isl_ctx_last_error_msg(poly->ctx) ? isl_ctx_last_error_msg(poly->ctx)
+                                                       : "no AST");
+        part_worker(&q); /* then it takes parts from the queue too */
         for (int w = 1; w < nworkers && w < 64; w++)
             if (started[w])
                 pthread_join(tid[w], NULL);

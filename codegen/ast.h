@@ -12,7 +12,9 @@
  * schedule from pm_schedule_group, and the tiled group's live-out domains, tile map and
  * scratchpad origins) and parsed into an isl context of its own on a worker thread (an
  * isl context serves one thread at a time), heaviest parts first; the calling thread
- * works too. The result is the parts' roots in execution order, each owning its context.
+ * builds the heaviest part in the poly's own context (no text), then takes parts too.
+ * The result is the parts' roots in execution order, each owning its context (the
+ * heaviest one's is the poly's).
  * Parameters in a part's AST are ids without the poly's user pointers: the LLVM phase
  * finds them by name. Ownership: the caller frees the result (pm_ast_free).
  */
