@@ -192,6 +192,7 @@ static __isl_give isl_ast_node *build_ast(mark_ctx *mc, __isl_take isl_schedule 
 typedef struct ast_part {
     const pm_poly *poly;
     const pm_plan *plan;
+    isl_schedule *const *group_sched; /* each group's schedule (the poly's context)       */
     int first, n;             /* groups first .. first + n - 1                            */
     char *sched;              /* their schedule, printed                                  */
     const pm_group *tiled;    /* the tiled group among them (at most one), or NULL        */
@@ -221,7 +222,7 @@ static bool part_prepare(ast_part *pt)
     const pm_poly *poly = pt->poly;
     isl_schedule *s = isl_schedule_empty(isl_space_copy(poly->params));
     for (int g = pt->first; g < pt->first + pt->n && s; g++) {
-        isl_schedule *one = pm_schedule_group(poly, pt->plan, g);
+        isl_schedule *one = isl_schedule_copy(pt->group_sched[g]);
         s = one ? isl_schedule_sequence(s, one) : isl_schedule_free(s);
     }
     pt->sched = s ? isl_schedule_to_str(s) : NULL;
@@ -335,15 +336,16 @@ static void order_by_weight(const ast_part *parts, int *order, int n)
 
 /* The parts: each tiled group alone, runs of up to 8 untiled groups together (few
  * contexts, yet shares small enough to balance the workers). */
-static int make_parts(const pm_poly *poly, const pm_plan *plan, ast_part *parts)
+static int make_parts(const pm_poly *poly, const pm_plan *plan,
+                      isl_schedule *const *group_sched, ast_part *parts)
 {
     int n = 0;
     for (int g = 0; g < plan->ngroups; g++) {
         const pm_group *gr = &plan->groups[g];
         bool join = n > 0 && !gr->tiled && !parts[n - 1].tiled && parts[n - 1].n < 8;
         if (!join)
-            parts[n++] = (ast_part){.poly = poly, .plan = plan, .first = g, .n = 0,
-                                    .tiled = gr->tiled ? gr : NULL};
+            parts[n++] = (ast_part){.poly = poly, .plan = plan, .group_sched = group_sched,
+                                    .first = g, .n = 0, .tiled = gr->tiled ? gr : NULL};
         parts[n - 1].n++;
         /* the work: isl's AST time grows with the statements it places, a tiled
          * group's (with their footprints in the tile's extension) more */
@@ -355,11 +357,11 @@ static int make_parts(const pm_poly *poly, const pm_plan *plan, ast_part *parts)
 }
 
 pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_schedule *sched,
-                   int threads, pm_error *err)
+                   isl_schedule *const *group_sched, int threads, pm_error *err)
 {
     pm_ast *ast = calloc(1, sizeof *ast);
     int ngroups = plan->ngroups;
-    bool parallel = threads > 1 && ngroups > 1;
+    bool parallel = threads > 1 && ngroups > 1 && group_sched;
     int cap = parallel ? ngroups : 1;
     if (ast) {
         ast->root = calloc((size_t)cap, sizeof *ast->root);
@@ -384,7 +386,7 @@ pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_sche
     }
     ast_part *parts = calloc((size_t)ngroups, sizeof *parts);
     int *order = calloc((size_t)ngroups, sizeof *order);
-    int nparts = parts && order ? make_parts(poly, plan, parts) : 0;
+    int nparts = parts && order ? make_parts(poly, plan, group_sched, parts) : 0;
     bool ok = parts && order;
     if (ok)
         order_by_weight(parts, order, nparts);
@@ -410,7 +412,7 @@ pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_sche
         ast_part *heavy = &parts[order[0]];
         isl_schedule *own = isl_schedule_empty(isl_space_copy(poly->params));
         for (int g = heavy->first; g < heavy->first + heavy->n && own; g++) {
-            isl_schedule *one = pm_schedule_group(poly, plan, g);
+            isl_schedule *one = isl_schedule_copy(group_sched[g]);
             own = one ? isl_schedule_sequence(own, one) : isl_schedule_free(own);
         }
         mark_ctx mc = {poly, plan, NULL, false};

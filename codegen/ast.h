@@ -9,7 +9,7 @@
  * parallel.
  * With threads > 1 and several groups, the groups' ASTs are built concurrently: each
  * tiled group, and each run of up to 8 untiled ones, is a part printed as text (its
- * schedule from pm_schedule_group, and the tiled group's live-out domains, tile map and
+ * schedule from pm_schedule_new's per-group parts, and the tiled group's live-out domains, tile map and
  * scratchpad origins) and parsed into an isl context of its own on a worker thread (an
  * isl context serves one thread at a time), heaviest parts first; the calling thread
  * builds the heaviest part in the poly's own context (no text), then takes parts too.
@@ -39,8 +39,10 @@ typedef struct pm_ast {
     isl_ctx **own_ctx;        /* each root's own context (freed with it), or NULL          */
 } pm_ast;
 
+/* group_sched: each group's schedule alone (pm_schedule_new's groups), used with
+ * threads > 1. */
 pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_schedule *sched,
-                   int threads, pm_error *err);
+                   isl_schedule *const *group_sched, int threads, pm_error *err);
 void pm_ast_free(pm_ast *ast);
 
 /* The statement a user node's call names, or NULL. */

@@ -80,6 +80,7 @@ typedef struct compile {
     pm_poly *poly;
     pm_plan *plan;
     isl_schedule *sched;
+    isl_schedule **group_sched; /* each group's part of sched (plan->ngroups)              */
     pm_ast *ast;
 } compile;
 
@@ -158,13 +159,16 @@ static pm_status step_storage(compile *c)
 
 static pm_status step_schedule(compile *c)
 {
-    c->sched = pm_schedule_new(c->poly, c->plan, c->err);
+    c->group_sched = calloc((size_t)c->plan->ngroups + 1, sizeof *c->group_sched);
+    if (!c->group_sched)
+        return pm_error_set(c->err, PM_ERR_NOMEM, "%s: out of memory", c->p->name);
+    c->sched = pm_schedule_new(c->poly, c->plan, c->group_sched, c->err);
     return c->sched ? PM_OK : failed(c, PM_ERR_INTERNAL);
 }
 
 static pm_status step_ast(compile *c)
 {
-    c->ast = pm_ast_new(c->poly, c->plan, c->sched, c->o->ast_threads, c->err);
+    c->ast = pm_ast_new(c->poly, c->plan, c->sched, c->group_sched, c->o->ast_threads, c->err);
     return c->ast ? PM_OK : failed(c, PM_ERR_INTERNAL);
 }
 
@@ -364,7 +368,7 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen
     /* isl errors become this call's pm_error (step_failed), never text on stderr. */
     isl_options_set_on_error(ctx, getenv("PM_ISL_ABORT") ? ISL_ON_ERROR_ABORT
                                                          : ISL_ON_ERROR_CONTINUE);
-    compile c = {p, estimates, o, llvm_ctx, out, err, ctx, NULL, NULL, NULL, NULL};
+    compile c = {p, estimates, o, llvm_ctx, out, err, ctx, NULL, NULL, NULL, NULL, NULL};
     pm_status st = PM_OK;
     bool timed = getenv("PM_TIME") != NULL;
     pm_compile_stats *stats = &out->stats;
@@ -392,6 +396,9 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen
                              stats->align_ms + stats->tile_ms + stats->storage_ms +
                              stats->schedule_ms;
     pm_ast_free(c.ast);
+    for (int g = 0; c.group_sched && g < c.plan->ngroups; g++)
+        isl_schedule_free(c.group_sched[g]);
+    free(c.group_sched);
     isl_schedule_free(c.sched);
     pm_plan_free(c.plan);
     pm_poly_free(c.poly);

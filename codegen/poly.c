@@ -5,7 +5,6 @@
 
 #include <isl/constraint.h>
 #include <isl/id.h>
-#include <isl/ilp.h>
 #include <isl/local_space.h>
 #include <isl/printer.h>
 #include <isl/space.h>
@@ -750,19 +749,99 @@ static isl_stat add_piece(__isl_take isl_basic_set *b, void *user)
     return isl_stat_ok;
 }
 
-/* Bit d set when dom spans at most 4 points along dimension d for every parameter value. */
-static unsigned narrow_dims(__isl_keep isl_set *dom, int ndims)
+/* The coefficients of constraint c over every variable but set dimension skip, and its
+ * constant, as isl values appended to out (n of them; NULL on failure). */
+static isl_val **others(__isl_keep isl_constraint *c, int skip, int *n)
+{
+    static const enum isl_dim_type kinds[] = {isl_dim_param, isl_dim_set, isl_dim_div};
+    int total = 1;
+    for (int k = 0; k < 3; k++)
+        total += (int)isl_constraint_dim(c, kinds[k]);
+    isl_val **v = calloc((size_t)total, sizeof *v);
+    int m = 0;
+    for (int k = 0; v && k < 3; k++)
+        for (int i = 0; i < (int)isl_constraint_dim(c, kinds[k]); i++)
+            if (!(kinds[k] == isl_dim_set && i == skip))
+                v[m++] = isl_constraint_get_coefficient_val(c, kinds[k], i);
+    if (v)
+        v[m++] = isl_constraint_get_constant_val(c);
+    *n = m;
+    return v;
+}
+
+static void vals_free(isl_val **v, int n)
+{
+    for (int i = 0; v && i < n; i++)
+        isl_val_free(v[i]);
+    free(v);
+}
+
+/* Does piece pc bound dimension d to at most 4 points by itself: an equality fixing it
+ * (x = 0, y = N - 1), or a lower and an upper bound whose sum is a constant c with
+ * c / k <= 3 (0 <= x <= 1, R + 2 <= x <= R + 3)? Constraints one at a time and in pairs
+ * only: no integer programming (a strip bounded any other way is left vectorized). */
+static bool narrow_dim(__isl_keep isl_constraint_list *cl, int d)
+{
+    isl_size n = isl_constraint_list_n_constraint(cl);
+    bool narrow = false;
+    for (int a = 0; a < n && !narrow; a++) {
+        isl_constraint *ca = isl_constraint_list_get_constraint(cl, a);
+        isl_val *ka = isl_constraint_get_coefficient_val(ca, isl_dim_set, d);
+        int na = 0;
+        isl_val **va = isl_val_is_zero(ka) == isl_bool_false ? others(ca, d, &na) : NULL;
+        if (va && isl_constraint_is_equality(ca) == isl_bool_true) {
+            /* fixed by parameters alone: every set and div coefficient zero */
+            bool fixed = true;
+            int np = (int)isl_constraint_dim(ca, isl_dim_param);
+            for (int i = np; i < na - 1 && fixed; i++)
+                fixed = isl_val_is_zero(va[i]) == isl_bool_true;
+            narrow = fixed;
+        }
+        for (int b = 0; va && !narrow && b < n && isl_constraint_is_equality(ca) == isl_bool_false;
+             b++) {
+            isl_constraint *cb = isl_constraint_list_get_constraint(cl, b);
+            isl_val *kb = isl_constraint_get_coefficient_val(cb, isl_dim_set, d);
+            int nb = 0;
+            isl_val *minus_kb = isl_val_neg(isl_val_copy(kb));
+            bool pair = isl_constraint_is_equality(cb) == isl_bool_false &&
+                        isl_val_is_pos(ka) == isl_bool_true &&
+                        isl_val_eq(ka, minus_kb) == isl_bool_true;
+            isl_val_free(minus_kb);
+            isl_val **vb = pair ? others(cb, d, &nb) : NULL;
+            bool cancel = vb && nb == na;
+            for (int i = 0; cancel && i < na - 1; i++) {
+                isl_val *sum = isl_val_add(isl_val_copy(va[i]), isl_val_copy(vb[i]));
+                cancel = isl_val_is_zero(sum) == isl_bool_true;
+                isl_val_free(sum);
+            }
+            if (cancel) { /* k x >= -c_a and k x <= c_b: (c_a + c_b) / k + 1 points */
+                isl_val *width = isl_val_div(isl_val_add(isl_val_copy(va[na - 1]),
+                                                         isl_val_copy(vb[nb - 1])),
+                                             isl_val_copy(ka));
+                narrow = width && isl_val_cmp_si(width, 3) <= 0;
+                isl_val_free(width);
+            }
+            vals_free(vb, nb);
+            isl_val_free(kb);
+            isl_constraint_free(cb);
+        }
+        vals_free(va, na);
+        isl_val_free(ka);
+        isl_constraint_free(ca);
+    }
+    return narrow;
+}
+
+/* Bit d set when the piece spans at most 4 points along dimension d for every parameter
+ * value, as its own constraints show (narrow_dim). */
+static unsigned narrow_dims(__isl_keep isl_basic_set *piece, int ndims)
 {
     unsigned bits = 0;
-    isl_set *deltas = isl_map_deltas(isl_map_from_domain_and_range(isl_set_copy(dom),
-                                                                    isl_set_copy(dom)));
-    for (int d = 0; deltas && d < ndims && d < 32; d++) {
-        isl_val *span = isl_set_dim_max_val(isl_set_copy(deltas), d);
-        if (span && isl_val_is_int(span) == isl_bool_true && isl_val_cmp_si(span, 3) <= 0)
+    isl_constraint_list *cl = isl_basic_set_get_constraint_list(piece);
+    for (int d = 0; cl && d < ndims && d < 32; d++)
+        if (narrow_dim(cl, d))
             bits |= 1u << d;
-        isl_val_free(span);
-    }
-    isl_set_free(deltas);
+    isl_constraint_list_free(cl);
     return bits;
 }
 
@@ -820,8 +899,8 @@ static int split_pieces(pm_poly *poly, int i, int *next_stmt, int *cap)
         pm_poly_stmt *p = &poly->stmts[i + j];
         *p = whole_stmt;
         snprintf(p->name, sizeof p->name, "%.80s_p%d", whole_stmt.name, j);
+        p->border_dims = narrow_dims(l.piece[j], p->ndims);
         p->domain = isl_set_set_tuple_name(isl_set_from_basic_set(l.piece[j]), p->name);
-        p->border_dims = p->domain ? narrow_dims(p->domain, p->ndims) : 0;
         p->accesses = acc[j];
         for (int a = 0; a < whole_stmt.naccesses; a++) {
             p->accesses[a] = whole_stmt.accesses[a];

@@ -600,7 +600,7 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
     return sched;
 }
 
-__isl_give isl_schedule *pm_schedule_group(const pm_poly *poly, const pm_plan *plan, int g)
+static __isl_give isl_schedule *group_part(const pm_poly *poly, const pm_plan *plan, int g)
 {
     const pm_group *gr = &plan->groups[g];
     if (gr->tiled)
@@ -612,11 +612,16 @@ __isl_give isl_schedule *pm_schedule_group(const pm_poly *poly, const pm_plan *p
     return seq(band_schedule(poly, st->first_stmt, 1), band_schedule(poly, st->first_stmt + 1, 1));
 }
 
-__isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, const pm_plan *plan, pm_error *err)
+__isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, const pm_plan *plan,
+                                         isl_schedule **groups, pm_error *err)
 {
     isl_schedule *all = isl_schedule_empty(isl_space_copy(poly->params));
-    for (int g = 0; g < plan->ngroups; g++)
-        all = seq(all, pm_schedule_group(poly, plan, g));
+    for (int g = 0; g < plan->ngroups; g++) {
+        isl_schedule *part = group_part(poly, plan, g);
+        if (groups)
+            groups[g] = isl_schedule_copy(part);
+        all = seq(all, part);
+    }
     if (!all)
         pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not build the schedule",
                         poly->pipeline->name);

@@ -41,10 +41,9 @@
 #define PM_MARK_TILES "tiles"
 #define PM_MARK_TILE "tile"
 
+/* groups, when not NULL (plan->ngroups entries), receives each group's part of the tree
+ * alone (its filter's subtree below a domain node), for ASTs built per group (ast.h). */
 __isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, const pm_plan *plan,
-                                         pm_error *err);
-/* Group g's part of that tree alone (its filter's subtree below a domain node); NULL
- * when isl fails. */
-__isl_give isl_schedule *pm_schedule_group(const pm_poly *poly, const pm_plan *plan, int g);
+                                         isl_schedule **groups, pm_error *err);
 
 #endif
