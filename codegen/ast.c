@@ -216,15 +216,22 @@ static void part_clear(ast_part *pt)
     pt->lb = NULL;
 }
 
-/* Prints the part's inputs (the calling thread, in the poly's context). */
-static bool part_prepare(ast_part *pt)
+/* The part's groups' schedules in sequence, in the poly's context (NULL if isl fails). */
+static __isl_give isl_schedule *part_schedule(const ast_part *pt)
 {
-    const pm_poly *poly = pt->poly;
-    isl_schedule *s = isl_schedule_empty(isl_space_copy(poly->params));
+    isl_schedule *s = isl_schedule_empty(isl_space_copy(pt->poly->params));
     for (int g = pt->first; g < pt->first + pt->n && s; g++) {
         isl_schedule *one = isl_schedule_copy(pt->group_sched[g]);
         s = one ? isl_schedule_sequence(s, one) : isl_schedule_free(s);
     }
+    return s;
+}
+
+/* Prints the part's inputs (the calling thread, in the poly's context). */
+static bool part_prepare(ast_part *pt)
+{
+    const pm_poly *poly = pt->poly;
+    isl_schedule *s = part_schedule(pt);
     pt->sched = s ? isl_schedule_to_str(s) : NULL;
     isl_schedule_free(s);
     if (!pt->sched)
@@ -410,11 +417,7 @@ pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_sche
         if (attr_ok)
             pthread_attr_destroy(&attr);
         ast_part *heavy = &parts[order[0]];
-        isl_schedule *own = isl_schedule_empty(isl_space_copy(poly->params));
-        for (int g = heavy->first; g < heavy->first + heavy->n && own; g++) {
-            isl_schedule *one = isl_schedule_copy(group_sched[g]);
-            own = one ? isl_schedule_sequence(own, one) : isl_schedule_free(own);
-        }
+        isl_schedule *own = part_schedule(heavy);
         mark_ctx mc = {poly, plan, NULL, false};
         heavy->ast = own ? build_ast(&mc, own, isl_space_copy(poly->params)) : NULL;
         if (!heavy->ast)

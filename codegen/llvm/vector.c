@@ -254,6 +254,20 @@ static void finish_gather_guard(pm_llvm *g, LLVMValueRef fits_later, bool *gathe
     free(gathered);
 }
 
+/* The vector code is built: the gather guard replaces its stand-in (the scalar code
+ * gathers nothing), then block scalar runs the loop's scalar body from `from` to the
+ * end, and the builder continues at done. */
+static void scalar_fallback(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRef from,
+                            LLVMValueRef fits_later, bool *gathered, LLVMBasicBlockRef scalar,
+                            LLVMBasicBlockRef done)
+{
+    finish_gather_guard(g, fits_later, gathered);
+    LLVMPositionBuilderAtEnd(g->B, scalar);
+    pm_llvm_for_from(g, node, from);
+    LLVMBuildBr(g->B, done);
+    LLVMPositionBuilderAtEnd(g->B, done);
+}
+
 bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
 {
     int W = g->vector_width;
@@ -299,13 +313,7 @@ bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
                             users, n, w);
             LLVMBuildBr(B, done);
             g->gathered = outer_gathered;
-            LLVMBasicBlockRef resume = LLVMGetInsertBlock(B);
-            finish_gather_guard(g, fits_later, gathered);
-            LLVMPositionBuilderAtEnd(B, resume);
-            LLVMPositionBuilderAtEnd(B, scalar);
-            pm_llvm_for_from(g, node, start);
-            LLVMBuildBr(B, done);
-            LLVMPositionBuilderAtEnd(B, done);
+            scalar_fallback(g, node, start, fits_later, gathered, scalar, done);
             goto out;
         }
         LLVMBasicBlockRef pre = LLVMGetInsertBlock(B);
@@ -353,14 +361,8 @@ bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
                     users, n, W);
         LLVMBuildBr(B, done);
         g->gathered = outer_gathered;
-        /* the scalar remainder gathers nothing; build the guard where the stand-in is */
-        LLVMBasicBlockRef resume = LLVMGetInsertBlock(B);
-        finish_gather_guard(g, fits_later, gathered);
-        LLVMPositionBuilderAtEnd(B, resume);
-        LLVMPositionBuilderAtEnd(B, scalar);
-        pm_llvm_for_from(g, node, i); /* scalar remainder from where the vectors stopped */
-        LLVMBuildBr(B, done);
-        LLVMPositionBuilderAtEnd(B, done);
+        /* the scalar remainder from where the vectors stopped */
+        scalar_fallback(g, node, i, fits_later, gathered, scalar, done);
     }
 out:
     for (int k = 0; k < n; k++)
