@@ -230,7 +230,6 @@ static __isl_give isl_schedule *part_schedule(const ast_part *pt)
 /* Prints the part's inputs (the calling thread, in the poly's context). */
 static bool part_prepare(ast_part *pt)
 {
-    const pm_poly *poly = pt->poly;
     isl_schedule *s = part_schedule(pt);
     pt->sched = s ? isl_schedule_to_str(s) : NULL;
     isl_schedule_free(s);

@@ -10,7 +10,12 @@
  *    that set's part where every read of every merged case stays provably inside its
  *    callee, valued by the first case whose condition holds (the cases keep their own
  *    statements for the rest, the edges): the innermost loop then has no per-point
- *    branch and no step, so it vectorizes.
+ *    branch and no step, so it vectorizes. Consecutive cases that split an outer
+ *    dimension by residue (an up-sampling's even and odd rows), whose conditions do not
+ *    involve the innermost dimension and together cover a stride-free set, are one
+ *    statement over the whole set (branch_cases) that branches per row to the holding
+ *    case, each case's accesses kept over its own points: one loop nest for isl to
+ *    build instead of one per residue.
  *    A case statement whose domain is a union of several convex pieces (a border case:
  *    the first and last rows and columns) is one statement per disjoint piece, f_cK_pJ,
  *    each with the case's value and accesses: isl builds loops from convex sets faster,
@@ -70,6 +75,11 @@ typedef struct pm_poly_stmt {
     int case_index;          /* PM_STMT_CASE: the first case                            */
     int ncases;              /* PM_STMT_CASE: cases case_index .. + ncases - 1 (see
                                 merge_strided_cases in poly.c); 1 for one case          */
+    bool branch_cases;       /* merged cases chosen by a branch (merge_row_cases in
+                                poly.c): their conditions do not involve the innermost
+                                dimension, and only the holding case is evaluated, so
+                                each access record holds on its own case's points (its
+                                relation's domain) rather than on the whole domain       */
     int ndims;               /* dimensions of the domain                                */
     pm_expr **vars;          /* their variables (the function's, or the reduction's)   */
     isl_set *domain;         /* over the pipeline parameters                            */
@@ -86,6 +96,9 @@ typedef struct pm_poly_stmt {
                                 may write a common cell always agree in dimension k (a
                                 histogram's cell column): that loop may move anywhere
                                 with each cell's updates in their order              */
+    int piece;               /* a split case's piece number, 0 for the first and for a
+                                statement left whole: piece k > 0 reads exactly what
+                                piece 0 reads (the same access relations)             */
     unsigned border_dims;    /* a piece of a split case (poly.c, split_pieces): bit d set
                                 when the piece spans at most 4 points along dimension d
                                 for every parameter value (a border strip)              */

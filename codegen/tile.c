@@ -614,6 +614,8 @@ bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
             const pm_poly_stage *cs = &poly->stages[c];
             for (int k = 0; k < cs->nstmts && ok; k++) {
                 const pm_poly_stmt *sm = &poly->stmts[cs->first_stmt + k];
+                if (sm->piece > 0)
+                    continue; /* the same reads as its piece 0, and U is per member */
                 map_list_clear(&reads);
                 for (int a = 0; a < sm->naccesses && ok; a++) {
                     int callee = pm_plan_stage_of(plan, sm->accesses[a].callee);

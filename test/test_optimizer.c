@@ -400,6 +400,56 @@ static void check_border_pieces(void)
     pm_ctx_free(ctx);
 }
 
+/* Cases split by the residue of an outer dimension (up-sampling's even and odd rows,
+ * here modulo K) are one statement that branches per row (poly.c, merge_row_cases):
+ * each case reads only on its own rows, the odd rows reading a row further that the
+ * even ones would take outside the input at the last row. Fused with a stencil consumer,
+ * exact at every size. A condition that involves the innermost dimension (y >= 0, true
+ * but per point) keeps the cases apart. */
+static void check_row_cases(int K, bool per_point)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *N = pm_param(ctx, PM_I32, "N");
+    pm_func *in = pm_image(ctx, "in", PM_I32, N, N);
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1);
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_addi(pm_muli(N, K), -K - 1), 1);
+    pm_expr *q = pm_divi(x, K);
+    pm_case *cases[3];
+    for (int r = 0; r < K; r++) {
+        pm_expr *v = r == 0 ? pm_muli(pm_call(in, q, y), 3)
+                            : pm_add(pm_muli(pm_call(in, q, y), r), pm_call(in, pm_addi(q, 1), y));
+        pm_expr *cond = pm_eq(pm_modi(x, K), pm_int(ctx, r));
+        if (per_point && r == K - 1)
+            cond = pm_and(cond, pm_ge(y, pm_int(ctx, 0)));
+        cases[r] = pm_case_new(cond, v);
+    }
+    pm_func *up = pm_func_new(ctx, "up", PM_I32, 2, pm_exprs(x, y), pm_intervals(rows, cols));
+    if (K == 2)
+        pm_define(up, cases[0], cases[1]);
+    else
+        pm_define(up, cases[0], cases[1], cases[2]);
+    pm_interval *orows = pm_interval_new(pm_int(ctx, 0), pm_addi(pm_muli(N, K), -K - 2), 1);
+    pm_func *out = pm_func_new(ctx, "out", PM_I32, 2, pm_exprs(x, y), pm_intervals(orows, cols));
+    pm_func_define_expr(out, pm_sub(pm_muli(pm_call(up, pm_addi(x, 1), y), 2), pm_call(up, x, y)));
+    pm_pipeline *p = NULL;
+    if (CHECK(pm_pipeline_new(ctx, "row_cases", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
+        static const int64_t sizes[] = {1, 2, 3, 5, 17, 64, 130};
+        char want[64];
+        if (per_point)
+            snprintf(want, sizeof want, "case up_c%d: ", K - 1);
+        else
+            snprintf(want, sizeof want, "case up_c0_%d: [N] -> { up_c0_%d[x, y] :", K - 1, K - 1);
+        check_small_dump("row cases", p, "domains", want, sizes,
+                         (int)(sizeof sizes / sizeof sizes[0]), 0);
+        check_small_dump("row cases", p, "groups", "live-out out, 2 stages, overlapped tiles",
+                         sizes, 2, 0);
+    } else {
+        fprintf(stderr, "  row_cases: %s\n", pm_ctx_errmsg(ctx));
+    }
+    pm_ctx_free(ctx);
+}
+
 /* An innermost loop of a constant trip count shorter than the vector width (bilateral
  * grid's 11 bins) runs as two overlapping vectors of the widest power of two lanes that
  * fits (vector.c): <8 x float> for 8..15 points, <4 x float> for 4..7; fewer than 4 stay
@@ -753,6 +803,9 @@ static void check_structure(void)
     check_row_blocks("unsharp_mask");
     check_update_bounds();
     check_border_pieces();
+    check_row_cases(2, false);
+    check_row_cases(3, false);
+    check_row_cases(2, true);
     check_short_rows();
     check_narrow_gather(PM_U8);
     check_narrow_gather(PM_U16);

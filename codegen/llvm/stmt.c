@@ -2,6 +2,7 @@
  *
  *  case piece:  if (residual conditions) f(x) = value      (vectors: a masked store)
  *  merged cases: f(x) = cond_0 ? value_0 : cond_1 ? value_1 : ... value_last
+ *  cases merged by row: if (cond_0) f(x) = value_0; else if (cond_1) ... else value_last
  *  init:        f(x) = initial
  *  update:      i = index(r); if (i inside f's domain) f(i) = op(f(i), value(r))
  * A point's coordinates come from the user node's arguments (i64 expressions of the
@@ -31,6 +32,44 @@ bool pm_llvm_point_of_call(pm_llvm *g, __isl_keep isl_ast_expr *call, pm_point *
     return true;
 }
 
+/* Cases merged by row (poly.h, branch_cases): their conditions do not involve the
+ * innermost dimension, the only one whose lanes differ, so lane 0 decides for the vector;
+ * a branch to the first case that holds, each case evaluated and stored on its own path
+ * (calls memoized per path: a value of one path does not reach the others). */
+static void branch_cases(pm_llvm *g, const pm_point *pt, pm_func *f)
+{
+    const pm_poly_stmt *s = pt->stmt;
+    pm_point row = *pt;
+    row.W = 1;
+    for (int d = 0; d < s->ndims; d++) {
+        row.lane_step[d] = 0;
+        row.lanes[d] = NULL;
+    }
+    LLVMBasicBlockRef done = pm_llvm_block(g, "cases_end");
+    int last = s->case_index + s->ncases - 1;
+    for (int c = s->case_index; c <= last; c++) {
+        const pm_case *k = f->cases[c];
+        if (c < last) {
+            LLVMValueRef holds =
+                pm_llvm_convert(g, pm_llvm_expr(g, &row, k->cond), k->cond->type, PM_BOOL);
+            LLVMBasicBlockRef yes = pm_llvm_block(g, "case"), next = pm_llvm_block(g, "case_next");
+            LLVMBuildCondBr(g->B, holds, yes, next);
+            LLVMPositionBuilderAtEnd(g->B, yes);
+            g->nmemo = 0;
+            LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, k->value), k->value->type, f->type);
+            pm_llvm_store_own(g, pt, v, NULL);
+            LLVMBuildBr(g->B, done);
+            LLVMPositionBuilderAtEnd(g->B, next);
+        } else {
+            g->nmemo = 0;
+            LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, k->value), k->value->type, f->type);
+            pm_llvm_store_own(g, pt, v, NULL);
+            LLVMBuildBr(g->B, done);
+        }
+    }
+    LLVMPositionBuilderAtEnd(g->B, done);
+}
+
 static void case_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
 {
     const pm_poly_stmt *s = pt->stmt;
@@ -39,6 +78,10 @@ static void case_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
         const pm_expr *c = s->residual[r];
         LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, c), c->type, PM_BOOL);
         mask = mask ? LLVMBuildAnd(g->B, mask, v, "") : v;
+    }
+    if (s->branch_cases) {
+        branch_cases(g, pt, f);
+        return;
     }
     if (s->ncases > 1) { /* merged cases (poly.h): the first whose condition holds */
         int last = s->case_index + s->ncases - 1;
