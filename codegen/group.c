@@ -64,7 +64,7 @@ static bool try_merge(const pm_plan *plan, const draft *a, const draft *b, pm_gr
     if (gr->members[n - 1] != gr->liveout)
         return false;
     gr->tiled = true;
-    return pm_align_group(plan, gr->members, n, gr->align) && pm_tile_model(plan, gr);
+    return pm_align_group(plan, gr->members, n, gr->align) && pm_tile_feasible(plan, gr);
 }
 
 static void group_clear(pm_group *gr)
@@ -186,8 +186,10 @@ bool pm_group_decide(pm_plan *plan)
             continue;
         pm_group *gr = &plan->groups[plan->ngroups];
         if (dr[s].n > 1) {
+            /* the trial merges only asked whether some tile fits: the sizes now */
             *gr = model[s];
             memset(&model[s], 0, sizeof model[s]);
+            ok = pm_tile_model(plan, gr);
         } else {
             ok = singleton(gr, s);
         }

@@ -207,7 +207,9 @@ static void model_eval(const model_in *in, const int64_t *tile, bool clip, model
 static const int64_t kOuter[] = {4, 8, 16, 32, 64, 128};
 static const int64_t kInner[] = {64, 128, 256, 512, 1024, 2048, 4096};
 
-bool pm_tile_model(const pm_plan *plan, pm_group *gr)
+/* The model; with first_fit, it stops at the first candidate that passes (the group's
+ * tile fields then hold that candidate, not the choice). */
+static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
 {
     const pm_poly *poly = plan->poly;
     int L = gr->liveout;
@@ -331,6 +333,8 @@ bool pm_tile_model(const pm_plan *plan, pm_group *gr)
                 best_tile[1] = tile[1];
                 *best_out = *out;
             }
+            if (found && first_fit)
+                i = no, j = ni; /* leave both loops */
         }
     gr->block_rows = 0;
     if (found) {
@@ -350,6 +354,10 @@ bool pm_tile_model(const pm_plan *plan, pm_group *gr)
     free(in.reads);
     return found;
 }
+
+bool pm_tile_model(const pm_plan *plan, pm_group *gr) { return tile_model(plan, gr, false); }
+
+bool pm_tile_feasible(const pm_plan *plan, pm_group *gr) { return tile_model(plan, gr, true); }
 
 /* ---- isl footprints ---------------------------------------------------------------------- */
 

@@ -33,6 +33,9 @@
 #include <isl/union_map.h>
 
 bool pm_tile_model(const pm_plan *plan, pm_group *gr);
+/* Whether pm_tile_model would succeed: the same candidates, stopping at the first that
+ * passes (the grouping's trial merges; the tile fields are not the model's choice). */
+bool pm_tile_feasible(const pm_plan *plan, pm_group *gr);
 bool pm_tile_footprints(const pm_plan *plan, pm_group *gr);
 
 /* { S[x] -> [floor(x_dj / t_j)] } for every statement S of the live-out: each point's
