@@ -8,7 +8,9 @@
  *    time-iterated stages stay groups of their own),
  *  - the merged group aligns (align.h: constant dependences, no transposes),
  *  - the tile model finds tile sizes whose redundant computation stays under the
- *    overlap threshold and whose scratch fits the cache budget (tile.h),
+ *    overlap threshold and whose scratch fits the cache budget (tile.h; a trial merge
+ *    only asks whether some size does, pm_tile_feasible, and each final group gets the
+ *    model's choice once),
  *  - and the merged group has at most group_limit stages.
  * A merged group is "tiled"; a group of one stage runs as before (its own loop nest over
  * a full buffer). Groups are ordered by their live-outs' topological positions, so a
