@@ -438,7 +438,8 @@ static pm_func *new_func(gen *g, node *n, int nv)
 
 /* Case pieces: the guarded value where every read is inside, a fallback elsewhere, and
  * sometimes a split of the guarded part at a boundary x < k or by a residue of the
- * innermost variable. */
+ * innermost variable; or, when nothing needs a guard, a split of the whole domain by a
+ * residue of the outermost variable. */
 static void define_cases(gen *g, node *n, int self, int nv, bool want_int)
 {
     g->nguards = 0;
@@ -451,7 +452,20 @@ static void define_cases(gen *g, node *n, int self, int nv, bool want_int)
     int nc = 0;
     G fallback = want_int ? lit(rint_(&g->r, -5, 5))
                           : (nv ? cast(n->type, g->var[0]) : flit(0.5));
-    if (nguards == 0 && !rchance(&g->r, 25)) {
+    if (nguards == 0 && nv >= 2 && rchance(&g->r, 15)) {
+        /* by residue of the outermost variable (even/odd or mod 3 rows: poly.c makes the
+         * cases one statement that branches per row) */
+        int m = rint_(&g->r, 2, 3);
+        G split = b_eq(b_mod(g->var[0], lit(m)), lit(rint_(&g->r, 0, m - 1)));
+        G other = value(g, self, nv, want_int, 0);
+        if (g->nguards > nguards)
+            other = fallback;
+        G rest = u_not(split);
+        cases[nc] = pm_case_new(split.e, v.e);
+        cc[nc++] = fmt("pm_case_new(%s, %s)", split.c, v.c);
+        cases[nc] = pm_case_new(rest.e, other.e);
+        cc[nc++] = fmt("pm_case_new(%s, %s)", rest.c, other.c);
+    } else if (nguards == 0 && !rchance(&g->r, 25)) {
         cases[nc] = pm_case_new(NULL, v.e);
         cc[nc++] = fmt("pm_case_new(NULL, %s)", v.c);
     } else {
