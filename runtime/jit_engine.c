@@ -9,6 +9,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/IRReader.h>
 #include <llvm-c/LLJIT.h>
@@ -144,6 +145,13 @@ static void native_init(void)
     /* These return nonzero on failure (LLVMBool "true" = error). */
     native_ok = !LLVMInitializeNativeTarget() && !LLVMInitializeNativeAsmPrinter() &&
                 !LLVMInitializeNativeAsmParser();
+    /* Loop strength reduction runs in pm_engine_optimize, on the functions it pays for,
+     * not in the machine-code step: there it was 44% of that step's time on pyramid
+     * blending's module (llc -time-passes) and the vector loops' addresses (row origins,
+     * access.c) need none of it. LLVM's options are the process's: another LLVM 19
+     * user in this process sees this one too (docs/jit.md). */
+    const char *argv[] = {"polymage", "-disable-lsr"};
+    LLVMParseCommandLineOptions(2, argv, NULL);
 }
 
 /* PM_OPT_TUNED (-1) or 0..3; anything else is brought into that range. */
@@ -436,6 +444,82 @@ pm_status pm_engine_prepare_module(LLVMModuleRef module, LLVMTargetMachineRef tm
     return PM_OK;
 }
 
+static bool has_vector_code(LLVMValueRef f)
+{
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+        for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i))
+            if (LLVMGetTypeKind(LLVMTypeOf(i)) == LLVMVectorTypeKind)
+                return true;
+    return false;
+}
+
+/* Loop strength reduction (machine code runs without it: native_init): at levels 1..3 on
+ * every function, as LLVM's machine-code step would; in the tuned pipeline only on
+ * functions without vector code, whose scalar loops step through buffers of run-time
+ * strides (bilateral grid's histogram: 7% slower without it), while the vector loops'
+ * addresses are already one origin plus the induction variable (access.c). The others
+ * are marked optnone for the pass (LLVM skips optional passes there), then unmarked. */
+static LLVMErrorRef strength_reduce(LLVMModuleRef module, LLVMTargetMachineRef tm,
+                                    int opt_level, LLVMPassBuilderOptionsRef opts)
+{
+    if (clamp_level(opt_level) == 0)
+        return NULL;
+    LLVMContextRef C = LLVMGetModuleContext(module);
+    unsigned optnone = LLVMGetEnumAttributeKindForName("optnone", 7);
+    unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+    enum { MAX_SKIP = 4096 };
+    LLVMValueRef *skip = NULL;
+    bool *had_noinline = NULL;
+    int nskip = 0, nscalar = 0;
+    if (clamp_level(opt_level) == PM_OPT_TUNED) {
+        skip = malloc(MAX_SKIP * sizeof *skip);
+        had_noinline = malloc(MAX_SKIP * sizeof *had_noinline);
+        if (!skip || !had_noinline) { /* no reduction at all: correct, only slower */
+            free(skip);
+            free(had_noinline);
+            return NULL;
+        }
+        for (LLVMValueRef f = LLVMGetFirstFunction(module); f; f = LLVMGetNextFunction(f)) {
+            if (LLVMIsDeclaration(f))
+                continue;
+            if (!has_vector_code(f)) {
+                nscalar++;
+                continue;
+            }
+            if (nskip == MAX_SKIP ||
+                LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, optnone)) {
+                nskip = -1; /* cannot tell them apart afterwards: reduce everything */
+                break;
+            }
+            had_noinline[nskip] =
+                LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, noinline) != NULL;
+            skip[nskip++] = f;
+        }
+        if (nskip < 0) {
+            nskip = 0;
+            nscalar = 1;
+        }
+        for (int i = 0; i < nskip; i++) {
+            LLVMAddAttributeAtIndex(skip[i], LLVMAttributeFunctionIndex,
+                                    LLVMCreateEnumAttribute(C, optnone, 0));
+            if (!had_noinline[i])
+                LLVMAddAttributeAtIndex(skip[i], LLVMAttributeFunctionIndex,
+                                        LLVMCreateEnumAttribute(C, noinline, 0));
+        }
+    }
+    LLVMErrorRef e = skip && nscalar == 0
+                         ? NULL
+                         : LLVMRunPasses(module, "function(loop(loop-reduce))", tm, opts);
+    for (int i = 0; i < nskip; i++) {
+        LLVMRemoveEnumAttributeAtIndex(skip[i], LLVMAttributeFunctionIndex, optnone);
+        if (!had_noinline[i])
+            LLVMRemoveEnumAttributeAtIndex(skip[i], LLVMAttributeFunctionIndex, noinline);
+    }
+    free(skip);
+    free(had_noinline);
+    return e;
+}
+
 pm_status pm_engine_optimize(LLVMModuleRef module, LLVMTargetMachineRef tm, int opt_level,
                              pm_error *err)
 {
@@ -446,6 +530,8 @@ pm_status pm_engine_optimize(LLVMModuleRef module, LLVMTargetMachineRef tm, int 
      * bodies (a channel loop of 3 around a row's vector loop) and costs compile time. */
     LLVMPassBuilderOptionsSetLoopUnrolling(opts, 0);
     LLVMErrorRef e2 = LLVMRunPasses(module, passes, tm, opts);
+    if (!e2)
+        e2 = strength_reduce(module, tm, opt_level, opts);
     LLVMDisposePassBuilderOptions(opts);
     if (e2)
         return llvm_error(err, e2, "optimizing");

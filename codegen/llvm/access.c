@@ -1,7 +1,9 @@
 /* llvm/access.c — reads and writes of buffers (see llvm.h).
  *
  * Element (i0, i1, ...) of a storage lives at base + sum(i_d * stride_d), with
- * i_d = floor((coord_d - lb_d) / step_d). Reads whose points poly.c proved inside the
+ * i_d = floor((coord_d - lb_d) / step_d); a scalar address of a step-1 innermost index is
+ * built as a row origin (base + the outer terms - lb * stride) plus coord * stride, so
+ * loops along that dimension need no strength reduction (runtime/jit_engine.c). Reads whose points poly.c proved inside the
  * callee's box use the index as is; every other read (data-dependent indices, or reads
  * under a select or run-time condition that validation could not see) clamps each index
  * to [0, extent_d - 1]: it never leaves the buffer, and where the value is really used
@@ -70,6 +72,27 @@ LLVMValueRef pm_llvm_addr(pm_llvm *g, int storage, LLVMValueRef *idx)
     const pm_poly_storage *st = &g->poly->storage[storage];
     const pm_llvm_buf *b = &g->env.bufs[storage];
     LLVMValueRef off = NULL;
+    int n = st->ndims;
+    /* A scalar address whose innermost index is coordinate - lb (pm_llvm_index, step 1):
+     * the row's origin, base + outer offsets - lb * stride, apart from coordinate * stride,
+     * so the origin is invariant in the innermost loop (LICM hoists it) and the loop's
+     * addresses are origin + coordinate * stride: one induction variable for every
+     * access, nothing for loop strength reduction to rewrite. */
+    if (n > 0 && !is_vec(idx[n - 1]) && LLVMIsABinaryOperator(idx[n - 1]) &&
+        LLVMGetInstructionOpcode(idx[n - 1]) == LLVMSub &&
+        LLVMGetOperand(idx[n - 1], 1) == b->lb[n - 1] && st->step[n - 1] == 1) {
+        LLVMValueRef coord = LLVMGetOperand(idx[n - 1], 0);
+        for (int d = 0; d < n - 1; d++) {
+            LLVMValueRef t = LLVMBuildNSWMul(g->B, idx[d], b->stride[d], "");
+            off = off ? LLVMBuildNSWAdd(g->B, off, t, "") : t;
+        }
+        LLVMValueRef lbs = LLVMBuildNSWMul(g->B, b->lb[n - 1], b->stride[n - 1], "");
+        off = off ? LLVMBuildNSWSub(g->B, off, lbs, "") : LLVMBuildNSWNeg(g->B, lbs, "");
+        LLVMTypeRef et = pm_llvm_type(g, st->type);
+        LLVMValueRef row = LLVMBuildGEP2(g->B, et, b->base, &off, 1, "row");
+        LLVMValueRef in = LLVMBuildNSWMul(g->B, coord, b->stride[n - 1], "");
+        return LLVMBuildGEP2(g->B, et, row, &in, 1, "");
+    }
     for (int d = 0; d < st->ndims; d++) {
         LLVMValueRef s = b->stride[d];
         if (is_vec(idx[d]))
