@@ -444,6 +444,39 @@ static bool reads_to(const pm_plan *plan, __isl_take isl_map *rel, const pm_expr
     return ok;
 }
 
+static isl_stat add_basic_read(__isl_take isl_basic_map *b, void *user)
+{
+    return map_list_add(user, isl_map_from_basic_map(b)) ? isl_stat_ok : isl_stat_error;
+}
+
+/* The reads replaced by the pieces of their union, coalesced: a stencil's taps (one
+ * relation per offset) become one relation over a box of offsets, and equal reads
+ * (x * x, two sums over one producer's taps: Harris's 54 paths to Ix) one, so the
+ * footprint takes one image where it took one per read. The same points: the same
+ * bounds. Reads in different spaces stay as they are. */
+static bool merge_reads(map_list *l)
+{
+    isl_map *u = isl_map_copy(l->m[0]);
+    for (int r = 1; r < l->n && u; r++) {
+        isl_space *a = isl_map_get_space(u), *b = isl_map_get_space(l->m[r]);
+        isl_bool same = isl_space_is_equal(a, b);
+        isl_space_free(a);
+        isl_space_free(b);
+        if (same != isl_bool_true) {
+            isl_map_free(u);
+            return same == isl_bool_false; /* keep the list */
+        }
+        u = isl_map_union(u, isl_map_copy(l->m[r]));
+    }
+    u = isl_map_coalesce(u);
+    if (!u)
+        return false;
+    map_list_clear(l);
+    isl_stat st = isl_map_foreach_basic_map(u, add_basic_read, l);
+    isl_map_free(u);
+    return st == isl_stat_ok;
+}
+
 /* { [T] -> s_stmt[x] }: m (in function space) moved to the statement's space. */
 static __isl_give isl_map *on_stmt(__isl_keep isl_map *m, const pm_poly_stmt *sm)
 {
@@ -636,6 +669,8 @@ bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
                     ok = reads_to(plan, relaxed(sm->accesses[a].rel), sm->accesses[a].call,
                                   p, &reads, 0);
                 }
+                if (ok && reads.n > 1)
+                    ok = merge_reads(&reads);
                 for (int r = 0; r < reads.n && ok; r++) {
                     isl_map *img = isl_map_apply_range(on_stmt(U[cm], sm), isl_map_copy(reads.m[r]));
                     img = isl_map_set_tuple_id(img, isl_dim_out, isl_set_get_tuple_id(st->box));
