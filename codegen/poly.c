@@ -1244,6 +1244,9 @@ char *pm_poly_to_string(const pm_poly *poly)
                         pm_str_append(&out, " %d", k);
                 pm_str_append(&out, "\n");
             }
+            if (s->branch_cases)
+                pm_str_append(&out, "    cases %d..%d chosen per row by a branch\n", s->case_index,
+                              s->case_index + s->ncases - 1);
             if (s->border_dims) {
                 pm_str_append(&out, "    border strip along dims");
                 for (int k = 0; k < s->ndims && k < 32; k++)

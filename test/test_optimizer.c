@@ -439,7 +439,7 @@ static void check_row_cases(int K, bool per_point)
         if (per_point)
             snprintf(want, sizeof want, "case up_c%d: ", K - 1);
         else
-            snprintf(want, sizeof want, "case up_c0_%d: [N] -> { up_c0_%d[x, y] :", K - 1, K - 1);
+            snprintf(want, sizeof want, "cases 0..%d chosen per row by a branch", K - 1);
         check_small_dump("row cases", p, "domains", want, sizes,
                          (int)(sizeof sizes / sizeof sizes[0]), 0);
         check_small_dump("row cases", p, "groups", "live-out out, 2 stages, overlapped tiles",
