@@ -623,6 +623,37 @@ static __isl_give isl_set *merged_reads_inside(const pm_poly *poly, const pm_pol
 
 enum { MERGE_MAX = 8 };
 
+/* A case statement merge_strided_cases may take: one case, no run-time condition, a
+ * stride or residue on the innermost dimension. */
+static bool inner_case(const pm_poly *poly, const pm_poly_stmt *s)
+{
+    (void)poly;
+    return s->ncases == 1 && s->nresidual == 0 && s->ndims > 0 &&
+           strided_inner(s->domain, s->ndims);
+}
+
+/* The most statements from first on (at least 2, at most MERGE_MAX, before end), each
+ * taken by takes, whose union has no stride: their count, and that union in *dom; 0
+ * when no two do. */
+static int longest_run(const pm_poly *poly, int first, int end,
+                       bool (*takes)(const pm_poly *, const pm_poly_stmt *),
+                       __isl_give isl_set **dom)
+{
+    int best = 0;
+    *dom = NULL;
+    for (int n = 2; n <= MERGE_MAX && first + n <= end; n++) {
+        if (!takes(poly, &poly->stmts[first + n - 1]))
+            break;
+        isl_set *u = stride_free_union(poly, first, n);
+        if (u) {
+            isl_set_free(*dom);
+            *dom = u;
+            best = n;
+        }
+    }
+    return best;
+}
+
 /* Merges runs of consecutive case statements of stage st (statements st->first_stmt ..
  * *next_stmt - 1) whose domains each have a stride or residue on the innermost dimension
  * and whose union has none: one statement, valued by the first case (in order) whose
@@ -637,22 +668,10 @@ static pm_status merge_strided_cases(pm_poly *poly, pm_poly_stage *st, int *next
     pm_func *f = st->func;
     for (int i = st->first_stmt; i + 1 < *next_stmt; i++) {
         const pm_poly_stmt *head = &poly->stmts[i];
-        if (head->ncases > 1 || head->nresidual > 0 || head->ndims == 0 ||
-            !strided_inner(head->domain, head->ndims))
+        if (!inner_case(poly, head))
             continue;
-        int best = 0;
         isl_set *best_dom = NULL;
-        for (int n = 2; n <= MERGE_MAX && i + n <= *next_stmt; n++) {
-            const pm_poly_stmt *last = &poly->stmts[i + n - 1];
-            if (last->nresidual > 0 || last->ncases > 1 || !strided_inner(last->domain, last->ndims))
-                break;
-            isl_set *u = stride_free_union(poly, i, n);
-            if (u) {
-                isl_set_free(best_dom);
-                best_dom = u;
-                best = n;
-            }
-        }
+        int best = longest_run(poly, i, *next_stmt, inner_case, &best_dom);
         if (!best)
             continue;
         pm_poly_stmt m = *head;
@@ -775,18 +794,8 @@ static pm_status merge_row_cases(pm_poly *poly, pm_poly_stage *st, int *next_stm
     for (int i = st->first_stmt; i + 1 < *next_stmt; i++) {
         if (!row_case(poly, &poly->stmts[i]))
             continue;
-        int best = 0;
         isl_set *best_dom = NULL;
-        for (int n = 2; n <= MERGE_MAX && i + n <= *next_stmt; n++) {
-            if (!row_case(poly, &poly->stmts[i + n - 1]))
-                break;
-            isl_set *u = stride_free_union(poly, i, n);
-            if (u) {
-                isl_set_free(best_dom);
-                best_dom = u;
-                best = n;
-            }
-        }
+        int best = longest_run(poly, i, *next_stmt, row_case, &best_dom);
         if (!best)
             continue;
         pm_poly_stmt m = poly->stmts[i];

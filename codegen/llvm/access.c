@@ -3,8 +3,8 @@
  * Element (i0, i1, ...) of a storage lives at base + sum(i_d * stride_d), with
  * i_d = floor((coord_d - lb_d) / step_d); a scalar address of a step-1 innermost index is
  * built as a row origin (base + the outer terms - lb * stride) plus coord * stride, so
- * loops along that dimension need no strength reduction (runtime/jit_engine.c). Reads whose points poly.c proved inside the
- * callee's box use the index as is; every other read (data-dependent indices, or reads
+ * loops along that dimension need no strength reduction (runtime/jit_engine.c).
+ * Reads whose points poly.c proved inside the callee's box use the index as is; every other read (data-dependent indices, or reads
  * under a select or run-time condition that validation could not see) clamps each index
  * to [0, extent_d - 1]: it never leaves the buffer, and where the value is really used
  * the index was in range anyway, so clamping changes no result.
