@@ -148,10 +148,12 @@ static void native_init(void)
     /* Loop strength reduction runs in pm_engine_optimize, on the functions it pays for,
      * not in the machine-code step: there it was 44% of that step's time on pyramid
      * blending's module (llc -time-passes) and the vector loops' addresses (row origins,
-     * access.c) need none of it. LLVM's options are the process's: another LLVM 19
-     * user in this process sees this one too (docs/jit.md). */
-    const char *argv[] = {"polymage", "-disable-lsr"};
-    LLVMParseCommandLineOptions(2, argv, NULL);
+     * access.c) need none of it. The post-RA list scheduler was 20% of the machine-code
+     * step on Harris's module; the kernels ran as fast without it on all seven apps (the
+     * cores reorder; the machine scheduler before allocation stays). LLVM's options are
+     * the process's: another LLVM 19 user in this process sees these too (docs/jit.md). */
+    const char *argv[] = {"polymage", "-disable-lsr", "-post-RA-scheduler=false"};
+    LLVMParseCommandLineOptions(3, argv, NULL);
 }
 
 /* PM_OPT_TUNED (-1) or 0..3; anything else is brought into that range. */
@@ -173,18 +175,33 @@ static LLVMCodeGenOptLevel codegen_level(int opt_level)
     }
 }
 
-/* The IR passes of a level. The tuned pipeline is LLVM's default<O1>: the IR comes
- * vectorized already, and on all seven apps (pm_sweep, 2 threads, 10 rounds) O1's
- * kernels ran as fast as O2's and O3's, within the interquartile ranges, while
- * compiling 20-50% faster (camera pipe 412 against 800 ms, pyramid blend 1383 against
- * 1934): O3's loop unswitching and vectorizers only multiplied the boundary code the
- * machine-code step then pays for. A hand-picked function pass list (SROA, early CSE,
- * InstCombine, LICM, GVN, DSE, SimplifyCFG) compiled faster still but lost 6-8% on
- * unsharp mask and camera pipe. */
+/* The IR passes of a level. The IR comes vectorized already, so the tuned pipeline is
+ * LLVM's default<O1> cut down to the function passes that made a difference: CFG
+ * simplification, SROA, early CSE over memory SSA (bilateral grid's trilinear
+ * interpolation loads each corner once: 11.3 against 14.4 ms without it), two rounds of
+ * InstCombine, LICM around loop rotation, induction-variable simplification and loop
+ * deletion, aggressive dead-code elimination. O1's module passes (IPSCCP, the inliner:
+ * nothing here is inlinable; the stage bodies are noinline), its loop idiom, load
+ * elimination, SCCP, bit-tracking DCE, vector combining and its five further InstCombine
+ * rounds changed no kernel's speed: on all seven apps (pm_sweep, 2 threads, 10 rounds)
+ * the kernels ran as fast as O1's and O3's, within the interquartile ranges, and the
+ * passes took 45-55% less time than O1's (unsharp mask 16 -> 7 ms, local Laplacian 616
+ * -> 282, summed over the parts). O1 itself had replaced O3 for the same reason: O3's
+ * loop unswitching and vectorizers only multiplied the boundary code. */
+#define PM_INSTCOMBINE "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>"
+static const char tuned_pipeline[] =
+    "function(simplifycfg,sroa,early-cse<memssa>," PM_INSTCOMBINE ",simplifycfg,"
+    "loop-mssa(licm<no-allowspeculation>,loop-rotate,licm<allowspeculation>)," PM_INSTCOMBINE
+    ",loop(indvars,loop-deletion),adce,simplifycfg)";
+#undef PM_INSTCOMBINE
+
 static void pipeline_text(int opt_level, char *buf, size_t size)
 {
     int level = clamp_level(opt_level);
-    snprintf(buf, size, "default<O%d>", level == PM_OPT_TUNED ? 1 : level);
+    if (level == PM_OPT_TUNED)
+        snprintf(buf, size, "%s", tuned_pipeline);
+    else
+        snprintf(buf, size, "default<O%d>", level);
 }
 
 static bool has_feature(const char *features, const char *name)
@@ -523,7 +540,7 @@ static LLVMErrorRef strength_reduce(LLVMModuleRef module, LLVMTargetMachineRef t
 pm_status pm_engine_optimize(LLVMModuleRef module, LLVMTargetMachineRef tm, int opt_level,
                              pm_error *err)
 {
-    char passes[32];
+    char passes[sizeof tuned_pipeline];
     pipeline_text(opt_level, passes, sizeof passes);
     LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
     /* The IR is explicitly vectorized already; LLVM's unroller only multiplies the tile
