@@ -43,14 +43,14 @@ static int cmp_double(const void *a, const void *b)
 }
 
 enum { MAX_ENV = 4 };
-static char env_name[MAX_ENV][64], env_value[MAX_ENV][256];
+static char env_name[MAX_ENV][64], env_value[MAX_ENV][2048];
 static int nenv;
 static int variant_cthreads; /* cthreads=N of the variant being parsed; 0 = default */
 
 /* Parses one variant into o (and its environment into env_*); false on a bad one. */
 static bool parse_variant(const char *spec, pm_compile_options *o)
 {
-    char buf[256];
+    char buf[2400];
     snprintf(buf, sizeof buf, "%s", spec);
     for (char *tok = strtok(buf, "+"); tok; tok = strtok(NULL, "+")) {
         char *eq = strchr(tok, '=');

@@ -31,10 +31,11 @@ static void print_compile_parts(const BenchReport &r) {
     if (!any) return;
     printf("\nCompile time by phase (ms; IR instructions before -> after LLVM's "
            "passes; with the module in parts compiled at once, passes and machine are\n"
-           "the parts' sums and llvm the wall time of both):\n");
-    printf("%-16s %-21s %3s %10s %9s %9s %7s %9s %9s %9s %5s %6s %6s %17s\n", "app", "variant",
-           "thr", "compile", "isl sched", "isl ast", "ir", "passes", "machine", "llvm", "parts",
-           "link", "other", "IR before->after");
+           "the parts' sums and llvm the wall time of both; each side's compile is its "
+           "process's second, as a server's: warm-up = PolyMage-JIT's first, a 3x3 mean):\n");
+    printf("%-16s %-21s %3s %10s %9s %9s %7s %9s %9s %9s %5s %6s %6s %17s %8s\n", "app",
+           "variant", "thr", "compile", "isl sched", "isl ast", "ir", "passes", "machine", "llvm",
+           "parts", "link", "other", "IR before->after", "warm-up");
     for (const BenchRow &w : r.rows) {
         if (w.jit_ms > 0) /* Halide: its compile_jit with the runtime warm, no schedule */
             printf("%-16s %-21s %3d %10.1f  (compile_jit alone, JIT runtime built before)\n",
@@ -42,9 +43,9 @@ static void print_compile_parts(const BenchReport &r) {
         if ((int)w.compile_parts.size() != kNumCompileParts) continue;
         const std::vector<double> &c = w.compile_parts;
         printf("%-16s %-21s %3d %10.1f %9.1f %9.1f %7.1f %9.1f %9.1f %9.1f %5.0f %6.1f %6.1f "
-               "%8.0f->%-8.0f\n",
+               "%8.0f->%-8.0f %8.1f\n",
                w.app.c_str(), w.variant.c_str(), w.threads, w.compile_ms, c[0], c[1], c[2], c[3],
-               c[4], c[9], c[10], c[5], c[6], c[7], c[8]);
+               c[4], c[9], c[10], c[5], c[6], c[7], c[8], w.warmup_ms);
     }
 }
 
@@ -139,7 +140,7 @@ static std::string json_num(double v) {
 static std::string compile_parts_json(const BenchRow &w) {
     if (w.jit_ms > 0) return ", \"jit_ms\": " + json_num(w.jit_ms);
     if ((int)w.compile_parts.size() != kNumCompileParts) return "";
-    std::string s = ", \"compile_parts\": {";
+    std::string s = ", \"warmup_compile_ms\": " + json_num(w.warmup_ms) + ", \"compile_parts\": {";
     for (int i = 0; i < kNumCompileParts; i++)
         s += std::string(i ? ", " : "") + json_str(kCompileParts[i]) + ": " +
              json_num(w.compile_parts[i]);

@@ -15,6 +15,7 @@ struct BenchRow {
     double sched_ms = 0;   /* autoschedule (Halide) or 0 */
     double compile_ms = 0; /* everything before the first run, schedule included */
     double jit_ms = 0;     /* Halide: compile_jit alone, its JIT runtime built already */
+    double warmup_ms = 0;  /* PolyMage-JIT: the untimed warm-up compile before compile_ms */
     double median_ms = 0, min_ms = 0;
     double q1_ms = 0, q3_ms = 0; /* first and third quartiles: IQR = q3 - q1 */
     int runs = 0;
