@@ -508,6 +508,79 @@ static void check_short_rows(void)
     }
 }
 
+/* The shapes of a vector loop (codegen/llvm/vector.c): a body of many reads runs its
+ * last, overlapping vector through the loop's own body (one copy: the start of each
+ * vector is a select, "vat"); a body of few reads, or one whose lanes follow the
+ * start's parity (in(x, y / 2)), keeps a tail of its own ("vtail"). All equal the
+ * interpreter at row lengths around the vector width (1, 2, 15, 16, 17, 31, 32, 33, 50)
+ * and one or three rows. Level 0 keeps the IR's names for the structural checks. */
+static void check_vector_tails(void)
+{
+    static const pm_sample_app app = {.name = "tails", .fill_input = fill_any};
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *N = pm_param(ctx, PM_I32, "N"), *C = pm_param(ctx, PM_I32, "C");
+    pm_func *in = pm_image(ctx, "in", PM_F32, N, C);
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1);
+    pm_interval *wide = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -11), 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1);
+    pm_interval *twice = pm_interval_new(pm_int(ctx, 0), pm_addi(pm_muli(C, 2), -1), 1);
+    pm_func *many = pm_func_new(ctx, "many", PM_F32, 2, pm_exprs(x, y), pm_intervals(rows, wide));
+    pm_expr *sum = pm_call(in, x, y);
+    for (int k = 1; k <= 10; k++)
+        sum = pm_add(sum, pm_mulf(pm_call(in, x, pm_addi(y, k)), k + 1));
+    pm_func_define_expr(many, sum);
+    pm_func *few = pm_func_new(ctx, "few", PM_F32, 2, pm_exprs(x, y), pm_intervals(rows, cols));
+    pm_func_define_expr(few, pm_addf(pm_mulf(pm_call(in, x, y), 2), 1));
+    pm_func *up = pm_func_new(ctx, "up", PM_F32, 2, pm_exprs(x, y), pm_intervals(rows, twice));
+    pm_expr *taps = pm_call(in, x, pm_divi(y, 2));
+    for (int k = 1; k <= 10; k++) /* many reads, yet the lanes pair by the start's parity */
+        taps = pm_add(taps, pm_mulf(pm_call(in, x, pm_divi(y, 2)), k));
+    pm_func_define_expr(up, taps);
+    pm_pipeline *p = NULL;
+    pm_func *outs[3] = {many, few, up};
+    if (!CHECK(pm_pipeline_new(ctx, "tails", 2, pm_exprs(N, C), 1, &in, 3, outs, &p) == PM_OK)) {
+        fprintf(stderr, "  tails: %s\n", pm_ctx_errmsg(ctx));
+        pm_ctx_free(ctx);
+        return;
+    }
+    for (int level = 0; level <= 1; level++) {
+        pm_compile_options o = pm_compile_options_default();
+        o.vector_width = 16;
+        o.keep = "llvm";
+        o.opt_level = level == 0 ? 0 : PM_OPT_TUNED;
+        pm_value est[2] = {PM_I(64), PM_I(64)};
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+        if (!CHECK(k != NULL)) {
+            fprintf(stderr, "  tails: %s\n", err.message);
+            continue;
+        }
+        const char *ir = pm_kernel_dump(k, "llvm");
+        if (level == 0) {
+            /* one select of the start (many) and two tails of their own (few, up) */
+            int vat = 0, vtail = 0;
+            for (const char *q = ir; q && (q = strstr(q, "%vat = ")) != NULL; q++)
+                vat++;
+            for (const char *q = ir; q && (q = strstr(q, "\nvtail")) != NULL; q++)
+                vtail++;
+            if (!CHECK(vat > 0 && vtail == 2))
+                fprintf(stderr, "  tails: %d uses of vat, %d tails (want some, 2)\n", vat, vtail);
+        }
+        static const int64_t lens[] = {11, 12, 16, 25, 26, 27, 31, 32, 33, 42, 43, 60};
+        for (int r = 1; r <= 3; r += 2)
+            for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+                pm_value params[2] = {PM_I(r), PM_I(lens[i])};
+                double d = differential(p, k, &app, params);
+                if (!CHECK(d == 0))
+                    fprintf(stderr, "  tails level %d N=%d C=%lld: max|diff| %g\n", level, r,
+                            (long long)lens[i], d);
+            }
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+}
+
 /* A reduction whose affine written index leaves the function's box for some updates
  * (sums(r - 3, c) over r in [0, N + 2]: the first three and last three rows of r skip)
  * keeps that dimension's run-time check, while the proven one (c) drops it (poly.c);
@@ -811,6 +884,7 @@ static void check_structure(void)
     check_row_cases(3, false);
     check_row_cases(2, true);
     check_short_rows();
+    check_vector_tails();
     check_narrow_gather(PM_U8);
     check_narrow_gather(PM_U16);
     check_transpose();
