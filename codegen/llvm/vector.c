@@ -16,10 +16,11 @@
  *             body for lanes k..k+W-1, k = min(i, last - W + 1)   -- the last overlaps
  *     else
  *         for (i = init; cond(i); i++) scalar body   -- short loops (and the fallback)
- * one vector body where a loop and a tail had two (one_body_loop), unless a statement's
- * lanes follow a pattern set by the start's parity (upsampling, cases merged by residue:
- * the moved last vector would make it vary), which keep the vector loop and a tail of
- * their own (loop_and_tail).
+ * one vector body where a loop and a tail had two (one_body_loop), for bodies of
+ * ONE_BODY_MIN_READS reads or more; bodies of fewer reads (memory-bound: the select on
+ * every address cost them) and those whose lanes follow a pattern set by the start's
+ * parity (upsampling, cases merged by residue: the moved last vector would make it vary)
+ * keep the vector loop and a tail of their own (loop_and_tail).
  * A loop whose start and bound are constants stays scalar below 4 points, and with
  * 4..W-1 points runs two
  * overlapping vectors of w lanes (the widest power of two that fits), the first at the
