@@ -512,8 +512,9 @@ static void check_short_rows(void)
  * last, overlapping vector through the loop's own body (one copy: the start of each
  * vector is a select, "vat"); a body of few reads, or one whose lanes follow the
  * start's parity (in(x, y / 2)), keeps a tail of its own ("vtail"). All equal the
- * interpreter at row lengths around the vector width (1, 2, 15, 16, 17, 31, 32, 33, 50)
- * and one or three rows. Level 0 keeps the IR's names for the structural checks. */
+ * interpreter at row lengths around the vector width (1, 2, 6, 15, 16, 17, 21-23, 32,
+ * 33, 50), one or three rows, 1 and 2 threads. Level 0 keeps the IR's names for the
+ * structural checks. */
 static void check_vector_tails(void)
 {
     static const pm_sample_app app = {.name = "tails", .fill_input = fill_any};
@@ -544,8 +545,10 @@ static void check_vector_tails(void)
         pm_ctx_free(ctx);
         return;
     }
-    for (int level = 0; level <= 1; level++) {
+    for (int run = 0; run < 4; run++) {
+        int level = run % 2, threads = 1 + run / 2;
         pm_compile_options o = pm_compile_options_default();
+        o.threads = threads;
         o.vector_width = 16;
         o.keep = "llvm";
         o.opt_level = level == 0 ? 0 : PM_OPT_TUNED;
@@ -573,8 +576,8 @@ static void check_vector_tails(void)
                 pm_value params[2] = {PM_I(r), PM_I(lens[i])};
                 double d = differential(p, k, &app, params);
                 if (!CHECK(d == 0))
-                    fprintf(stderr, "  tails level %d N=%d C=%lld: max|diff| %g\n", level, r,
-                            (long long)lens[i], d);
+                    fprintf(stderr, "  tails level %d, %d threads, N=%d C=%lld: max|diff| %g\n",
+                            level, threads, r, (long long)lens[i], d);
             }
         pm_kernel_free(k);
     }
