@@ -31,6 +31,15 @@
  * (bench/pm_sweep): 64 x 512 tiles (its choice with this cost) took 0.93x the time of
  * the 128 x 256 chosen without; no other app's tiles change. */
 #define PM_STREAM_ROW_COST 32.0
+/* Strips of whole long rows may use this many times the scratch budget (the budget is
+ * half the L2, so 7/8 of it): the model undercounts what short row segments cost the
+ * groups that gather from or stream full buffers. At the paper sizes, 2 threads
+ * (bench/pm_sweep, 11 interleaved rounds, twice): local Laplacian's 24-stage group in
+ * 32 x 1536 strips (553 KB) instead of 64 x 512 tiles took 0.85x the time, interpolate's
+ * 27-stage group in 16 x 1536 strips (907 KB) instead of 8 x 1536 0.92-0.94x; camera pipe's
+ * 24-stage group in 16 x 2528 strips (954 KB, over this budget) instead of its 32 x 512
+ * tiles took 1.06x. */
+#define PM_STRIP_BUDGET 1.75
 
 /* ---- the model: interval propagation at the estimates ---------------------------------- */
 
@@ -321,7 +330,10 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
             double scratch = out->scratch;
             model_eval(&in, tile, true, out);
             out->scratch = scratch;
-            bool fits = scratch <= (double)plan->o.cache_bytes;
+            bool strip = gr->ntiled == 2 && in.row_points >= 1024 &&
+                         (double)tile[1] >= in.row_points;
+            double budget = (double)plan->o.cache_bytes * (strip ? PM_STRIP_BUDGET : 1.0);
+            bool fits = scratch <= budget;
             /* strips that fit only in row blocks: no taller than PM_BLOCK_MAX_ROWS */
             if (fits && block_rows_for(&in, tile) > 0 && tile[0] > PM_BLOCK_MAX_ROWS &&
                 plan->o.tile_size[0] <= 0) {
@@ -336,7 +348,9 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
             if (out->redundancy > threshold || (!user && !fits))
                 continue;
             /* parallel first, then the least estimated time */
-            bool better = !found || (par && !best_par) || (par == best_par && out->time < best);
+            bool better = !found || (par && !best_par) || (par == best_par && out->time < best) ||
+                          (par == best_par && out->time == best &&
+                           out->scratch < best_out->scratch);
             if (better) {
                 found = true;
                 best = out->time;
