@@ -32,14 +32,19 @@
  * the 128 x 256 chosen without; no other app's tiles change. */
 #define PM_STREAM_ROW_COST 32.0
 /* Strips of whole long rows may use this many times the scratch budget (the budget is
- * half the L2, so 7/8 of it): the model undercounts what short row segments cost the
- * groups that gather from or stream full buffers. At the paper sizes, 2 threads
- * (bench/pm_sweep, 11 interleaved rounds, twice): local Laplacian's 24-stage group in
- * 32 x 1536 strips (553 KB) instead of 64 x 512 tiles took 0.85x the time, interpolate's
- * 27-stage group in 16 x 1536 strips (907 KB) instead of 8 x 1536 0.92-0.94x; camera pipe's
- * 24-stage group in 16 x 2528 strips (954 KB, over this budget) instead of its 32 x 512
- * tiles took 1.06x. */
-#define PM_STRIP_BUDGET 1.75
+ * half the L2, so four L2s): a strip's stages stream their rows in order, whole rows the
+ * prefetchers run along, so what does not fit the L2 comes from the L3 at little cost,
+ * while tiles of short rows pay per row (the coarse levels of a pyramid in a 128-point
+ * tile are rows of 8 to 64 points, mostly halo); among the strips that fit, the model's
+ * time decides. At the paper sizes (bench/pm_sweep, 11 interleaved rounds, twice, 1 and
+ * 2 threads): pyramid blending's 27-stage group in 16 x 2048 strips (2.4 MB) took
+ * 0.79-0.81x the time of its 32 x 128 tiles (half an L2), interpolate's (29 stages,
+ * 64 x 1536, 3.5 MB) 0.96x that of 16 x 1536 (7/8 of an L2) at 1 thread and 0.98-1.01x at
+ * 2, camera pipe's (64 x 2528, 3.6 MB) 0.98-0.99x that of 32 x 512 tiles, local
+ * Laplacian's (28 stages, 128 x 1536, 3.7 MB) 1.01x that of 32 x 1536 (7/8 of an L2; 0.90x
+ * that of 64 x 512 tiles in half an L2); at eight L2s camera pipe's 128 x 2528 strips
+ * (7.2 MB) took 1.06x. */
+#define PM_STRIP_BUDGET 8.0
 
 /* ---- the model: interval propagation at the estimates ---------------------------------- */
 
