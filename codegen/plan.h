@@ -65,7 +65,7 @@ typedef struct pm_plan_options {
     double overlap_threshold;     /* max redundancy of a fused group                       */
     int group_limit;              /* max members of a group                                */
     double inline_limit;          /* max work factor inlining may give a consumer          */
-    int64_t cache_bytes;          /* scratch budget per tile (a fraction of L2)            */
+    int64_t cache_bytes;          /* scratch budget per tile (half the L2; tile.c: strips) */
     int threads;
     int vector_width;
     const pm_value *estimates;    /* one per pipeline parameter, or NULL                   */

@@ -10,12 +10,15 @@
  *    intervals per member and dimension, per side), giving each member's footprint, the
  *    redundant computation (extra work of all tiles over the work of the stages, costs
  *    weighted) and the scratchpad bytes per tile (rows padded to the vector width). It
- *    keeps, among the candidates whose scratch fits the cache budget, one that gives
- *    every thread at least two tiles when the image allows and then the least estimated
- *    time (per row of every member: its vector steps times its cost plus a start-up
- *    cost, and a streaming cost for rows to or from memory: the live-out's, and those of
- *    members that read only outside the group; per tile: a call per member), and fails
- *    when no candidate keeps the redundancy under the overlap threshold.
+ *    keeps, among the candidates whose scratch fits the cache budget (half the L2; a
+ *    strip of whole rows four L2s, PM_STRIP_BUDGET in tile.c), one that gives every
+ *    thread at least two tiles when the image allows and then the least estimated time
+ *    (per row of every member: its vector steps times its cost plus a start-up cost, and
+ *    a streaming cost for rows to or from memory: the live-out's, and those of members
+ *    that read only outside the group; per tile: a call per member), at equal times the
+ *    smaller scratch, and fails when no candidate keeps the redundancy under the overlap
+ *    threshold. Row blocks (schedule.c) that no producer reaches past become strips of a
+ *    block's rows (the same loops, a cheaper AST).
  *  - pm_tile_footprints derives, with isl, each member's exact footprint per tile: tile
  *    T of the live-out is { x : t_j*T_j <= x_dj <= t_j*T_j + t_j - 1 } inside its
  *    domain; a producer's footprint is the image of its consumers' footprints (their
