@@ -189,14 +189,18 @@ static bool reads_defined(const pm_poly *poly, int c, int fs)
     const pm_poly_storage *fstore = pm_poly_storage_of(poly, fst->func);
     isl_set *cover = NULL;
     for (int k = 0; k < fst->nstmts; k++) {
-        const pm_poly_stmt *def = &poly->stmts[fst->first_stmt + k];
-        if (def->nresidual > 0 || !def->domain || def->kind != PM_STMT_CASE) {
-            isl_set_free(cover);
-            return false;
+        const pm_poly_stmt *stmt = &poly->stmts[fst->first_stmt + k];
+        /* a merged statement covers the box; its parts, what the cases define */
+        for (int p = 0; p < (stmt->nparts ? stmt->nparts : 1); p++) {
+            const pm_poly_stmt *def = stmt->nparts ? &stmt->parts[p] : stmt;
+            if (def->nresidual > 0 || !def->domain || def->kind != PM_STMT_CASE) {
+                isl_set_free(cover);
+                return false;
+            }
+            isl_set *d = isl_set_copy(def->domain);
+            d = isl_set_set_tuple_id(d, isl_set_get_tuple_id(fstore->box));
+            cover = cover ? isl_set_union(cover, d) : d;
         }
-        isl_set *d = isl_set_copy(def->domain);
-        d = isl_set_set_tuple_id(d, isl_set_get_tuple_id(fstore->box));
-        cover = cover ? isl_set_union(cover, d) : d;
     }
     if (!cover)
         return false;
@@ -231,6 +235,32 @@ static bool reads_defined(const pm_poly *poly, int c, int fs)
  * cases evaluates all of them at every point read, and those reads need no clamp there
  * (lPyramid's even and odd up-sampling reads of Ux, all but the last column's of an odd
  * width). Out of memory only loses proofs (reads then clamp). */
+static void record_stmt_inside_calls(pm_plan *plan, const pm_poly_storage *own,
+                                     const pm_poly_stmt *sm)
+{
+    const pm_poly *poly = plan->poly;
+    isl_set *box = isl_set_set_tuple_id(isl_set_copy(own->box),
+                                        isl_set_get_tuple_id(sm->domain));
+    for (int a = 0; a < sm->naccesses; a++) {
+        const pm_poly_access *acc = &sm->accesses[a];
+        const pm_poly_storage *cs = pm_poly_storage_of(poly, acc->callee);
+        if (!acc->rel || !cs)
+            continue;
+        isl_set *read = isl_set_apply(isl_set_copy(box), isl_map_copy(acc->rel));
+        bool inside = isl_set_is_subset(read, cs->box) == isl_bool_true;
+        isl_set_free(read);
+        const pm_expr **grown = inside ? realloc(plan->inside_calls,
+                                                 (size_t)(plan->ninside_calls + 1) *
+                                                     sizeof *grown)
+                                       : NULL;
+        if (grown) {
+            plan->inside_calls = grown;
+            plan->inside_calls[plan->ninside_calls++] = acc->call;
+        }
+    }
+    isl_set_free(box);
+}
+
 static void record_inside_calls(pm_plan *plan, int s)
 {
     const pm_poly *poly = plan->poly;
@@ -238,26 +268,12 @@ static void record_inside_calls(pm_plan *plan, int s)
     const pm_poly_storage *own = pm_poly_storage_of(poly, st->func);
     for (int k = 0; own && k < st->nstmts; k++) {
         const pm_poly_stmt *sm = &poly->stmts[st->first_stmt + k];
-        isl_set *box = isl_set_set_tuple_id(isl_set_copy(own->box),
-                                            isl_set_get_tuple_id(sm->domain));
-        for (int a = 0; a < sm->naccesses; a++) {
-            const pm_poly_access *acc = &sm->accesses[a];
-            const pm_poly_storage *cs = pm_poly_storage_of(poly, acc->callee);
-            if (!acc->rel || !cs)
-                continue;
-            isl_set *read = isl_set_apply(isl_set_copy(box), isl_map_copy(acc->rel));
-            bool inside = isl_set_is_subset(read, cs->box) == isl_bool_true;
-            isl_set_free(read);
-            const pm_expr **grown = inside ? realloc(plan->inside_calls,
-                                                     (size_t)(plan->ninside_calls + 1) *
-                                                         sizeof *grown)
-                                           : NULL;
-            if (grown) {
-                plan->inside_calls = grown;
-                plan->inside_calls[plan->ninside_calls++] = acc->call;
-            }
-        }
-        isl_set_free(box);
+        /* a merged statement's records are restricted to their parts' points: the
+         * parts' own relations hold over the whole box */
+        for (int p = 0; p < sm->nparts; p++)
+            record_stmt_inside_calls(plan, own, &sm->parts[p]);
+        if (sm->nparts == 0)
+            record_stmt_inside_calls(plan, own, sm);
     }
 }
 

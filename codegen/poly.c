@@ -583,12 +583,30 @@ static __isl_give isl_set *stride_free_union(const pm_poly *poly, int first, int
     return stride_free_form(u);
 }
 
+static void bounds_clear(pm_poly_part_bounds *b)
+{
+    for (int i = 0; i < b->n; i++)
+        isl_aff_free(b->aff[i]);
+    free(b->aff);
+    free(b->kind);
+    memset(b, 0, sizeof *b);
+}
+
 static void stmt_clear(pm_poly_stmt *s)
 {
     isl_set_free(s->domain);
     for (int a = 0; a < s->naccesses; a++)
         isl_map_free(s->accesses[a].rel);
     free(s->accesses);
+    for (int p = 0; p < s->nparts; p++) {
+        stmt_clear(&s->parts[p]);
+        if (s->part_bounds)
+            bounds_clear(&s->part_bounds[p]);
+    }
+    free(s->parts);
+    free(s->part_bounds);
+    for (int d = 0; d < PM_MAX_DIMS; d++)
+        isl_id_free(s->row_id[d]);
     memset(s, 0, sizeof *s);
 }
 
@@ -1025,6 +1043,277 @@ static int split_pieces(pm_poly *poly, int i, int *next_stmt, int *cap)
     return k;
 }
 
+/* ---- a stage's cases as one statement ------------------------------------------------ */
+
+#define PARTS_MAX 16
+
+/* Statement s may be a part of a merged statement: a case without run-time conditions
+ * that reads no value of its own function (so the order of a row's points is free), on
+ * one convex piece with no stride or residue along the innermost dimension (so each
+ * row holds one interval of it). */
+static bool part_ok(const pm_poly *poly, const pm_poly_stmt *s)
+{
+    const pm_func *f = poly->stages[s->stage].func;
+    if (s->kind != PM_STMT_CASE || s->nresidual > 0 || s->ndims < 1 || !s->domain)
+        return false;
+    for (int a = 0; a < s->naccesses; a++)
+        if (s->accesses[a].callee == f)
+            return false;
+    return isl_set_n_basic_set(s->domain) == 1 && !strided_inner(s->domain, s->ndims);
+}
+
+/* dom (taken) with m's outer dimensions as the parameters m->row_id, no tuple: a set of
+ * the innermost coordinate alone. */
+static __isl_give isl_set *rows_as_params(const pm_poly_stmt *m, __isl_take isl_set *dom)
+{
+    int outer = m->ndims - 1;
+    for (int d = 0; d < outer; d++)
+        dom = isl_set_set_dim_id(dom, isl_dim_set, (unsigned)d, isl_id_copy(m->row_id[d]));
+    dom = isl_set_reset_tuple_id(dom);
+    isl_size np = isl_set_dim(dom, isl_dim_param);
+    return np < 0 ? isl_set_free(dom)
+                  : isl_set_move_dims(dom, isl_dim_param, (unsigned)np, isl_dim_set, 0,
+                                      (unsigned)outer);
+}
+
+typedef struct bounds_walk {
+    pm_poly_part_bounds *b;
+    int cap;
+    bool ok;
+    isl_aff_list *known;     /* conditions every row of the merged statement meets */
+} bounds_walk;
+
+/* Is the row condition aff >= 0 (or == 0) one of w->known, so always met? A plain
+ * comparison (isl_set_gist_params per part cost local Laplacian 30 ms). */
+static bool known_row(const bounds_walk *w, __isl_keep isl_aff *aff, bool eq)
+{
+    isl_size n = isl_aff_list_size(w->known);
+    for (int i = 0; !eq && i < n; i++) {
+        isl_aff *k = isl_aff_list_get_at(w->known, i);
+        isl_bool same = isl_aff_plain_is_equal(k, aff);
+        isl_aff_free(k);
+        if (same == isl_bool_true)
+            return true;
+    }
+    return false;
+}
+
+static isl_stat add_known(__isl_take isl_constraint *c, void *user)
+{
+    isl_aff_list **list = user;
+    bool eq = isl_constraint_is_equality(c) == isl_bool_true;
+    isl_aff *aff = isl_constraint_get_aff(c);
+    isl_constraint_free(c);
+    if (eq) /* e == 0: both e >= 0 and -e >= 0 */
+        *list = isl_aff_list_add(*list, isl_aff_neg(isl_aff_copy(aff)));
+    *list = isl_aff_list_add(*list, aff);
+    return *list ? isl_stat_ok : isl_stat_error;
+}
+
+/* The conditions of rows' constraints (a parameter set of one convex piece), as affine
+ * expressions that are >= 0; an empty list when rows has several pieces. */
+static __isl_give isl_aff_list *known_rows(__isl_keep isl_set *rows)
+{
+    isl_aff_list *list = isl_aff_list_alloc(isl_set_get_ctx(rows), 8);
+    isl_basic_set_list *bl = isl_set_get_basic_set_list(rows);
+    if (bl && isl_basic_set_list_n_basic_set(bl) == 1) {
+        isl_basic_set *bs = isl_basic_set_list_get_basic_set(bl, 0);
+        if (isl_basic_set_foreach_constraint(bs, add_known, &list) != isl_stat_ok)
+            list = isl_aff_list_clear(list);
+        isl_basic_set_free(bs);
+    }
+    isl_basic_set_list_free(bl);
+    return list;
+}
+
+static void bounds_add(bounds_walk *w, __isl_take isl_aff *aff, int kind)
+{
+    pm_poly_part_bounds *b = w->b;
+    if (w->ok && b->n == w->cap) {
+        w->cap = w->cap ? 2 * w->cap : 8;
+        isl_aff **a = realloc(b->aff, (size_t)w->cap * sizeof *a);
+        b->aff = a ? a : b->aff;
+        int *k = a ? realloc(b->kind, (size_t)w->cap * sizeof *k) : NULL;
+        b->kind = k ? k : b->kind;
+        w->ok = a && k;
+    }
+    /* the innermost coordinate (coefficient 0 here) leaves the expression's space */
+    if (aff && isl_aff_dim(aff, isl_dim_in) > 0)
+        aff = isl_aff_project_domain_on_params(aff);
+    w->ok = w->ok && aff;
+    if (!w->ok) {
+        isl_aff_free(aff);
+        return;
+    }
+    b->aff[b->n] = aff;
+    b->kind[b->n++] = kind;
+}
+
+static isl_stat bound_of_constraint(__isl_take isl_constraint *c, void *user)
+{
+    bounds_walk *w = user;
+    isl_val *k = isl_constraint_get_coefficient_val(c, isl_dim_set, 0);
+    bool eq = isl_constraint_is_equality(c) == isl_bool_true;
+    if (!k) {
+        w->ok = false;
+    } else if (isl_val_is_zero(k) == isl_bool_true) {
+        isl_aff *row = isl_aff_project_domain_on_params(isl_constraint_get_aff(c));
+        if (row && known_row(w, row, eq))
+            isl_aff_free(row);
+        else
+            bounds_add(w, row, eq ? PM_BOUND_ROW_EQ : PM_BOUND_ROW_GE);
+    } else {
+        bool lower = eq || isl_val_is_pos(k) == isl_bool_true;
+        bool upper = eq || !lower;
+        isl_aff *bound = isl_constraint_get_bound(c, isl_dim_set, 0);
+        if (lower)
+            bounds_add(w, isl_aff_ceil(isl_aff_copy(bound)), PM_BOUND_LOWER);
+        if (upper)
+            bounds_add(w, isl_aff_floor(isl_aff_copy(bound)), PM_BOUND_UPPER);
+        isl_aff_free(bound);
+    }
+    isl_val_free(k);
+    isl_constraint_free(c);
+    return w->ok ? isl_stat_ok : isl_stat_error;
+}
+
+/* The bounds of a part (one convex piece, its outer dimensions as parameters: a set of
+ * the innermost coordinate alone) read off its constraints, those on the row that the
+ * merged statement's own rows (`known`) state left out, without isl's parametric
+ * optimum (a dim_min and dim_max per part cost local Laplacian 480 ms, the AST
+ * expressions of the bounds 30 ms). False when the part has an existential isl cannot
+ * express, no lower or no upper bound, or isl failed. */
+static bool part_bounds(__isl_keep isl_aff_list *known, __isl_take isl_set *part,
+                        pm_poly_part_bounds *b)
+{
+    isl_basic_set_list *list = part ? isl_set_get_basic_set_list(part) : NULL;
+    isl_set_free(part);
+    isl_basic_set *bs = list && isl_basic_set_list_n_basic_set(list) == 1
+                            ? isl_basic_set_list_get_basic_set(list, 0)
+                            : NULL;
+    isl_basic_set_list_free(list);
+    isl_local_space *ls = bs ? isl_basic_set_get_local_space(bs) : NULL;
+    bool ok = ls != NULL;
+    isl_size ndiv = ls ? isl_local_space_dim(ls, isl_dim_div) : 0;
+    for (int i = 0; ok && i < ndiv; i++) {
+        isl_aff *d = isl_local_space_get_div(ls, i);
+        ok = d && isl_aff_is_nan(d) == isl_bool_false;
+        isl_aff_free(d);
+    }
+    isl_local_space_free(ls);
+    bounds_walk w = {.b = b, .ok = ok, .known = known};
+    if (ok)
+        ok = isl_basic_set_foreach_constraint(bs, bound_of_constraint, &w) == isl_stat_ok && w.ok;
+    isl_basic_set_free(bs);
+    bool lower = false, upper = false;
+    for (int i = 0; i < b->n; i++) {
+        lower = lower || b->kind[i] == PM_BOUND_LOWER;
+        upper = upper || b->kind[i] == PM_BOUND_UPPER;
+    }
+    return ok && lower && upper;
+}
+
+/* m's access records: one per call of its parts, proven in bounds when every part that
+ * makes it proved it; its relation restricted to the part's points when one part makes
+ * the call, else as the parts have it, over the whole space (pieces of one case: their
+ * union would cost a coalescing per call). False when out of memory. */
+static bool parts_accesses(pm_poly_stmt *m)
+{
+    int total = 0;
+    for (int p = 0; p < m->nparts; p++)
+        total += m->parts[p].naccesses;
+    m->accesses = calloc(total ? (size_t)total : 1, sizeof *m->accesses);
+    int *by = calloc(total ? (size_t)total : 1, sizeof *by); /* the part, or -1 for several */
+    bool ok = m->accesses && by;
+    for (int p = 0; p < m->nparts && ok; p++) {
+        const pm_poly_stmt *s = &m->parts[p];
+        for (int a = 0; a < s->naccesses; a++) {
+            const pm_poly_access *acc = &s->accesses[a];
+            int j = 0;
+            while (j < m->naccesses && m->accesses[j].call != acc->call)
+                j++;
+            if (j == m->naccesses) {
+                m->accesses[m->naccesses++] = *acc;
+                by[j] = p;
+            } else {
+                m->accesses[j].in_bounds = m->accesses[j].in_bounds && acc->in_bounds;
+                by[j] = -1;
+            }
+        }
+    }
+    for (int j = 0; j < m->naccesses; j++) { /* the parts' relations, copied */
+        pm_poly_access *acc = &m->accesses[j];
+        bool affine = acc->rel != NULL;
+        isl_map *r = ok ? isl_map_copy(acc->rel) : NULL;
+        if (r && by[j] >= 0)
+            r = isl_map_intersect_domain(r, isl_set_copy(m->parts[by[j]].domain));
+        acc->rel = r ? isl_map_set_tuple_name(r, isl_dim_in, m->name) : NULL;
+        ok = ok && (acc->rel || !affine);
+    }
+    free(by);
+    return ok;
+}
+
+static int row_marker[PM_MAX_DIMS]; /* the row ids' user pointers: not a pm_expr */
+
+/* The statements of stage st, when they are two or more cases that part_ok takes (a
+ * body and the border pieces of its frame, the cases of an up-sampling and its edges),
+ * become the parts of one statement over the function's box (poly.h). isl builds
+ * loops for one statement instead of one per piece: its AST costs 2-6 ms per statement
+ * in a tiled group, and interpolate's and local Laplacian's frames of zeros were a
+ * body and four border pieces per stage (interpolate's compile 738 -> 423 ms, local
+ * Laplacian's 1328 -> 773, their AST 430 -> 95 and 595 -> 81 ms; run 1-3% slower at
+ * one thread: a row runs a loop per part). The LLVM phase splits each row's loop at
+ * the parts' intervals (llvm/vector.c, pm_llvm_parts_for). Left as they are when a
+ * part's bounds cannot be read off its constraints (part_bounds). */
+static void merge_parts(pm_poly *poly, pm_poly_stage *st, int *next_stmt)
+{
+    int first = st->first_stmt, n = *next_stmt - first;
+    if (n < 2 || n > PARTS_MAX)
+        return;
+    for (int i = 0; i < n; i++)
+        if (!part_ok(poly, &poly->stmts[first + i]))
+            return;
+    const pm_poly_stmt *head = &poly->stmts[first];
+    pm_poly_stmt m = {.stage = head->stage, .kind = PM_STMT_CASE,
+                      .case_index = head->case_index, .ncases = 1, .ndims = head->ndims,
+                      .vars = head->vars, .nparts = n};
+    snprintf(m.name, sizeof m.name, "%s", st->func->name);
+    /* the function's box, not the parts' union (its coalescing cost local Laplacian 25
+     * ms): a point no part holds computes nothing */
+    m.domain = var_domain(poly, &poly->storage[st->storage], m.name);
+    m.parts = malloc((size_t)n * sizeof *m.parts);
+    m.part_bounds = calloc((size_t)n, sizeof *m.part_bounds);
+    bool ok = m.domain && m.parts && m.part_bounds;
+    if (ok)
+        memcpy(m.parts, head, (size_t)n * sizeof *m.parts);
+    ok = ok && parts_accesses(&m);
+    for (int d = 0; ok && d < m.ndims - 1; d++)
+        ok = (m.row_id[d] = isl_id_alloc(poly->ctx, m.vars[d]->name, &row_marker[d])) != NULL;
+    isl_set *rows = ok ? isl_set_params(rows_as_params(&m, isl_set_copy(m.domain))) : NULL;
+    isl_aff_list *known = rows ? known_rows(rows) : NULL;
+    ok = ok && known;
+    for (int p = 0; p < n && ok; p++)
+        ok = part_bounds(known, rows_as_params(&m, isl_set_copy(m.parts[p].domain)),
+                         &m.part_bounds[p]);
+    isl_aff_list_free(known);
+    isl_set_free(rows);
+    if (!ok) { /* the parts stay the stage's statements */
+        int np = m.nparts;
+        m.nparts = 0;
+        for (int p = 0; m.part_bounds && p < np; p++)
+            bounds_clear(&m.part_bounds[p]);
+        stmt_clear(&m);
+        return;
+    }
+    stmt_dependences(poly, &m);
+    poly->stmts[first] = m;
+    memmove(&poly->stmts[first + 1], &poly->stmts[first + n],
+            (size_t)(*next_stmt - first - n) * sizeof *poly->stmts);
+    *next_stmt -= n - 1;
+    memset(&poly->stmts[*next_stmt], 0, (size_t)(n - 1) * sizeof *poly->stmts);
+}
+
 static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, int *cap, pm_error *err)
 {
     pm_poly_stage *st = &poly->stages[si];
@@ -1082,6 +1371,7 @@ static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, int *cap, pm
                                     f->name, poly->stmts[i].name);
             i += k - 1;
         }
+        merge_parts(poly, st, next_stmt);
     } else if (f->kind == PM_FUNC_REDUCTION) {
         if (!f->rindex || !f->rvalue)
             return pm_error_set(err, PM_ERR_INVALID, "%s: reduction has no definition",
@@ -1215,6 +1505,79 @@ static void print_isl(pm_str *out, char *text)
     free(text);
 }
 
+/* One statement of the "domains" dump, its lines indented by `in`; a merged
+ * statement's parts below it, each with its interval at a row. */
+static void print_stmt(pm_str *out, const pm_poly *poly, const pm_poly_stmt *s, const char *in)
+{
+    static const char *sk[] = {"case", "init", "update"};
+    pm_str_append(out, "%s%s %s: ", in, sk[s->kind], s->name);
+    print_isl(out, isl_set_to_str(s->domain));
+    pm_str_append(out, "\n%s  parallel dim %d, %s\n", in, s->parallel_dim,
+                  s->vectorizable ? "vectorizable" : "not vectorizable");
+    if (s->kind == PM_STMT_UPDATE) {
+        pm_str_append(out, "%s  written index checked at run time in dims", in);
+        int nchk = 0;
+        for (int k = 0; k < poly->stages[s->stage].func->ndims; k++)
+            if (k >= 32 || !(s->write_inside_dims & (1u << k))) {
+                pm_str_append(out, " %d", k);
+                nchk++;
+            }
+        pm_str_append(out, nchk ? "\n" : " none\n");
+    }
+    if (s->kind == PM_STMT_UPDATE && s->distinct_cell_dims) {
+        pm_str_append(out, "%s  cells distinct along dims", in);
+        for (int k = 0; k < s->ndims && k < 32; k++)
+            if (s->distinct_cell_dims & (1u << k))
+                pm_str_append(out, " %d", k);
+        pm_str_append(out, "\n");
+    }
+    if (s->branch_cases)
+        pm_str_append(out, "%s  cases %d..%d chosen per row by a branch\n", in, s->case_index,
+                      s->case_index + s->ncases - 1);
+    if (s->border_dims) {
+        pm_str_append(out, "%s  border strip along dims", in);
+        for (int k = 0; k < s->ndims && k < 32; k++)
+            if (s->border_dims & (1u << k))
+                pm_str_append(out, " %d", k);
+        pm_str_append(out, " (scalar code)\n");
+    }
+    for (int r = 0; r < s->nresidual; r++) {
+        pm_str_append(out, "%s  run-time condition: ", in);
+        pm_expr_print(out, s->residual[r]);
+        pm_str_append(out, "\n");
+    }
+    for (int a = 0; a < s->naccesses; a++) {
+        const pm_poly_access *acc = &s->accesses[a];
+        pm_str_append(out, "%s  read ", in);
+        pm_expr_print(out, acc->call);
+        pm_str_append(out, ": ");
+        if (acc->rel)
+            print_isl(out, isl_map_to_str(acc->rel));
+        else
+            pm_str_append(out, "data-dependent");
+        pm_str_append(out, acc->in_bounds ? " (in bounds)\n" : " (clamped)\n");
+    }
+    if (s->nparts > 0)
+        pm_str_append(out, "%s  %d parts, one statement for isl; per row, each part's interval "
+                           "of dim %d (\"dim\"):\n", in, s->nparts, s->ndims - 1);
+    for (int p = 0; p < s->nparts; p++) {
+        const pm_poly_part_bounds *b = &s->part_bounds[p];
+        pm_str_append(out, "%s  part %d:", in, p);
+        for (int i = 0; i < b->n; i++) {
+            static const char *fmt[] = {" dim >= %s", " dim <= %s", " %s >= 0", " %s == 0"};
+            isl_printer *pr = isl_printer_to_str(isl_aff_get_ctx(b->aff[i]));
+            pr = isl_printer_set_output_format(pr, ISL_FORMAT_C);
+            pr = isl_printer_print_aff(pr, b->aff[i]);
+            char *e = isl_printer_get_str(pr);
+            isl_printer_free(pr);
+            pm_str_append(out, fmt[b->kind[i]], e ? e : "(null)");
+            pm_str_append(out, i + 1 < b->n ? "," : "\n");
+            free(e);
+        }
+        print_stmt(out, poly, &s->parts[p], "      ");
+    }
+}
+
 char *pm_poly_to_string(const pm_poly *poly)
 {
     pm_str out = {0};
@@ -1229,57 +1592,8 @@ char *pm_poly_to_string(const pm_poly *poly)
     for (int i = 0; i < poly->nstages; i++) {
         const pm_poly_stage *sg = &poly->stages[i];
         pm_str_append(&out, "stage %d: %s\n", i, sg->func->name);
-        for (int k = 0; k < sg->nstmts; k++) {
-            const pm_poly_stmt *s = &poly->stmts[sg->first_stmt + k];
-            static const char *sk[] = {"case", "init", "update"};
-            pm_str_append(&out, "  %s %s: ", sk[s->kind], s->name);
-            print_isl(&out, isl_set_to_str(s->domain));
-            pm_str_append(&out, "\n    parallel dim %d, %s\n", s->parallel_dim,
-                          s->vectorizable ? "vectorizable" : "not vectorizable");
-            if (s->kind == PM_STMT_UPDATE) {
-                pm_str_append(&out, "    written index checked at run time in dims");
-                int nchk = 0;
-                for (int k = 0; k < poly->stages[s->stage].func->ndims; k++)
-                    if (k >= 32 || !(s->write_inside_dims & (1u << k))) {
-                        pm_str_append(&out, " %d", k);
-                        nchk++;
-                    }
-                pm_str_append(&out, nchk ? "\n" : " none\n");
-            }
-            if (s->kind == PM_STMT_UPDATE && s->distinct_cell_dims) {
-                pm_str_append(&out, "    cells distinct along dims");
-                for (int k = 0; k < s->ndims && k < 32; k++)
-                    if (s->distinct_cell_dims & (1u << k))
-                        pm_str_append(&out, " %d", k);
-                pm_str_append(&out, "\n");
-            }
-            if (s->branch_cases)
-                pm_str_append(&out, "    cases %d..%d chosen per row by a branch\n", s->case_index,
-                              s->case_index + s->ncases - 1);
-            if (s->border_dims) {
-                pm_str_append(&out, "    border strip along dims");
-                for (int k = 0; k < s->ndims && k < 32; k++)
-                    if (s->border_dims & (1u << k))
-                        pm_str_append(&out, " %d", k);
-                pm_str_append(&out, " (scalar code)\n");
-            }
-            for (int r = 0; r < s->nresidual; r++) {
-                pm_str_append(&out, "    run-time condition: ");
-                pm_expr_print(&out, s->residual[r]);
-                pm_str_append(&out, "\n");
-            }
-            for (int a = 0; a < s->naccesses; a++) {
-                const pm_poly_access *acc = &s->accesses[a];
-                pm_str_append(&out, "    read ");
-                pm_expr_print(&out, acc->call);
-                pm_str_append(&out, ": ");
-                if (acc->rel)
-                    print_isl(&out, isl_map_to_str(acc->rel));
-                else
-                    pm_str_append(&out, "data-dependent");
-                pm_str_append(&out, acc->in_bounds ? " (in bounds)\n" : " (clamped)\n");
-            }
-        }
+        for (int k = 0; k < sg->nstmts; k++)
+            print_stmt(&out, poly, &poly->stmts[sg->first_stmt + k], "  ");
     }
     if (!out.data)
         pm_str_append(&out, "%s", "");

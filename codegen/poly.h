@@ -20,6 +20,13 @@
  *    the first and last rows and columns) is one statement per disjoint piece, f_cK_pJ,
  *    each with the case's value and accesses: isl builds loops from convex sets faster,
  *    and each piece becomes a short loop of its own (at most 8 pieces, else left whole).
+ *    Then a stage's case statements, when there are several and each is a convex piece
+ *    without run-time conditions or reads of its own function and without a stride
+ *    along the innermost dimension, become the parts of one statement named f over the
+ *    function's box (nparts > 0): isl sees one statement per stage (its AST costs
+ *    several ms per statement in a tiled group), and each part's interval along a row
+ *    is read off its constraints (part_bounds) for the LLVM phase to split the row's
+ *    loop; a point of the box no part holds computes nothing.
  *    A reduction is two statements: the initialisation over the variable domain, then
  *    the update over the reduction domain.
  *  - accesses: every call in a statement, as an isl map from the statement's domain to
@@ -48,6 +55,7 @@
 #include "frontend/ir.h"
 
 #include <isl/aff.h>
+#include <isl/id.h>
 #include <isl/ctx.h>
 #include <isl/map.h>
 #include <isl/set.h>
@@ -105,7 +113,30 @@ typedef struct pm_poly_stmt {
     unsigned write_inside_dims; /* PM_STMT_UPDATE: bit d set when the written cell's index
                                 d is affine and proven inside the function's box for
                                 every update (no run-time check needed there)         */
+    /* A stage's case statements as one (merge_parts in poly.c): the statement covers
+     * their union (a box), isl sees only it, and its parts are the case statements as
+     * they were, each with its own domain, accesses and proofs. At a row (fixed outer
+     * coordinates) part p holds on an interval of the innermost coordinate given by
+     * part_bounds[p]. The carrier's access records are one per call, each relation
+     * restricted to the parts that make the call. */
+    int nparts;
+    struct pm_poly_stmt *parts;
+    struct pm_poly_part_bounds *part_bounds;
+    isl_id *row_id[PM_MAX_DIMS]; /* outer coordinate d < ndims - 1 in the bounds      */
 } pm_poly_stmt;
+
+/* A part's points at a row, read from its constraints: the innermost coordinate is at
+ * least every PM_BOUND_LOWER expression and at most every PM_BOUND_UPPER one, and the
+ * row has points only where every PM_BOUND_ROW_GE expression is >= 0 and every
+ * PM_BOUND_ROW_EQ one is 0. Integer-valued isl affine expressions (divisions as
+ * floors) over the parameters and the merged statement's row_id. */
+enum { PM_BOUND_LOWER, PM_BOUND_UPPER, PM_BOUND_ROW_GE, PM_BOUND_ROW_EQ };
+
+typedef struct pm_poly_part_bounds {
+    int n;
+    isl_aff **aff;
+    int *kind;
+} pm_poly_part_bounds;
 
 /* Where a function's values live (poly.c gives inputs, outputs and full scratch; the
  * storage phase, codegen/storage.c, may turn a stage into a tile scratchpad or none). */

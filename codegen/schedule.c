@@ -247,12 +247,15 @@ static __isl_give isl_schedule_node *point_band(const pm_poly *poly, int stage,
 
 /* ---- producers sharing one point loop ------------------------------------------------ */
 
-/* The member's only statement, or NULL (several case pieces, or not a case). */
+/* The member's only statement, or NULL (several case pieces, merged ones, or not a
+ * case). */
 static const pm_poly_stmt *single_stmt(const pm_poly *poly, int stage)
 {
     const pm_poly_stage *st = &poly->stages[stage];
     const pm_poly_stmt *s = &poly->stmts[st->first_stmt];
-    return st->nstmts == 1 && s->kind == PM_STMT_CASE && s->ndims > 0 ? s : NULL;
+    /* a merged statement's rows split at its parts (llvm/vector.c): its loop alone */
+    return st->nstmts == 1 && s->kind == PM_STMT_CASE && s->ndims > 0 && s->nparts == 0 ? s
+                                                                                       : NULL;
 }
 
 static bool same_set(__isl_keep isl_set *a, __isl_keep isl_set *b)

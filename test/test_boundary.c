@@ -215,13 +215,17 @@ static void test_structure(pm_jit *jit)
             fprintf(stderr, "%s\n%s\n", dom, ast);
         CHECK(dom && ast);
         if (dom && ast) {
-            /* the interior piece: x in [0, R-1], y in [0, C-1], reading I(x, y) in bounds */
-            const char *c0 = strstr(dom, "E_c0");
-            CHECK(c0 != NULL);
-            CHECK_CONTAINS(dom, "(in bounds)");
-            /* in the AST the interior statement E_c0 runs under loops over exactly the
-             * image's box (no min/max: the clamp is gone from the hot loop) */
-            const char *call = strstr(ast, "E_c0(");
+            /* the interior piece: x in [0, R-1], y in [0, C-1], reading I(x, y) in bounds,
+             * the first part of E, a row's columns 0 .. C-1 where it holds */
+            CHECK_CONTAINS(dom, "    part 0: x0 >= 0, -1 + R - x0 >= 0, dim >= 0, dim <= -1 + C\n"
+                                "      case E_c0: [R, C] -> { E_c0[x0, x1] : 0 <= x0 < R and "
+                                "0 <= x1 < C }\n");
+            CHECK_CONTAINS(dom, "read I(x0, x1): [R, C] -> { E_c0[x0, x1] -> I[x0, x1] } "
+                                "(in bounds)");
+            /* in the AST the merged statement E runs under loops over exactly the padded
+             * box (no min/max), each row split at its parts' intervals in LLVM IR: the
+             * clamp is gone from the hot loop */
+            const char *call = strstr(ast, "E(");
             if (CHECK(call != NULL)) {
                 /* the loop header just above the call: the last "for" before it */
                 const char *loop = NULL;

@@ -363,10 +363,13 @@ static void check_small_dump(const char *what, pm_pipeline *p, const char *phase
 }
 
 /* A border case (the image's first and last rows and columns: one case whose domain is a
- * union of four pieces) becomes one statement per piece (poly.c, split_pieces): the dump
- * lists edge_c1_p0..p3, each a border strip (scalar code), and the kernel, its border stage fused with a stencil consumer,
- * equals the interpreter exactly at sizes where pieces are empty, a single point, overlap
- * in a corner, or meet the tiles' edges. */
+ * union of four pieces) becomes one statement per piece (poly.c, split_pieces), and
+ * those with the interior case are the parts of one statement over the box
+ * (merge_parts): the dump lists the parts edge_c0 and edge_c1_p0..p3 with their
+ * intervals at a row, the pieces each a border strip (scalar code), and the kernel, its
+ * border stage fused with a stencil consumer, equals the interpreter exactly at sizes
+ * where pieces are empty, a single point, overlap in a corner, or meet the tiles'
+ * edges. */
 static void check_border_pieces(void)
 {
     pm_ctx *ctx = pm_ctx_new();
@@ -390,9 +393,16 @@ static void check_border_pieces(void)
     if (CHECK(pm_pipeline_new(ctx, "border_pieces", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
         static const int64_t sizes[] = {1, 2, 3, 5, 17, 64, 130, 257};
         check_small_dump("border pieces", p, "domains",
-                         "case edge_c1_p3: [N] -> { edge_c1_p3[x = -1 + N, y] : 0 < y <= -2 + N }\n"
-                         "    parallel dim 0, vectorizable\n"
-                         "    border strip along dims 0 (scalar code)\n", sizes,
+                         "    5 parts, one statement for isl; per row, each part's interval of dim 1 "
+                         "(\"dim\"):\n"
+                         "    part 0: -1 + x >= 0, -2 + N - x >= 0, dim >= 1, dim <= -2 + N\n"
+                         "      case edge_c0: [N] -> { edge_c0[x, y] : 0 < x <= -2 + N and 0 < y <= -2 + N }\n",
+                         sizes, (int)(sizeof sizes / sizeof sizes[0]), 0);
+        check_small_dump("border pieces", p, "domains",
+                         "    part 4: 1 - N + x == 0, dim >= 1, dim <= -2 + N\n"
+                         "      case edge_c1_p3: [N] -> { edge_c1_p3[x = -1 + N, y] : 0 < y <= -2 + N }\n"
+                         "        parallel dim 0, vectorizable\n"
+                         "        border strip along dims 0 (scalar code)\n", sizes,
                          (int)(sizeof sizes / sizeof sizes[0]), 0);
     } else {
         fprintf(stderr, "  border_pieces: %s\n", pm_ctx_errmsg(ctx));

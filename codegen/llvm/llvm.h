@@ -5,7 +5,8 @@
  *  - module.c       the module and the entry: parameters, buffers (inputs, outputs, and
  *                   scratch from pm_rt_buffer), function attributes, the walk's start;
  *  - loops.c        isl AST nodes (for, if, block, user, mark) and isl AST expressions;
- *  - vector.c       which innermost loops run with vectors, and their vector loop;
+ *  - vector.c       which innermost loops run with vectors, and their vector loop; a
+ *                   merged statement's row split into one loop per part;
  *  - stmt.c         statement bodies: case pieces, reduction init and update;
  *  - expr.c         pipeline expressions with the typing rules of polymage.h, for one
  *                   point (scalars) or W consecutive points (<W x T> vectors);
@@ -123,6 +124,8 @@ LLVMBasicBlockRef pm_llvm_block(pm_llvm *g, const char *name);
 /* loops.c */
 void pm_llvm_node(pm_llvm *g, __isl_keep isl_ast_node *node);
 LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e); /* i64, or i1 */
+/* floor of an isl affine expression over parameters and pushed iterator ids (i64). */
+LLVMValueRef pm_llvm_aff_floor(pm_llvm *g, __isl_keep isl_aff *aff);
 void pm_llvm_push_iter(pm_llvm *g, __isl_keep isl_id *id, LLVMValueRef v);
 void pm_llvm_pop_iter(pm_llvm *g);
 /* Emits a counted loop for i = lo, lo+step, ... while i <= hi (i64); body(g, i, user). */
@@ -136,8 +139,17 @@ void pm_llvm_for_from(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRef st
  * qualifies (see vector.c); returns false, emitting nothing, otherwise. */
 bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node);
 
+/* A for node over the innermost dimension of a merged statement (poly.h, parts), its
+ * only body: one loop per part over the part's interval at the row, with vectors where
+ * the part qualifies; false, emitting nothing, when the node is not such a loop. */
+bool pm_llvm_parts_for(pm_llvm *g, __isl_keep isl_ast_node *node);
+
 /* stmt.c */
 void pm_llvm_stmt(pm_llvm *g, const pm_point *pt);
+/* Part p of merged statement s at the row of the i64 coordinates pos[0..ndims-2]: the
+ * interval [*lo, *hi] of its innermost coordinate (empty when lo > hi). */
+void pm_llvm_part_interval(pm_llvm *g, const pm_poly_stmt *s, int p, const LLVMValueRef *pos,
+                           LLVMValueRef *lo, LLVMValueRef *hi);
 /* The point of a user node's call with the iterators' current values (W = 1). */
 bool pm_llvm_point_of_call(pm_llvm *g, __isl_keep isl_ast_expr *call, pm_point *pt);
 

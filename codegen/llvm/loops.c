@@ -10,6 +10,7 @@
 #include "codegen/ast.h"
 #include "codegen/schedule.h"
 
+#include <isl/aff.h>
 #include <isl/id.h>
 #include <isl/space.h>
 #include <isl/val.h>
@@ -92,6 +93,56 @@ static LLVMValueRef id_value(pm_llvm *g, __isl_keep isl_id *id)
         return pm_llvm_param(g, param);
     pm_error_set(g->err, PM_ERR_INTERNAL, "AST refers to unknown identifier %s", isl_id_get_name(id));
     return c64(g, 0);
+}
+
+/* i64 k * v, with k an integer isl value (taken) that fits in i64. */
+static LLVMValueRef times(pm_llvm *g, __isl_take isl_val *k, LLVMValueRef v)
+{
+    int64_t c = isl_val_get_num_si(k);
+    isl_val_free(k);
+    return c == 1 ? v : LLVMBuildNSWMul(g->B, c64(g, c), v, "");
+}
+
+LLVMValueRef pm_llvm_aff_floor(pm_llvm *g, __isl_keep isl_aff *aff)
+{
+    /* aff = (constant + sum of coefficient * parameter or division) / denominator, with
+     * each division floor(its own aff), which may use only earlier divisions */
+    isl_val *den = isl_aff_get_denominator_val(aff);
+    isl_val *k = isl_val_mul(isl_aff_get_constant_val(aff), isl_val_copy(den));
+    LLVMValueRef sum = c64(g, isl_val_get_num_si(k));
+    isl_val_free(k);
+    static const enum isl_dim_type kinds[] = {isl_dim_param, isl_dim_in, isl_dim_div};
+    for (int t = 0; t < 3; t++) {
+        isl_size n = isl_aff_dim(aff, kinds[t]);
+        for (int i = 0; i < n; i++) {
+            k = isl_val_mul(isl_aff_get_coefficient_val(aff, kinds[t], i), isl_val_copy(den));
+            if (isl_val_is_zero(k) == isl_bool_true) {
+                isl_val_free(k);
+                continue;
+            }
+            LLVMValueRef v;
+            if (kinds[t] == isl_dim_param) {
+                isl_space *sp = isl_aff_get_domain_space(aff);
+                isl_id *id = isl_space_get_dim_id(sp, isl_dim_param, (unsigned)i);
+                v = id_value(g, id);
+                isl_id_free(id);
+                isl_space_free(sp);
+            } else if (kinds[t] == isl_dim_div) {
+                isl_aff *div = isl_aff_get_div(aff, i);
+                v = pm_llvm_aff_floor(g, div);
+                isl_aff_free(div);
+            } else { /* an expression over the parameters only (poly.h) */
+                pm_error_set(g->err, PM_ERR_INTERNAL, "%s: a bound over a loop dimension",
+                             g->poly->pipeline->name);
+                v = c64(g, 0);
+            }
+            sum = LLVMBuildNSWAdd(g->B, sum, times(g, k, v), "");
+        }
+    }
+    bool one = isl_val_is_one(den) == isl_bool_true;
+    LLVMValueRef r = one ? sum : floor_div(g, sum, c64(g, isl_val_get_num_si(den)));
+    isl_val_free(den);
+    return r;
 }
 
 LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e)
@@ -258,7 +309,7 @@ static void for_node(pm_llvm *g, __isl_keep isl_ast_node *node)
         isl_ast_expr_free(it);
         return;
     }
-    if (pm_llvm_vector_for(g, node))
+    if (pm_llvm_parts_for(g, node) || pm_llvm_vector_for(g, node))
         return;
     isl_ast_expr *init = isl_ast_node_for_get_init(node);
     LLVMValueRef start = pm_llvm_ast_expr(g, init);

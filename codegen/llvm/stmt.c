@@ -5,6 +5,7 @@
  *  cases merged by row: if (cond_0) f(x) = value_0; else if (cond_1) ... else value_last
  *  init:        f(x) = initial
  *  update:      i = index(r); if (i inside f's domain) f(i) = op(f(i), value(r))
+ *  merged:      the part whose interval at the point's row holds it (poly.h)
  * A point's coordinates come from the user node's arguments (i64 expressions of the
  * iterators) converted to the variables' type, i32.
  */
@@ -183,8 +184,82 @@ static void update_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
     LLVMPositionBuilderAtEnd(B, done);
 }
 
+void pm_llvm_part_interval(pm_llvm *g, const pm_poly_stmt *s, int p, const LLVMValueRef *pos,
+                           LLVMValueRef *lo, LLVMValueRef *hi)
+{
+    LLVMBuilderRef B = g->B;
+    const pm_poly_part_bounds *b = &s->part_bounds[p];
+    for (int d = 0; d < s->ndims - 1; d++)
+        pm_llvm_push_iter(g, s->row_id[d], pos[d]);
+    LLVMValueRef l = NULL, h = NULL, row = NULL, zero = LLVMConstInt(g->t_i64, 0, 0);
+    for (int i = 0; i < b->n; i++) {
+        LLVMValueRef v = pm_llvm_aff_floor(g, b->aff[i]);
+        switch (b->kind[i]) {
+        case PM_BOUND_LOWER:
+            l = !l ? v : LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGT, v, l, ""), v, l, "");
+            break;
+        case PM_BOUND_UPPER:
+            h = !h ? v : LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, v, h, ""), v, h, "");
+            break;
+        default: {
+            LLVMValueRef c = LLVMBuildICmp(B, b->kind[i] == PM_BOUND_ROW_EQ ? LLVMIntEQ : LLVMIntSGE,
+                                           v, zero, "");
+            row = row ? LLVMBuildAnd(B, row, c, "") : c;
+        }
+        }
+    }
+    for (int d = 0; d < s->ndims - 1; d++)
+        pm_llvm_pop_iter(g);
+    if (!l || !h) { /* poly.c never makes such a part */
+        pm_error_set(g->err, PM_ERR_INTERNAL, "%s: part %d without bounds", s->name, p);
+        l = h = zero;
+    }
+    if (row) { /* a row without points: the empty interval [1, 0] */
+        l = LLVMBuildSelect(B, row, l, LLVMConstInt(g->t_i64, 1, 0), "part_lo");
+        h = LLVMBuildSelect(B, row, h, zero, "part_hi");
+    }
+    *lo = l;
+    *hi = h;
+}
+
+/* A merged statement's point (poly.h): the part whose interval at the point's row holds
+ * its innermost coordinate, or none (the statement covers the function's box, the parts
+ * what its cases define). Rows' loops split at the intervals instead
+ * (pm_llvm_parts_for); this is for points isl emits alone and loops that do not qualify. */
+static void parts_point(pm_llvm *g, const pm_point *pt)
+{
+    const pm_poly_stmt *s = pt->stmt;
+    if (pt->W != 1) {
+        pm_error_set(g->err, PM_ERR_INTERNAL, "%s: a merged statement in a vector loop", s->name);
+        return;
+    }
+    LLVMBuilderRef B = g->B;
+    LLVMValueRef x = pt->pos[s->ndims - 1];
+    LLVMBasicBlockRef done = pm_llvm_block(g, "parts_end");
+    for (int p = 0; p < s->nparts; p++) {
+        pm_point q = *pt;
+        q.stmt = &s->parts[p];
+        LLVMValueRef lo, hi;
+        pm_llvm_part_interval(g, s, p, pt->pos, &lo, &hi);
+        LLVMValueRef in = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntSLE, lo, x, ""),
+                                       LLVMBuildICmp(B, LLVMIntSLE, x, hi, ""), "in_part");
+        LLVMBasicBlockRef yes = pm_llvm_block(g, "part"), next = pm_llvm_block(g, "part_next");
+        LLVMBuildCondBr(B, in, yes, next);
+        LLVMPositionBuilderAtEnd(B, yes);
+        pm_llvm_stmt(g, &q);
+        LLVMBuildBr(B, done);
+        LLVMPositionBuilderAtEnd(B, next);
+    }
+    LLVMBuildBr(B, done);
+    LLVMPositionBuilderAtEnd(B, done);
+}
+
 void pm_llvm_stmt(pm_llvm *g, const pm_point *pt)
 {
+    if (pt->stmt->nparts > 0) {
+        parts_point(g, pt);
+        return;
+    }
     pm_func *f = g->poly->stages[pt->stmt->stage].func;
     g->nmemo = 0; /* calls are computed once per statement (llvm.h) */
     switch (pt->stmt->kind) {

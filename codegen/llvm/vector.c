@@ -31,6 +31,9 @@
  * 2^31 elements or more that a loop gathers from run that loop's scalar code.
  * W is options.vector_width for every element type (16 on AVX-512: <16 x float> fills a
  * zmm register; narrower types use part of one, wider ones two).
+ * A merged statement's row (poly.h, parts; pm_llvm_parts_for) is one loop per part over
+ * the part's interval at the row clipped to the AST loop's bounds, each with the same
+ * vector loop when the part qualifies as above, else scalar.
  */
 #include "codegen/llvm/llvm.h"
 
@@ -83,7 +86,7 @@ static bool user_ok(pm_llvm *g, __isl_keep isl_ast_node *user, __isl_keep isl_id
      * tiny share of the points, while its vector, tail and scalar bodies were most of
      * local Laplacian's IR (118k instructions before the passes, 67k without them) */
     bool ok = s && s->kind != PM_STMT_UPDATE && s->vectorizable && s->ndims > 0 &&
-              !s->border_dims;
+              !s->border_dims && s->nparts == 0; /* a merged one: pm_llvm_parts_for */
     if (ok) {
         const pm_poly_storage *st = pm_poly_storage_of(g->poly, g->poly->stages[s->stage].func);
         ok = st && st->step[s->ndims - 1] == 1;
@@ -137,6 +140,17 @@ static void walk_traits(const pm_poly *poly, const pm_expr *e, body_traits *t)
     }
 }
 
+static void stmt_traits(pm_llvm *g, const pm_poly_stmt *s, body_traits *t)
+{
+    const pm_func *f = g->poly->stages[s->stage].func;
+    for (int r = 0; r < s->nresidual; r++)
+        walk_traits(g->poly, s->residual[r], t);
+    for (int c = s->case_index; c < s->case_index + s->ncases && c < f->ncases; c++) {
+        walk_traits(g->poly, f->cases[c]->cond, t);
+        walk_traits(g->poly, f->cases[c]->value, t);
+    }
+}
+
 static body_traits loop_traits(pm_llvm *g, isl_ast_node **users, int n)
 {
     body_traits t = {.budget = 20000};
@@ -148,13 +162,7 @@ static body_traits loop_traits(pm_llvm *g, isl_ast_node **users, int n)
             t.start_dependent = true;
             return t;
         }
-        const pm_func *f = g->poly->stages[s->stage].func;
-        for (int r = 0; r < s->nresidual; r++)
-            walk_traits(g->poly, s->residual[r], &t);
-        for (int c = s->case_index; c < s->case_index + s->ncases && c < f->ncases; c++) {
-            walk_traits(g->poly, f->cases[c]->cond, &t);
-            walk_traits(g->poly, f->cases[c]->value, &t);
-        }
+        stmt_traits(g, s, &t);
     }
     return t;
 }
@@ -224,6 +232,18 @@ static bool upper_bound_cond(__isl_keep isl_ast_expr *cond, __isl_keep isl_id *i
     return ok;
 }
 
+/* The last point of a loop whose condition upper_bound_cond accepts: e for `i <= e`,
+ * e - 1 for `i < e` (e is free of the iterator, so computed once before the loop). */
+static LLVMValueRef loop_last(pm_llvm *g, __isl_keep isl_ast_expr *cond)
+{
+    isl_ast_expr *bound = isl_ast_expr_op_get_arg(cond, 1);
+    LLVMValueRef e = pm_llvm_ast_expr(g, bound);
+    isl_ast_expr_free(bound);
+    if (isl_ast_expr_op_get_type(cond) == isl_ast_expr_op_lt)
+        e = LLVMBuildNSWSub(g->B, e, LLVMConstInt(g->t_i64, 1, 0), "");
+    return e;
+}
+
 #define MAX_USERS 32
 #define PM_POLY_MAX_STORAGE_UNIT 256
 
@@ -250,30 +270,61 @@ static int unit_strides(pm_llvm *g, LLVMValueRef *saved, bool set)
     return poly->nstorage;
 }
 
-/* The users' statements for lanes i .. i+W-1. Vectors run only where every caller
- * buffer's innermost stride is 1: the body says so, so that a stencil's taps in one row
- * are one address plus constant offsets. */
-static void vector_step(pm_llvm *g, __isl_keep isl_id *id, LLVMValueRef i, isl_ast_node **users,
-                        int n, int W)
+/* A vector loop's parts (pm_llvm_vector_for, pm_llvm_parts_for): the loop's points
+ * start .. last; its body, either the for node's user nodes along iterator id or one
+ * part of a merged statement at the row of point `row`; lanes, the run-time condition
+ * for vectors, and the blocks of the scalar code and after the loop; scalar_from is set
+ * by the builders. */
+typedef struct vector_loop {
+    isl_ast_node *node;
+    isl_id *id;
+    isl_ast_node **users;
+    int n;
+    const pm_poly_stmt *part;
+    const pm_point *row;
+    int W;
+    LLVMValueRef start, last, vec_ok, scalar_from;
+    LLVMBasicBlockRef scalar, done;
+} vector_loop;
+
+/* The loop's statements for lanes i .. i+W-1 (W may be 1). Vectors run only where every
+ * caller buffer's innermost stride is 1: the body says so, so that a stencil's taps in
+ * one row are one address plus constant offsets. */
+static void vector_step(pm_llvm *g, const vector_loop *L, LLVMValueRef i, int W)
 {
     LLVMValueRef strides[PM_POLY_MAX_STORAGE_UNIT];
-    int nsaved = unit_strides(g, strides, true);
-    pm_llvm_push_iter(g, id, i);
-    for (int k = 0; k < n; k++) {
-        isl_ast_expr *call = isl_ast_node_user_get_expr(users[k]);
-        pm_point pt;
-        if (pm_llvm_point_of_call(g, call, &pt)) {
-            pt.W = W;
-            pt.lane_step[pt.stmt->ndims - 1] = 1;
-            pm_llvm_stmt(g, &pt);
+    int nsaved = W > 1 ? unit_strides(g, strides, true) : -1;
+    if (L->part) {
+        pm_point pt = *L->row;
+        int d = L->part->ndims - 1;
+        pt.stmt = L->part;
+        pt.W = W;
+        pt.pos[d] = i;
+        pt.var[d] = LLVMBuildTrunc(g->B, i, g->t_i32, L->part->vars[d]->name);
+        pt.lane_step[d] = W > 1;
+        pm_llvm_stmt(g, &pt);
+    } else {
+        pm_llvm_push_iter(g, L->id, i);
+        for (int k = 0; k < L->n; k++) {
+            isl_ast_expr *call = isl_ast_node_user_get_expr(L->users[k]);
+            pm_point pt;
+            if (pm_llvm_point_of_call(g, call, &pt)) {
+                pt.W = W;
+                pt.lane_step[pt.stmt->ndims - 1] = 1;
+                pm_llvm_stmt(g, &pt);
+            }
+            isl_ast_expr_free(call);
         }
-        isl_ast_expr_free(call);
+        pm_llvm_pop_iter(g);
     }
-    pm_llvm_pop_iter(g);
     if (nsaved >= 0)
         unit_strides(g, strides, false);
 }
 
+static void part_point(pm_llvm *g, LLVMValueRef i, void *user)
+{
+    vector_step(g, user, i, 1);
+}
 
 /* The loop's trip count when its start and bound are integer constants, else -1. */
 static long long constant_trip(__isl_keep isl_ast_node *node, __isl_keep isl_ast_expr *cond)
@@ -331,41 +382,28 @@ static void finish_gather_guard(pm_llvm *g, LLVMValueRef fits_later, bool *gathe
 /* The vector code is built: the gather guard replaces its stand-in (the scalar code
  * gathers nothing), then block scalar runs the loop's scalar body from `from` to the
  * end, and the builder continues at done. */
-static void scalar_fallback(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRef from,
-                            LLVMValueRef fits_later, bool *gathered, LLVMBasicBlockRef scalar,
-                            LLVMBasicBlockRef done)
+static void scalar_fallback(pm_llvm *g, vector_loop *L, LLVMValueRef from,
+                            LLVMValueRef fits_later, bool *gathered)
 {
     finish_gather_guard(g, fits_later, gathered);
-    LLVMPositionBuilderAtEnd(g->B, scalar);
-    pm_llvm_for_from(g, node, from);
-    LLVMBuildBr(g->B, done);
-    LLVMPositionBuilderAtEnd(g->B, done);
+    LLVMPositionBuilderAtEnd(g->B, L->scalar);
+    if (L->part)
+        pm_llvm_counted_loop(g, from, L->last, 1, part_point, L);
+    else
+        pm_llvm_for_from(g, L->node, from);
+    LLVMBuildBr(g->B, L->done);
+    LLVMPositionBuilderAtEnd(g->B, L->done);
 }
 
-/* A vector loop's parts (pm_llvm_vector_for): its condition `id <= e` or
- * `id < e`, user nodes, lanes, first point, the run-time condition for vectors, and the
- * blocks of the scalar code and after the loop; scalar_from is set by the builders. */
-typedef struct vector_loop {
-    isl_ast_expr *cond;
-    isl_id *id;
-    isl_ast_node **users;
-    int n, W;
-    LLVMValueRef start, vec_ok, scalar_from;
-    LLVMBasicBlockRef scalar, done;
-} vector_loop;
-
-/* The start of the vector that ends at the loop's last point (e, or e - 1 for `i < e`). */
+/* The start of the vector that ends at the loop's last point. */
 static LLVMValueRef last_vector_start(pm_llvm *g, const vector_loop *L)
 {
-    isl_ast_expr *bound = isl_ast_expr_op_get_arg(L->cond, 1);
-    LLVMValueRef e = pm_llvm_ast_expr(g, bound);
-    isl_ast_expr_free(bound);
-    int64_t back = L->W - 1 + (isl_ast_expr_op_get_type(L->cond) == isl_ast_expr_op_lt);
-    return LLVMBuildNSWSub(g->B, e, LLVMConstInt(g->t_i64, (unsigned long long)back, 0), "last_start");
+    return LLVMBuildNSWSub(g->B, L->last, LLVMConstInt(g->t_i64, (unsigned long long)L->W - 1, 0),
+                           "last_start");
 }
 
-/*     while (vec_ok and cond(i + W - 1)) { body for lanes i..i+W-1; i += W }
- *     if (vectors ran and cond(i)) body for lanes last-W+1..last   -- overlapping tail
+/*     while (vec_ok and i + W - 1 <= last) { body for lanes i..i+W-1; i += W }
+ *     if (vectors ran and i <= last) body for lanes last-W+1..last  -- overlapping tail
  *     else scalar from i                                            -- short loops
  * The vectors start W apart from the first point, so a lane pattern set by the start's
  * parity is loop-invariant (start_dependent). */
@@ -382,12 +420,10 @@ static void loop_and_tail(pm_llvm *g, vector_loop *L)
     LLVMAddIncoming(i, &L->start, &pre, 1);
     /* the condition at the last lane */
     LLVMValueRef last = LLVMBuildNSWAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W - 1, 0), "");
-    pm_llvm_push_iter(g, L->id, last);
-    LLVMValueRef c = pm_llvm_ast_expr(g, L->cond);
-    pm_llvm_pop_iter(g);
+    LLVMValueRef c = LLVMBuildICmp(B, LLVMIntSLE, last, L->last, "");
     LLVMBuildCondBr(B, LLVMBuildAnd(B, c, L->vec_ok, ""), vbody, rest);
     LLVMPositionBuilderAtEnd(B, vbody);
-    vector_step(g, L->id, i, L->users, L->n, W);
+    vector_step(g, L, i, W);
     LLVMValueRef next = LLVMBuildNSWAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W, 0), "");
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
     LLVMAddIncoming(i, &next, &latch, 1);
@@ -399,15 +435,12 @@ static void loop_and_tail(pm_llvm *g, vector_loop *L)
      * = nothing carried along this loop). Otherwise scalar code from i. */
     LLVMPositionBuilderAtEnd(B, rest);
     LLVMBasicBlockRef vtail = pm_llvm_block(g, "vtail");
-    pm_llvm_push_iter(g, L->id, i);
-    LLVMValueRef left = pm_llvm_ast_expr(g, L->cond);
-    pm_llvm_pop_iter(g);
+    LLVMValueRef left = LLVMBuildICmp(B, LLVMIntSLE, i, L->last, "");
     LLVMValueRef ran = LLVMBuildICmp(B, LLVMIntNE, i, L->start, "");
     LLVMValueRef tail = LLVMBuildAnd(B, LLVMBuildAnd(B, left, ran, ""), L->vec_ok, "");
     LLVMBuildCondBr(B, tail, vtail, L->scalar);
     LLVMPositionBuilderAtEnd(B, vtail);
-    LLVMValueRef last_start = last_vector_start(g, L);
-    vector_step(g, L->id, last_start, L->users, L->n, W);
+    vector_step(g, L, last_vector_start(g, L), W);
     LLVMBuildBr(B, L->done);
     L->scalar_from = i;
 }
@@ -432,13 +465,53 @@ static void one_body_loop(pm_llvm *g, vector_loop *L)
     LLVMValueRef i = LLVMBuildPhi(B, g->t_i64, "vi");
     LLVMAddIncoming(i, &L->start, &pre, 1);
     LLVMValueRef before = LLVMBuildICmp(B, LLVMIntSLT, i, last_start, "");
-    vector_step(g, L->id, LLVMBuildSelect(B, before, i, last_start, "vat"), L->users, L->n, W);
+    vector_step(g, L, LLVMBuildSelect(B, before, i, last_start, "vat"), W);
     LLVMValueRef next = LLVMBuildNSWAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W, 0), "");
     LLVMValueRef more = LLVMBuildICmp(B, LLVMIntSLE, next, last, "");
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
     LLVMAddIncoming(i, &next, &latch, 1);
     LLVMBuildCondBr(B, more, vbody, L->done);
     L->scalar_from = L->start;
+}
+
+/* Emits loop L (start and last set, users or part set) with vectors of W lanes under the
+ * gather guard, scalar code for what they leave; trip is the constant trip count or -1. */
+static void emit_vector_loop(pm_llvm *g, vector_loop *L, long long trip, body_traits traits)
+{
+    LLVMBuilderRef B = g->B;
+    int W = L->W;
+    /* gathers record their buffers while the body is emitted; the guard that they fit in
+     * 32-bit offsets is built afterwards in place of this stand-in */
+    bool *gathered = calloc((size_t)g->poly->nstorage + 1, sizeof *gathered);
+    bool *outer_gathered = g->gathered;
+    g->gathered = gathered;
+    LLVMValueRef fits_later = LLVMBuildFreeze(B, LLVMGetUndef(g->t_i1), "fits32");
+    L->vec_ok = LLVMBuildAnd(B, g->env.unit_stride, fits_later, "");
+    L->scalar = pm_llvm_block(g, "vscalar");
+    L->done = pm_llvm_block(g, "vdone");
+    int w = short_lanes(trip, W);
+    if (w > 0) {
+        /* fewer points than W: one vector of w lanes from the start and one ending at
+         * the last point (overlapping, harmless: the statements are pure) */
+        LLVMBasicBlockRef vshort = pm_llvm_block(g, "vshort");
+        LLVMBuildCondBr(B, L->vec_ok, vshort, L->scalar);
+        LLVMPositionBuilderAtEnd(B, vshort);
+        vector_step(g, L, L->start, w);
+        if (trip > w)
+            vector_step(g, L,
+                        LLVMBuildNSWAdd(B, L->start, LLVMConstInt(g->t_i64, (unsigned)(trip - w), 0), "tail"),
+                        w);
+        LLVMBuildBr(B, L->done);
+        L->scalar_from = L->start;
+    } else if (traits.start_dependent || traits.reads < ONE_BODY_MIN_READS) {
+        loop_and_tail(g, L);
+    } else {
+        one_body_loop(g, L);
+    }
+    g->gathered = outer_gathered;
+    /* fewer than W points, or a caller buffer with a non-unit stride: scalar code (after
+     * the tail, from where the vectors stopped) */
+    scalar_fallback(g, L, L->scalar_from, fits_later, gathered);
 }
 
 bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
@@ -460,52 +533,77 @@ bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
     for (int i = 0; ok && i < n; i++)
         ok = user_ok(g, users[i], id);
     if (ok) {
-        LLVMBuilderRef B = g->B;
         isl_ast_expr *init = isl_ast_node_for_get_init(node);
-        LLVMValueRef start = pm_llvm_ast_expr(g, init);
+        vector_loop loop = {.node = node, .id = id, .users = users, .n = n, .W = W,
+                            .start = pm_llvm_ast_expr(g, init), .last = loop_last(g, cond)};
         isl_ast_expr_free(init);
-        /* gathers record their buffers while the body is emitted; the guard that they
-         * fit in 32-bit offsets is built afterwards in place of this stand-in */
-        bool *gathered = calloc((size_t)g->poly->nstorage + 1, sizeof *gathered);
-        bool *outer_gathered = g->gathered;
-        g->gathered = gathered;
-        LLVMValueRef fits_later = LLVMBuildFreeze(B, LLVMGetUndef(g->t_i1), "fits32");
-        LLVMValueRef vec_ok = LLVMBuildAnd(B, g->env.unit_stride, fits_later, "");
-        int w = short_lanes(trip, W);
-        if (w > 0) {
-            /* fewer points than W: one vector of w lanes from the start and one ending
-             * at the last point (overlapping, harmless: the statements are pure) */
-            LLVMBasicBlockRef vshort = pm_llvm_block(g, "vshort");
-            LLVMBasicBlockRef scalar = pm_llvm_block(g, "vscalar"), done = pm_llvm_block(g, "vdone");
-            LLVMBuildCondBr(B, vec_ok, vshort, scalar);
-            LLVMPositionBuilderAtEnd(B, vshort);
-            vector_step(g, id, start, users, n, w);
-            if (trip > w)
-                vector_step(g, id,
-                            LLVMBuildNSWAdd(B, start, LLVMConstInt(g->t_i64, (unsigned)(trip - w), 0), "tail"),
-                            users, n, w);
-            LLVMBuildBr(B, done);
-            g->gathered = outer_gathered;
-            scalar_fallback(g, node, start, fits_later, gathered, scalar, done);
-            goto out;
-        }
-        vector_loop loop = {.cond = cond, .id = id, .users = users, .n = n,
-                            .W = W, .start = start, .vec_ok = vec_ok,
-                            .scalar = pm_llvm_block(g, "vscalar"),
-                            .done = pm_llvm_block(g, "vdone")};
-        body_traits t = loop_traits(g, users, n);
-        if (t.start_dependent || t.reads < ONE_BODY_MIN_READS)
-            loop_and_tail(g, &loop);
-        else
-            one_body_loop(g, &loop);
-        g->gathered = outer_gathered;
-        /* fewer than W points, or a caller buffer with a non-unit stride: scalar code
-         * (after the tail, from where the vectors stopped) */
-        scalar_fallback(g, node, loop.scalar_from, fits_later, gathered, loop.scalar, loop.done);
+        emit_vector_loop(g, &loop, trip, loop_traits(g, users, n));
     }
-out:
     for (int k = 0; k < n; k++)
         isl_ast_node_free(users[k]);
+    isl_ast_node_free(body);
+    isl_ast_expr_free(cond);
+    isl_id_free(id);
+    return ok;
+}
+
+/* A part's points lo .. hi at the row of point `row`: with vectors when the part
+ * qualifies (as user_ok), else a scalar loop. */
+static void part_loop(pm_llvm *g, const pm_poly_stmt *part, const pm_point *row,
+                      LLVMValueRef lo, LLVMValueRef hi)
+{
+    int W = g->vector_width;
+    vector_loop loop = {.part = part, .row = row, .W = W, .start = lo, .last = hi};
+    const pm_poly_storage *st = pm_poly_storage_of(g->poly, g->poly->stages[part->stage].func);
+    bool vec = W > 1 && W <= 64 && part->kind != PM_STMT_UPDATE && part->vectorizable &&
+               !part->border_dims && st && st->step[part->ndims - 1] == 1;
+    if (!vec) {
+        pm_llvm_counted_loop(g, lo, hi, 1, part_point, &loop);
+        return;
+    }
+    body_traits t = {.budget = 20000};
+    stmt_traits(g, part, &t);
+    emit_vector_loop(g, &loop, -1, t);
+}
+
+bool pm_llvm_parts_for(pm_llvm *g, __isl_keep isl_ast_node *node)
+{
+    if (!unit_inc(node))
+        return false;
+    isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
+    isl_id *id = isl_ast_expr_id_get_id(it);
+    isl_ast_expr_free(it);
+    isl_ast_expr *cond = isl_ast_node_for_get_cond(node);
+    isl_ast_node *body = isl_ast_node_for_get_body(node);
+    isl_ast_node *user = NULL;
+    bool ok = upper_bound_cond(cond, id) && body_users(body, &user, 1) == 1;
+    isl_ast_expr *call = ok ? isl_ast_node_user_get_expr(user) : NULL;
+    const pm_poly_stmt *s = call ? pm_ast_stmt(g->poly, call) : NULL;
+    ok = s && s->nparts > 0 && isl_ast_expr_op_get_n_arg(call) == s->ndims + 1;
+    for (int d = 0; ok && d < s->ndims; d++) {
+        isl_ast_expr *a = isl_ast_expr_op_get_arg(call, d + 1);
+        ok = d == s->ndims - 1 ? is_id(a, id) : !mentions(a, id);
+        isl_ast_expr_free(a);
+    }
+    if (ok) {
+        isl_ast_expr *init = isl_ast_node_for_get_init(node);
+        LLVMValueRef start = pm_llvm_ast_expr(g, init), last = loop_last(g, cond);
+        isl_ast_expr_free(init);
+        pm_point row;
+        pm_llvm_push_iter(g, id, start);
+        ok = pm_llvm_point_of_call(g, call, &row);
+        pm_llvm_pop_iter(g);
+        for (int p = 0; ok && p < s->nparts; p++) {
+            LLVMValueRef lo, hi;
+            pm_llvm_part_interval(g, s, p, row.pos, &lo, &hi);
+            LLVMBuilderRef B = g->B;
+            lo = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGT, lo, start, ""), lo, start, "part_lo");
+            hi = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, hi, last, ""), hi, last, "part_hi");
+            part_loop(g, &s->parts[p], &row, lo, hi);
+        }
+    }
+    isl_ast_expr_free(call);
+    isl_ast_node_free(user);
     isl_ast_node_free(body);
     isl_ast_expr_free(cond);
     isl_id_free(id);
