@@ -146,8 +146,10 @@ bool pm_llvm_parts_for(pm_llvm *g, __isl_keep isl_ast_node *node);
 
 /* stmt.c */
 void pm_llvm_stmt(pm_llvm *g, const pm_point *pt);
-/* Part p of merged statement s at the row of the i64 coordinates pos[0..ndims-2]: the
- * interval [*lo, *hi] of its innermost coordinate (empty when lo > hi). */
+/* Part p of merged statement s at the row of the i64 coordinates pos[0..ndims-2]: i1,
+ * does the row hold points of the part (pm_llvm_part_row), and where the part holds
+ * there, the interval [*lo, *hi] of its innermost coordinate (empty when lo > hi). */
+LLVMValueRef pm_llvm_part_row(pm_llvm *g, const pm_poly_stmt *s, int p, const LLVMValueRef *pos);
 void pm_llvm_part_interval(pm_llvm *g, const pm_poly_stmt *s, int p, const LLVMValueRef *pos,
                            LLVMValueRef *lo, LLVMValueRef *hi);
 /* The point of a user node's call with the iterators' current values (W = 1). */

@@ -184,42 +184,57 @@ static void update_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
     LLVMPositionBuilderAtEnd(B, done);
 }
 
-void pm_llvm_part_interval(pm_llvm *g, const pm_poly_stmt *s, int p, const LLVMValueRef *pos,
-                           LLVMValueRef *lo, LLVMValueRef *hi)
+/* Part p's bounds of the given kinds at the row pos: lower and upper (the max of the
+ * lower bounds in *lo, the min of the upper ones in *hi) or the row conditions (their
+ * conjunction in *lo, true when there are none). */
+static void part_bounds(pm_llvm *g, const pm_poly_stmt *s, int p, const LLVMValueRef *pos,
+                        bool row_kinds, LLVMValueRef *lo, LLVMValueRef *hi)
 {
     LLVMBuilderRef B = g->B;
     const pm_poly_part_bounds *b = &s->part_bounds[p];
     for (int d = 0; d < s->ndims - 1; d++)
         pm_llvm_push_iter(g, s->row_id[d], pos[d]);
-    LLVMValueRef l = NULL, h = NULL, row = NULL, zero = LLVMConstInt(g->t_i64, 0, 0);
+    LLVMValueRef l = NULL, h = NULL, row = LLVMConstInt(g->t_i1, 1, 0);
+    LLVMValueRef zero = LLVMConstInt(g->t_i64, 0, 0);
     for (int i = 0; i < b->n; i++) {
+        bool is_row = b->kind[i] == PM_BOUND_ROW_GE || b->kind[i] == PM_BOUND_ROW_EQ;
+        if (is_row != row_kinds)
+            continue;
         LLVMValueRef v = pm_llvm_aff_floor(g, b->aff[i]);
-        switch (b->kind[i]) {
-        case PM_BOUND_LOWER:
+        if (b->kind[i] == PM_BOUND_LOWER)
             l = !l ? v : LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGT, v, l, ""), v, l, "");
-            break;
-        case PM_BOUND_UPPER:
+        else if (b->kind[i] == PM_BOUND_UPPER)
             h = !h ? v : LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, v, h, ""), v, h, "");
-            break;
-        default: {
-            LLVMValueRef c = LLVMBuildICmp(B, b->kind[i] == PM_BOUND_ROW_EQ ? LLVMIntEQ : LLVMIntSGE,
-                                           v, zero, "");
-            row = row ? LLVMBuildAnd(B, row, c, "") : c;
-        }
-        }
+        else
+            row = LLVMBuildAnd(B, row, LLVMBuildICmp(B, b->kind[i] == PM_BOUND_ROW_EQ ? LLVMIntEQ
+                                                                                    : LLVMIntSGE,
+                                                     v, zero, ""), "");
     }
     for (int d = 0; d < s->ndims - 1; d++)
         pm_llvm_pop_iter(g);
+    if (row_kinds) {
+        *lo = row;
+        return;
+    }
     if (!l || !h) { /* poly.c never makes such a part */
         pm_error_set(g->err, PM_ERR_INTERNAL, "%s: part %d without bounds", s->name, p);
         l = h = zero;
     }
-    if (row) { /* a row without points: the empty interval [1, 0] */
-        l = LLVMBuildSelect(B, row, l, LLVMConstInt(g->t_i64, 1, 0), "part_lo");
-        h = LLVMBuildSelect(B, row, h, zero, "part_hi");
-    }
     *lo = l;
     *hi = h;
+}
+
+LLVMValueRef pm_llvm_part_row(pm_llvm *g, const pm_poly_stmt *s, int p, const LLVMValueRef *pos)
+{
+    LLVMValueRef row;
+    part_bounds(g, s, p, pos, true, &row, NULL);
+    return row;
+}
+
+void pm_llvm_part_interval(pm_llvm *g, const pm_poly_stmt *s, int p, const LLVMValueRef *pos,
+                           LLVMValueRef *lo, LLVMValueRef *hi)
+{
+    part_bounds(g, s, p, pos, false, lo, hi);
 }
 
 /* A merged statement's point (poly.h): the part whose interval at the point's row holds
@@ -239,10 +254,11 @@ static void parts_point(pm_llvm *g, const pm_point *pt)
     for (int p = 0; p < s->nparts; p++) {
         pm_point q = *pt;
         q.stmt = &s->parts[p];
-        LLVMValueRef lo, hi;
+        LLVMValueRef lo, hi, row = pm_llvm_part_row(g, s, p, pt->pos);
         pm_llvm_part_interval(g, s, p, pt->pos, &lo, &hi);
         LLVMValueRef in = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntSLE, lo, x, ""),
-                                       LLVMBuildICmp(B, LLVMIntSLE, x, hi, ""), "in_part");
+                                       LLVMBuildICmp(B, LLVMIntSLE, x, hi, ""), "");
+        in = LLVMBuildAnd(B, row, in, "in_part");
         LLVMBasicBlockRef yes = pm_llvm_block(g, "part"), next = pm_llvm_block(g, "part_next");
         LLVMBuildCondBr(B, in, yes, next);
         LLVMPositionBuilderAtEnd(B, yes);

@@ -593,13 +593,28 @@ bool pm_llvm_parts_for(pm_llvm *g, __isl_keep isl_ast_node *node)
         pm_llvm_push_iter(g, id, start);
         ok = pm_llvm_point_of_call(g, call, &row);
         pm_llvm_pop_iter(g);
+        LLVMBuilderRef B = g->B;
         for (int p = 0; ok && p < s->nparts; p++) {
+            /* a row the part misses (a border row, the other residue) skips its code */
+            LLVMValueRef holds = pm_llvm_part_row(g, s, p, row.pos);
+            LLVMBasicBlockRef next = NULL;
+            if (LLVMIsAConstantInt(holds) && LLVMConstIntGetZExtValue(holds) == 0)
+                continue; /* never (the builder folded the conditions) */
+            if (!LLVMIsAConstantInt(holds)) {
+                LLVMBasicBlockRef yes = pm_llvm_block(g, "part_row");
+                next = pm_llvm_block(g, "part_next");
+                LLVMBuildCondBr(B, holds, yes, next);
+                LLVMPositionBuilderAtEnd(B, yes);
+            }
             LLVMValueRef lo, hi;
             pm_llvm_part_interval(g, s, p, row.pos, &lo, &hi);
-            LLVMBuilderRef B = g->B;
             lo = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGT, lo, start, ""), lo, start, "part_lo");
             hi = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, hi, last, ""), hi, last, "part_hi");
             part_loop(g, &s->parts[p], &row, lo, hi);
+            if (next) {
+                LLVMBuildBr(B, next);
+                LLVMPositionBuilderAtEnd(B, next);
+            }
         }
     }
     isl_ast_expr_free(call);
