@@ -59,6 +59,12 @@ typedef struct model_in {
                               scale 1; all >= 0 when the tile may run in row blocks     */
     bool blocks;
     double row_points;     /* the live-out's inner tiled extent at the estimates        */
+    /* the affine reads of a member by a member, grouped by consumer: those of member m
+     * are by_consumer[first[m] .. first[m + 1] - 1] (indices into reads), producer_of
+     * their producer's member index (the model's pass is then linear in the reads: a
+     * search per read and member cost local Laplacian's grouping 69 ms) */
+    int *by_consumer, *producer_of;
+    int first[65];
 } model_in;
 
 typedef struct model_out {
@@ -142,11 +148,9 @@ static void model_eval(const model_in *in, const int64_t *tile, bool clip, model
     }
     for (int m = nm - 1; m >= 0; m--) {
         int c = gr->members[m];
-        for (int r = 0; r < in->nreads; r++) {
-            const pm_read *rd = &in->reads[r];
-            int pm = member_of(gr, rd->producer);
-            if (rd->consumer != c || pm < 0 || !rd->affine)
-                continue; /* outside the group (alignment keeps data-dependent reads out) */
+        for (int i = in->first[m]; i < in->first[m + 1]; i++) {
+            const pm_read *rd = &in->reads[in->by_consumer[i]];
+            int pm = in->producer_of[in->by_consumer[i]];
             for (int k = 0; k < rd->nargs; k++) {
                 const pm_lin *a = &rd->arg[k];
                 double lo, hi;
@@ -293,11 +297,35 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
                 in.row_dim[m] = d;
         in.blocks = in.blocks && in.row_dim[m] >= 0;
     }
-    for (int r = 0; r < in.nreads; r++) {
-        int c = member_of(gr, in.reads[r].consumer);
-        if (c >= 0 && member_of(gr, in.reads[r].producer) >= 0)
-            in.outside_only[c] = false;
+    in.by_consumer = malloc((size_t)(in.nreads + 1) * sizeof *in.by_consumer);
+    in.producer_of = malloc((size_t)(in.nreads + 1) * sizeof *in.producer_of);
+    int *consumer_of = malloc((size_t)(in.nreads + 1) * sizeof *consumer_of);
+    if (!in.by_consumer || !in.producer_of || !consumer_of) {
+        free(in.by_consumer);
+        free(in.producer_of);
+        free(consumer_of);
+        free(in.reads);
+        return false;
     }
+    memset(in.first, 0, sizeof in.first);
+    for (int r = 0; r < in.nreads; r++) {
+        int c = member_of(gr, in.reads[r].consumer), p = member_of(gr, in.reads[r].producer);
+        if (c >= 0 && p >= 0)
+            in.outside_only[c] = false;
+        /* outside the group (alignment keeps data-dependent reads out): not propagated */
+        consumer_of[r] = c >= 0 && p >= 0 && in.reads[r].affine ? c : -1;
+        in.producer_of[r] = p;
+        if (consumer_of[r] >= 0)
+            in.first[c + 1]++;
+    }
+    for (int m = 0; m < gr->nmembers; m++)
+        in.first[m + 1] += in.first[m];
+    int fill[64];
+    memcpy(fill, in.first, sizeof fill);
+    for (int r = 0; r < in.nreads; r++) /* in their order within a consumer */
+        if (consumer_of[r] >= 0)
+            in.by_consumer[fill[consumer_of[r]]++] = r;
+    free(consumer_of);
     double threshold = plan->o.overlap_threshold >= 0 ? plan->o.overlap_threshold
                                                       : PM_OVERLAP_THRESHOLD;
     int threads = plan->o.threads > 0 ? plan->o.threads : 1;
@@ -394,6 +422,8 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
     free(out);
     free(best_out);
     free(in.reads);
+    free(in.by_consumer);
+    free(in.producer_of);
     return found;
 }
 
