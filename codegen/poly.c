@@ -1083,8 +1083,8 @@ typedef struct bounds_walk {
     isl_aff_list *known;     /* conditions every row of the merged statement meets */
 } bounds_walk;
 
-/* Is the row condition aff >= 0 (or == 0) one of w->known, so always met? A plain
- * comparison (isl_set_gist_params per part cost local Laplacian 30 ms). */
+/* Is the row condition aff >= 0 one of w->known, so always met (an equality is kept)? A
+ * plain comparison (isl_set_gist_params per part cost local Laplacian 30 ms). */
 static bool known_row(const bounds_walk *w, __isl_keep isl_aff *aff, bool eq)
 {
     isl_size n = isl_aff_list_size(w->known);
