@@ -362,6 +362,33 @@ static void check_small_dump(const char *what, pm_pipeline *p, const char *phase
     }
 }
 
+/* One-dimensional stages run their parallel loop in shares, each share with vectors
+ * (llvm/parallel.c, pm_llvm_vector_range: camera pipe's tone curve ran scalar): f(x) =
+ * in(x) * 3 + x and out(x) = f(N - 1 - x), a reversal that stays a group of its own; the
+ * IR holds i32 vectors, and the kernel equals the interpreter at sizes below, at and
+ * around a vector and with shares of odd lengths, at 1 and 2 threads. */
+static void check_vector_shares(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *N = pm_param(ctx, PM_I32, "N");
+    pm_func *in = pm_image(ctx, "in", PM_I32, N);
+    pm_expr *x = pm_var(ctx, "x");
+    pm_interval *all = pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1);
+    pm_func *f = pm_func_new(ctx, "f", PM_I32, 1, &x, &all);
+    pm_func_define_expr(f, pm_add(pm_muli(pm_call(in, x), 3), x));
+    pm_func *out = pm_func_new(ctx, "out", PM_I32, 1, &x, &all);
+    pm_func_define_expr(out, pm_call(f, pm_sub(pm_addi(N, -1), x)));
+    pm_pipeline *p = NULL;
+    if (CHECK(pm_pipeline_new(ctx, "vector_shares", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
+        static const int64_t sizes[] = {1, 2, 5, 15, 16, 17, 33, 100, 1001};
+        check_small_dump("vector shares", p, "llvm", " x i32>", sizes,
+                         (int)(sizeof sizes / sizeof sizes[0]), 0);
+    } else {
+        fprintf(stderr, "  vector_shares: %s\n", pm_ctx_errmsg(ctx));
+    }
+    pm_ctx_free(ctx);
+}
+
 /* A border case (the image's first and last rows and columns: one case whose domain is a
  * union of four pieces) becomes one statement per piece (poly.c, split_pieces), and
  * those with the interior case are the parts of one statement over the box
@@ -907,6 +934,7 @@ static void check_structure(void)
                                         "scratch 198144 bytes per tile\n");
     check_update_bounds();
     check_border_pieces();
+    check_vector_shares();
     check_row_cases(2, false);
     check_row_cases(3, false);
     check_row_cases(2, true);

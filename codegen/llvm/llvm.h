@@ -138,6 +138,10 @@ void pm_llvm_for_from(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRef st
 /* Emits the innermost for node with <W x T> vectors and a scalar remainder when it
  * qualifies (see vector.c); returns false, emitting nothing, otherwise. */
 bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node);
+/* The same for the iterator values first .. last (i64) of the for node only, as a thread
+ * runs its share of a parallel loop; false, emitting nothing, when it does not qualify. */
+bool pm_llvm_vector_range(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRef first,
+                          LLVMValueRef last);
 
 /* A for node over the innermost dimension of a merged statement (poly.h, parts), its
  * only body: one loop per part over the part's interval at the row, with vectors where

@@ -6,6 +6,8 @@
  *     _par<k>:   unpack env; while a block [first, last] of the n iterations is left
  *                (taken from an atomic counter in data):
  *                    for (j = first; j <= last; j++) { i = lo + j*inc; body }
+ *                (an innermost loop of unit step, a one-dimensional stage's: the block
+ *                with vectors as vector.c runs any innermost loop, when it qualifies)
  * Every value the body may use lives in the env (parameters, buffer descriptions,
  * enclosing iterators), so packing the whole env is always enough; values the body does
  * not use are dead loads that LLVM removes.
@@ -391,7 +393,12 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool indepe
     LLVMPositionBuilderAtEnd(B, run);
     LLVMValueRef end = LLVMBuildAdd(B, start, grain, "");
     end = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, end, pn, ""), end, pn, "");
-    pm_llvm_counted_loop(g, start, LLVMBuildSub(B, end, c64(g, 1), ""), 1, run_body, &bc);
+    /* an innermost loop (a 1-D stage: camera pipe's tone curve) runs its share with
+     * vectors where the vector emitter takes it */
+    LLVMValueRef first = LLVMBuildAdd(B, plo, start, "");
+    LLVMValueRef last = LLVMBuildSub(B, LLVMBuildAdd(B, plo, end, ""), c64(g, 1), "");
+    if (inc != 1 || !pm_llvm_vector_range(g, node, first, last))
+        pm_llvm_counted_loop(g, start, LLVMBuildSub(B, end, c64(g, 1), ""), 1, run_body, &bc);
     LLVMBuildBr(B, take);
     LLVMPositionBuilderAtEnd(B, none);
     LLVMBuildRetVoid(B);

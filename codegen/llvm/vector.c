@@ -282,6 +282,7 @@ typedef struct vector_loop {
     int n;
     const pm_poly_stmt *part;
     const pm_point *row;
+    bool ranged;          /* users over start .. last only (a thread's share of the loop) */
     int W;
     LLVMValueRef start, last, vec_ok, scalar_from;
     LLVMBasicBlockRef scalar, done;
@@ -324,6 +325,17 @@ static void vector_step(pm_llvm *g, const vector_loop *L, LLVMValueRef i, int W)
 static void part_point(pm_llvm *g, LLVMValueRef i, void *user)
 {
     vector_step(g, user, i, 1);
+}
+
+/* A ranged loop's scalar point: the for node's body with the iterator at i. */
+static void range_point(pm_llvm *g, LLVMValueRef i, void *user)
+{
+    const vector_loop *L = user;
+    isl_ast_node *body = isl_ast_node_for_get_body(L->node);
+    pm_llvm_push_iter(g, L->id, i);
+    pm_llvm_node(g, body);
+    pm_llvm_pop_iter(g);
+    isl_ast_node_free(body);
 }
 
 /* The loop's trip count when its start and bound are integer constants, else -1. */
@@ -389,6 +401,8 @@ static void scalar_fallback(pm_llvm *g, vector_loop *L, LLVMValueRef from,
     LLVMPositionBuilderAtEnd(g->B, L->scalar);
     if (L->part)
         pm_llvm_counted_loop(g, from, L->last, 1, part_point, L);
+    else if (L->ranged)
+        pm_llvm_counted_loop(g, from, L->last, 1, range_point, L);
     else
         pm_llvm_for_from(g, L->node, from);
     LLVMBuildBr(g->B, L->done);
@@ -514,7 +528,24 @@ static void emit_vector_loop(pm_llvm *g, vector_loop *L, long long trip, body_tr
     scalar_fallback(g, L, L->scalar_from, fits_later, gathered);
 }
 
+/* pm_llvm_vector_for's loop, or with first != NULL the iterator values first .. last
+ * only (a thread's share of a parallel loop: vector_range). */
+static bool vector_loop_of(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRef first,
+                           LLVMValueRef last);
+
 bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
+{
+    return vector_loop_of(g, node, NULL, NULL);
+}
+
+bool pm_llvm_vector_range(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRef first,
+                          LLVMValueRef last)
+{
+    return vector_loop_of(g, node, first, last);
+}
+
+static bool vector_loop_of(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRef first,
+                           LLVMValueRef last)
 {
     int W = g->vector_width;
     if (W <= 1 || W > 64 || !unit_inc(node))
@@ -528,14 +559,16 @@ bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node)
     int n = upper_bound_cond(cond, id) ? body_users(body, users, MAX_USERS) : 0;
     /* a constant loop of fewer than 4 points (a border piece's two columns) stays
      * scalar: vectors would never run, yet their bodies would be built and compiled */
-    long long trip = n > 0 ? constant_trip(node, cond) : -1;
+    long long trip = n > 0 && !first ? constant_trip(node, cond) : -1;
     bool ok = n > 0 && (trip < 0 || trip >= 4);
     for (int i = 0; ok && i < n; i++)
         ok = user_ok(g, users[i], id);
     if (ok) {
         isl_ast_expr *init = isl_ast_node_for_get_init(node);
         vector_loop loop = {.node = node, .id = id, .users = users, .n = n, .W = W,
-                            .start = pm_llvm_ast_expr(g, init), .last = loop_last(g, cond)};
+                            .ranged = first != NULL,
+                            .start = first ? first : pm_llvm_ast_expr(g, init),
+                            .last = first ? last : loop_last(g, cond)};
         isl_ast_expr_free(init);
         emit_vector_loop(g, &loop, trip, loop_traits(g, users, n));
     }
