@@ -77,27 +77,66 @@ static bool is_id(__isl_keep isl_ast_expr *e, __isl_keep isl_id *id)
     return same;
 }
 
-/* Does the user node's statement qualify along iterator id? */
-static bool user_ok(pm_llvm *g, __isl_keep isl_ast_node *user, __isl_keep isl_id *id)
+/* May statement s run with vectors along its innermost dimension: a case (no reduction
+ * update) free of dependences along it, of unit step, not merged (pm_llvm_parts_for runs
+ * its parts) and not a border strip? A border strip (a few rows or columns of a split
+ * case, poly.c) runs scalar: a tiny share of the points, while its vector, tail and
+ * scalar bodies were most of local Laplacian's IR (118k instructions before the passes,
+ * 67k without them). */
+static bool stmt_vector_ok(pm_llvm *g, const pm_poly_stmt *s)
 {
-    isl_ast_expr *call = isl_ast_node_user_get_expr(user);
-    const pm_poly_stmt *s = pm_ast_stmt(g->poly, call);
-    /* a border strip (a few rows or columns of a split case, poly.c) runs scalar: a
-     * tiny share of the points, while its vector, tail and scalar bodies were most of
-     * local Laplacian's IR (118k instructions before the passes, 67k without them) */
-    bool ok = s && s->kind != PM_STMT_UPDATE && s->vectorizable && s->ndims > 0 &&
-              !s->border_dims && s->nparts == 0; /* a merged one: pm_llvm_parts_for */
-    if (ok) {
-        const pm_poly_storage *st = pm_poly_storage_of(g->poly, g->poly->stages[s->stage].func);
-        ok = st && st->step[s->ndims - 1] == 1;
-    }
+    if (!s || s->kind == PM_STMT_UPDATE || !s->vectorizable || s->ndims < 1 || s->border_dims ||
+        s->nparts > 0)
+        return false;
+    const pm_poly_storage *st = pm_poly_storage_of(g->poly, g->poly->stages[s->stage].func);
+    return st && st->step[s->ndims - 1] == 1;
+}
+
+/* Does the call of statement s run along iterator id: its innermost argument is the
+ * iterator and no other argument mentions it? */
+static bool call_along(__isl_keep isl_ast_expr *call, const pm_poly_stmt *s,
+                       __isl_keep isl_id *id)
+{
+    bool ok = isl_ast_expr_op_get_n_arg(call) == s->ndims + 1;
     for (int d = 0; ok && d < s->ndims; d++) {
         isl_ast_expr *a = isl_ast_expr_op_get_arg(call, d + 1);
         ok = d == s->ndims - 1 ? is_id(a, id) : !mentions(a, id);
         isl_ast_expr_free(a);
     }
+    return ok;
+}
+
+/* Does the user node's statement qualify along iterator id? */
+static bool user_ok(pm_llvm *g, __isl_keep isl_ast_node *user, __isl_keep isl_id *id)
+{
+    isl_ast_expr *call = isl_ast_node_user_get_expr(user);
+    const pm_poly_stmt *s = pm_ast_stmt(g->poly, call);
+    bool ok = stmt_vector_ok(g, s) && call_along(call, s, id);
     isl_ast_expr_free(call);
     return ok;
+}
+
+/* A for node's iterator, condition and body (for_node_get; for_node_clear frees them). */
+typedef struct for_node {
+    isl_id *id;
+    isl_ast_expr *cond;
+    isl_ast_node *body;
+} for_node;
+
+static for_node for_node_get(__isl_keep isl_ast_node *node)
+{
+    isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
+    for_node f = {isl_ast_expr_id_get_id(it), isl_ast_node_for_get_cond(node),
+                  isl_ast_node_for_get_body(node)};
+    isl_ast_expr_free(it);
+    return f;
+}
+
+static void for_node_clear(for_node *f)
+{
+    isl_ast_node_free(f->body);
+    isl_ast_expr_free(f->cond);
+    isl_id_free(f->id);
 }
 
 /* What a vector loop's statements do, for the choice of its shape (pm_llvm_vector_for). */
@@ -550,33 +589,27 @@ static bool vector_loop_of(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueR
     int W = g->vector_width;
     if (W <= 1 || W > 64 || !unit_inc(node))
         return false;
-    isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
-    isl_id *id = isl_ast_expr_id_get_id(it);
-    isl_ast_expr_free(it);
-    isl_ast_expr *cond = isl_ast_node_for_get_cond(node);
-    isl_ast_node *body = isl_ast_node_for_get_body(node);
+    for_node f = for_node_get(node);
     isl_ast_node *users[MAX_USERS] = {0};
-    int n = upper_bound_cond(cond, id) ? body_users(body, users, MAX_USERS) : 0;
+    int n = upper_bound_cond(f.cond, f.id) ? body_users(f.body, users, MAX_USERS) : 0;
     /* a constant loop of fewer than 4 points (a border piece's two columns) stays
      * scalar: vectors would never run, yet their bodies would be built and compiled */
-    long long trip = n > 0 && !first ? constant_trip(node, cond) : -1;
+    long long trip = n > 0 && !first ? constant_trip(node, f.cond) : -1;
     bool ok = n > 0 && (trip < 0 || trip >= 4);
     for (int i = 0; ok && i < n; i++)
-        ok = user_ok(g, users[i], id);
+        ok = user_ok(g, users[i], f.id);
     if (ok) {
         isl_ast_expr *init = isl_ast_node_for_get_init(node);
-        vector_loop loop = {.node = node, .id = id, .users = users, .n = n, .W = W,
+        vector_loop loop = {.node = node, .id = f.id, .users = users, .n = n, .W = W,
                             .ranged = first != NULL,
                             .start = first ? first : pm_llvm_ast_expr(g, init),
-                            .last = first ? last : loop_last(g, cond)};
+                            .last = first ? last : loop_last(g, f.cond)};
         isl_ast_expr_free(init);
         emit_vector_loop(g, &loop, trip, loop_traits(g, users, n));
     }
     for (int k = 0; k < n; k++)
         isl_ast_node_free(users[k]);
-    isl_ast_node_free(body);
-    isl_ast_expr_free(cond);
-    isl_id_free(id);
+    for_node_clear(&f);
     return ok;
 }
 
@@ -587,10 +620,7 @@ static void part_loop(pm_llvm *g, const pm_poly_stmt *part, const pm_point *row,
 {
     int W = g->vector_width;
     vector_loop loop = {.part = part, .row = row, .W = W, .start = lo, .last = hi};
-    const pm_poly_storage *st = pm_poly_storage_of(g->poly, g->poly->stages[part->stage].func);
-    bool vec = W > 1 && W <= 64 && part->kind != PM_STMT_UPDATE && part->vectorizable &&
-               !part->border_dims && st && st->step[part->ndims - 1] == 1;
-    if (!vec) {
+    if (W <= 1 || W > 64 || !stmt_vector_ok(g, part)) {
         pm_llvm_counted_loop(g, lo, hi, 1, part_point, &loop);
         return;
     }
@@ -603,27 +633,18 @@ bool pm_llvm_parts_for(pm_llvm *g, __isl_keep isl_ast_node *node)
 {
     if (!unit_inc(node))
         return false;
-    isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
-    isl_id *id = isl_ast_expr_id_get_id(it);
-    isl_ast_expr_free(it);
-    isl_ast_expr *cond = isl_ast_node_for_get_cond(node);
-    isl_ast_node *body = isl_ast_node_for_get_body(node);
+    for_node f = for_node_get(node);
     isl_ast_node *user = NULL;
-    bool ok = upper_bound_cond(cond, id) && body_users(body, &user, 1) == 1;
+    bool ok = upper_bound_cond(f.cond, f.id) && body_users(f.body, &user, 1) == 1;
     isl_ast_expr *call = ok ? isl_ast_node_user_get_expr(user) : NULL;
     const pm_poly_stmt *s = call ? pm_ast_stmt(g->poly, call) : NULL;
-    ok = s && s->nparts > 0 && isl_ast_expr_op_get_n_arg(call) == s->ndims + 1;
-    for (int d = 0; ok && d < s->ndims; d++) {
-        isl_ast_expr *a = isl_ast_expr_op_get_arg(call, d + 1);
-        ok = d == s->ndims - 1 ? is_id(a, id) : !mentions(a, id);
-        isl_ast_expr_free(a);
-    }
+    ok = s && s->nparts > 0 && call_along(call, s, f.id);
     if (ok) {
         isl_ast_expr *init = isl_ast_node_for_get_init(node);
-        LLVMValueRef start = pm_llvm_ast_expr(g, init), last = loop_last(g, cond);
+        LLVMValueRef start = pm_llvm_ast_expr(g, init), last = loop_last(g, f.cond);
         isl_ast_expr_free(init);
         pm_point row;
-        pm_llvm_push_iter(g, id, start);
+        pm_llvm_push_iter(g, f.id, start);
         ok = pm_llvm_point_of_call(g, call, &row);
         pm_llvm_pop_iter(g);
         LLVMBuilderRef B = g->B;
@@ -652,8 +673,6 @@ bool pm_llvm_parts_for(pm_llvm *g, __isl_keep isl_ast_node *node)
     }
     isl_ast_expr_free(call);
     isl_ast_node_free(user);
-    isl_ast_node_free(body);
-    isl_ast_expr_free(cond);
-    isl_id_free(id);
+    for_node_clear(&f);
     return ok;
 }
