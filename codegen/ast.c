@@ -6,6 +6,9 @@
 #include "codegen/schedule.h"
 #include "codegen/tile.h"
 
+#include <isl/constraint.h>
+#include <isl/local_space.h>
+
 #include <isl/aff.h>
 #include <isl/union_map.h>
 #include <isl/union_set.h>
@@ -30,6 +33,8 @@ static void origins_free(void *user)
     for (int i = 0; i < o->n; i++)
         for (int d = 0; d < PM_MAX_DIMS; d++)
             isl_ast_expr_free(o->lb[i][d]);
+    for (int d = 0; d < o->ntile; d++)
+        isl_ast_expr_free(o->tile[d]);
     free(o->storage);
     free(o->lb);
     free(o);
@@ -80,6 +85,7 @@ typedef struct mark_ctx {
     const pm_plan *plan;
     group_objects *objects;   /* the tiled group of a worker's part, or NULL: the poly's  */
     bool failed;
+    const int *nboxes;        /* pm_ast's: per group, its box body's producers            */
 } mark_ctx;
 
 /* The tile T of the instances below a mark, as a function of the mark's schedule space:
@@ -162,6 +168,15 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
         }
         o->n++;
     }
+    /* a box body's producers are bounded by the tile index (pm_ast_box) */
+    isl_size ntile = tmap && mc->nboxes[gr - mc->plan->groups] > 0
+                         ? isl_pw_multi_aff_dim(tmap, isl_dim_out) : 0;
+    for (int d = 0; d < ntile && d < PM_MAX_DIMS; d++) {
+        isl_pw_aff *pa = isl_pw_multi_aff_get_pw_aff(tmap, d);
+        o->tile[o->ntile++] = pa ? isl_ast_build_expr_from_pw_aff(build, pa) : NULL;
+        if (!o->tile[d])
+            mc->failed = true;
+    }
     isl_pw_multi_aff_free(tmap);
     group_objects_clear(&own);
     isl_id *ann = isl_id_alloc(isl_ast_node_get_ctx(node), PM_MARK_TILE, o);
@@ -196,6 +211,7 @@ typedef struct ast_part {
     int first, n;             /* groups first .. first + n - 1                            */
     char *sched;              /* their schedule, printed                                  */
     const pm_group *tiled;    /* the tiled group among them (at most one), or NULL        */
+    const int *nboxes;        /* pm_ast's                                                  */
     char *liveout, *tiles;    /* its objects, printed                                     */
     char **lb;                /* [m * PM_MAX_DIMS + d], NULL where the member has no dim  */
     double weight;            /* work estimate (make_parts), heaviest first               */
@@ -278,7 +294,7 @@ static void part_build(ast_part *pt)
             if (pt->lb[i] && *pt->lb[i]) /* "" (empty) stays NULL: after_mark's origin 0 */
                 ok = (go.lb[i] = isl_pw_aff_read_from_str(ctx, pt->lb[i])) != NULL;
     }
-    mark_ctx mc = {pt->poly, pt->plan, pt->tiled ? &go : NULL, !ok};
+    mark_ctx mc = {pt->poly, pt->plan, pt->tiled ? &go : NULL, !ok, pt->nboxes};
     if (ok)
         pt->ast = build_ast(&mc, sched, params);
     else {
@@ -292,10 +308,244 @@ static void part_build(ast_part *pt)
     }
 }
 
+/* ---- box bodies ------------------------------------------------------------------------ */
+
+static void bounds_free(pm_poly_part_bounds *b)
+{
+    for (int i = 0; i < b->n; i++)
+        isl_aff_free(b->aff[i]);
+    free(b->aff);
+    free(b->kind);
+    memset(b, 0, sizeof *b);
+}
+
+static bool bounds_push(pm_poly_part_bounds *b, __isl_take isl_aff *aff, int kind)
+{
+    isl_aff **a = aff ? realloc(b->aff, (size_t)(b->n + 1) * sizeof *a) : NULL;
+    if (a)
+        b->aff = a;
+    int *k = a ? realloc(b->kind, (size_t)(b->n + 1) * sizeof *k) : NULL;
+    if (k)
+        b->kind = k;
+    if (!k) {
+        isl_aff_free(aff);
+        return false;
+    }
+    b->aff[b->n] = aff;
+    b->kind[b->n++] = kind;
+    return true;
+}
+
+typedef struct box_walk {
+    pm_ast_box *box;
+    int ndims;
+    bool ok;
+} box_walk;
+
+/* A constraint of the box: a bound of the one coordinate it involves, or a guard. */
+static isl_stat box_bound(__isl_take isl_constraint *c, void *user)
+{
+    box_walk *w = user;
+    bool eq = isl_constraint_is_equality(c) == isl_bool_true;
+    int dim = -1, involved = 0;
+    for (int d = 0; d < w->ndims; d++)
+        if (isl_constraint_involves_dims(c, isl_dim_set, (unsigned)d, 1) == isl_bool_true) {
+            dim = d;
+            involved++;
+        }
+    if (involved > 1) {
+        w->ok = false; /* pm_schedule_box_runs said otherwise */
+    } else if (dim < 0) {
+        isl_aff *a = isl_aff_project_domain_on_params(isl_constraint_get_aff(c));
+        w->ok = w->ok && bounds_push(&w->box->guard, a, eq ? PM_BOUND_ROW_EQ : PM_BOUND_ROW_GE);
+    } else {
+        isl_val *k = isl_constraint_get_coefficient_val(c, isl_dim_set, dim);
+        bool lower = eq || isl_val_is_pos(k) == isl_bool_true, upper = eq || !lower;
+        isl_val_free(k);
+        isl_aff *bound = isl_aff_project_domain_on_params(
+            isl_constraint_get_bound(c, isl_dim_set, dim));
+        if (lower)
+            w->ok = w->ok && bounds_push(&w->box->dim[dim], isl_aff_ceil(isl_aff_copy(bound)),
+                                         PM_BOUND_LOWER);
+        if (upper)
+            w->ok = w->ok && bounds_push(&w->box->dim[dim], isl_aff_floor(isl_aff_copy(bound)),
+                                         PM_BOUND_UPPER);
+        isl_aff_free(bound);
+    }
+    isl_constraint_free(c);
+    return w->ok ? isl_stat_ok : isl_stat_error;
+}
+
+/* The box of the run of producers m .. m + n - 1 (pm_ast_box): the first's footprint per
+ * tile within its domain (the others' are the same), the tile index as parameters named
+ * by tile_id. */
+static bool box_of(pm_ast *ast, const pm_poly *poly, const pm_group *gr, int m, int n,
+                   pm_ast_box *box)
+{
+    box->stmts = calloc((size_t)n, sizeof *box->stmts);
+    if (!box->stmts)
+        return false;
+    box->nstmts = n;
+    for (int k = 0; k < n; k++)
+        box->stmts[k] = &poly->stmts[poly->stages[gr->members[m + k]].first_stmt];
+    const pm_poly_stmt *s = box->stmts[0];
+    isl_map *b = isl_map_set_tuple_id(isl_map_copy(gr->fp[m].box), isl_dim_out,
+                                      isl_set_get_tuple_id(s->domain));
+    b = isl_map_intersect_range(b, isl_set_copy(s->domain));
+    isl_size np = isl_map_dim(b, isl_dim_param), nin = isl_map_dim(b, isl_dim_in);
+    if (np < 0 || nin < 0 || nin > PM_MAX_DIMS) {
+        isl_map_free(b);
+        return false;
+    }
+    b = isl_map_move_dims(b, isl_dim_param, (unsigned)np, isl_dim_in, 0, (unsigned)nin);
+    for (int d = 0; d < nin; d++)
+        b = isl_map_set_dim_id(b, isl_dim_param, (unsigned)(np + d), isl_id_copy(ast->tile_id[d]));
+    isl_set *set = isl_map_range(b);
+    isl_basic_set_list *list = set ? isl_set_get_basic_set_list(set) : NULL;
+    isl_set_free(set);
+    isl_size npieces = list ? isl_basic_set_list_n_basic_set(list) : -1;
+    box_walk w = {box, s->ndims, npieces == 0 || npieces == 1};
+    box->empty = npieces == 0;
+    if (npieces == 1) {
+        isl_basic_set *bs = isl_basic_set_list_get_basic_set(list, 0);
+        w.ok = bs && isl_basic_set_dim(bs, isl_dim_div) == 0 &&
+               isl_basic_set_foreach_constraint(bs, box_bound, &w) == isl_stat_ok && w.ok;
+        isl_basic_set_free(bs);
+        for (int d = 0; d < s->ndims && w.ok; d++) {
+            bool lower = false, upper = false;
+            for (int i = 0; i < box->dim[d].n; i++) {
+                lower = lower || box->dim[d].kind[i] == PM_BOUND_LOWER;
+                upper = upper || box->dim[d].kind[i] == PM_BOUND_UPPER;
+            }
+            w.ok = lower && upper;
+        }
+    }
+    isl_basic_set_list_free(list);
+    return w.ok;
+}
+
+/* for (c0 = lo0; c0 <= hi0; c0++) ... { pm_box0(c0, ..., c{n-1}); ... pm_box{k-1}(...); } */
+static __isl_give isl_ast_node *box_template(isl_ctx *ctx, int n, int k)
+{
+    pm_str dom = {0}, sched = {0}, iters = {0}, cond = {0};
+    pm_str_append(&dom, "[");
+    for (int d = 0; d < n; d++) {
+        pm_str_append(&dom, "%spm_box_lo%d, pm_box_hi%d", d ? ", " : "", d, d);
+        pm_str_append(&iters, "%si%d", d ? ", " : "", d);
+        pm_str_append(&cond, "%spm_box_lo%d <= i%d <= pm_box_hi%d", d ? " and " : "", d, d, d);
+    }
+    pm_str_append(&dom, "] -> {");
+    pm_str_append(&sched, "{");
+    for (int j = 0; j < k && iters.data && cond.data; j++) {
+        pm_str_append(&dom, "%s pm_box%d[%s] : %s", j ? ";" : "", j, iters.data, cond.data);
+        pm_str_append(&sched, "%s pm_box%d[%s] -> [%s, %d]", j ? ";" : "", j, iters.data, iters.data, j);
+    }
+    pm_str_append(&dom, " }");
+    pm_str_append(&sched, " }");
+    isl_union_set *domain = dom.data ? isl_union_set_read_from_str(ctx, dom.data) : NULL;
+    isl_union_map *map = sched.data ? isl_union_map_read_from_str(ctx, sched.data) : NULL;
+    free(dom.data);
+    free(sched.data);
+    free(iters.data);
+    free(cond.data);
+    isl_space *params = domain ? isl_union_set_get_space(domain) : NULL;
+    map = isl_union_map_intersect_domain(map, domain);
+    isl_ast_build *build = isl_ast_build_from_context(isl_set_universe(params));
+    isl_ast_node *node = isl_ast_build_node_from_schedule_map(build, map);
+    isl_ast_build_free(build);
+    return node;
+}
+
+/* The template for n dimensions and k statements, built on first use (NULL when isl
+ * or memory fails). */
+static isl_ast_node *template_for(pm_ast *ast, isl_ctx *ctx, int n, int k)
+{
+    int key = n * 1024 + k;
+    for (int i = 0; i < ast->ntemplates; i++)
+        if (ast->template_key[i] == key)
+            return ast->templates[i];
+    int cap = ast->ntemplates + 1;
+    isl_ast_node **t = realloc(ast->templates, (size_t)cap * sizeof *t);
+    if (t)
+        ast->templates = t;
+    int *keys = t ? realloc(ast->template_key, (size_t)cap * sizeof *keys) : NULL;
+    if (keys)
+        ast->template_key = keys;
+    isl_ast_node *node = keys ? box_template(ctx, n, k) : NULL;
+    if (!node)
+        return NULL;
+    ast->templates[ast->ntemplates] = node;
+    ast->template_key[ast->ntemplates++] = key;
+    return node;
+}
+
+/* The box bodies' runs and the templates they need, in the poly's context. */
+static bool boxes_new(pm_ast *ast, const pm_poly *poly, const pm_plan *plan)
+{
+    int ng = plan->ngroups;
+    ast->nboxes = calloc(ng ? (size_t)ng : 1, sizeof *ast->nboxes);
+    ast->boxes = calloc(ng ? (size_t)ng : 1, sizeof *ast->boxes);
+    bool ok = ast->nboxes && ast->boxes;
+    char name[32];
+    for (int d = 0; d < PM_MAX_DIMS && ok; d++) {
+        snprintf(name, sizeof name, "pm_tile%d", d);
+        ok = (ast->tile_id[d] = isl_id_alloc(poly->ctx, name, NULL)) != NULL;
+        snprintf(name, sizeof name, "pm_box_lo%d", d);
+        ok = ok && (ast->box_lo[d] = isl_id_alloc(poly->ctx, name, NULL)) != NULL;
+        snprintf(name, sizeof name, "pm_box_hi%d", d);
+        ok = ok && (ast->box_hi[d] = isl_id_alloc(poly->ctx, name, NULL)) != NULL;
+    }
+    for (int g = 0; g < ng && ok; g++) {
+        const pm_group *gr = &plan->groups[g];
+        int nm = gr->nmembers;
+        int *first = malloc((size_t)nm * sizeof *first), *len = malloc((size_t)nm * sizeof *len);
+        int k = first && len ? pm_schedule_box_runs(poly, plan, gr, first, len) : 0;
+        ok = first && len;
+        if (k > 0) {
+            ok = (ast->boxes[g] = calloc((size_t)k, sizeof *ast->boxes[g])) != NULL;
+            ast->nboxes[g] = ok ? k : 0;
+        }
+        for (int r = 0; r < k && ok; r++) {
+            pm_ast_box *b = &ast->boxes[g][r];
+            ok = box_of(ast, poly, gr, first[r], len[r], b);
+            if (ok && !b->empty)
+                ok = (b->loops = template_for(ast, poly->ctx, b->stmts[0]->ndims, len[r])) != NULL;
+        }
+        free(first);
+        free(len);
+    }
+    return ok;
+}
+
+static void boxes_free(pm_ast *ast)
+{
+    for (int g = 0; ast->boxes && ast->plan && g < ast->plan->ngroups; g++) {
+        for (int m = 0; ast->boxes[g] && m < ast->nboxes[g]; m++) {
+            for (int d = 0; d < PM_MAX_DIMS; d++)
+                bounds_free(&ast->boxes[g][m].dim[d]);
+            bounds_free(&ast->boxes[g][m].guard);
+            free(ast->boxes[g][m].stmts);
+        }
+        free(ast->boxes[g]);
+    }
+    free(ast->boxes);
+    free(ast->nboxes);
+    for (int d = 0; d < PM_MAX_DIMS; d++) {
+        isl_id_free(ast->tile_id[d]);
+        isl_id_free(ast->box_lo[d]);
+        isl_id_free(ast->box_hi[d]);
+    }
+    for (int i = 0; i < ast->ntemplates; i++)
+        isl_ast_node_free(ast->templates[i]);
+    free(ast->templates);
+    free(ast->template_key);
+}
+
 void pm_ast_free(pm_ast *ast)
 {
     if (!ast)
         return;
+    boxes_free(ast);
     for (int i = 0; i < ast->n; i++) {
         isl_ast_node_free(ast->root[i]);
         if (ast->own_ctx[i])
@@ -343,7 +593,7 @@ static void order_by_weight(const ast_part *parts, int *order, int n)
 /* The parts: each tiled group alone, runs of up to 8 untiled groups together (few
  * contexts, yet shares small enough to balance the workers). */
 static int make_parts(const pm_poly *poly, const pm_plan *plan,
-                      isl_schedule *const *group_sched, ast_part *parts)
+                      isl_schedule *const *group_sched, const int *nboxes, ast_part *parts)
 {
     int n = 0;
     for (int g = 0; g < plan->ngroups; g++) {
@@ -351,11 +601,14 @@ static int make_parts(const pm_poly *poly, const pm_plan *plan,
         bool join = n > 0 && !gr->tiled && !parts[n - 1].tiled && parts[n - 1].n < 8;
         if (!join)
             parts[n++] = (ast_part){.poly = poly, .plan = plan, .group_sched = group_sched,
-                                    .first = g, .n = 0, .tiled = gr->tiled ? gr : NULL};
+                                    .first = g, .n = 0, .tiled = gr->tiled ? gr : NULL,
+                                    .nboxes = nboxes};
         parts[n - 1].n++;
         /* the work: isl's AST time grows with the statements it places, a tiled
          * group's (with their footprints in the tile's extension) more */
-        for (int m = 0; m < gr->nmembers; m++)
+        if (nboxes[g] > 0) /* its boxes cost isl nothing: the live-out's band */
+            parts[n - 1].weight += 3.0 * poly->stages[gr->liveout].nstmts;
+        for (int m = 0; m < gr->nmembers && nboxes[g] == 0; m++)
             parts[n - 1].weight += (gr->tiled ? 3.0 : 1.0) *
                                    poly->stages[gr->members[m]].nstmts;
     }
@@ -378,8 +631,15 @@ pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_sche
         pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", poly->pipeline->name);
         return NULL;
     }
+    ast->plan = plan;
+    if (!boxes_new(ast, poly, plan)) {
+        pm_ast_free(ast);
+        pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not bound the tiles' producers",
+                     poly->pipeline->name);
+        return NULL;
+    }
     if (!parallel) {
-        mark_ctx mc = {poly, plan, NULL, false};
+        mark_ctx mc = {poly, plan, NULL, false, ast->nboxes};
         ast->root[0] = build_ast(&mc, isl_schedule_copy(sched), isl_space_copy(poly->params));
         ast->n = ast->root[0] ? 1 : 0;
         if (!ast->n) {
@@ -392,7 +652,7 @@ pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_sche
     }
     ast_part *parts = calloc((size_t)ngroups, sizeof *parts);
     int *order = calloc((size_t)ngroups, sizeof *order);
-    int nparts = parts && order ? make_parts(poly, plan, group_sched, parts) : 0;
+    int nparts = parts && order ? make_parts(poly, plan, group_sched, ast->nboxes, parts) : 0;
     bool ok = parts && order;
     if (ok)
         order_by_weight(parts, order, nparts);
@@ -417,7 +677,7 @@ pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_sche
             pthread_attr_destroy(&attr);
         ast_part *heavy = &parts[order[0]];
         isl_schedule *own = part_schedule(heavy);
-        mark_ctx mc = {poly, plan, NULL, false};
+        mark_ctx mc = {poly, plan, NULL, false, ast->nboxes};
         heavy->ast = own ? build_ast(&mc, own, isl_space_copy(poly->params)) : NULL;
         if (!heavy->ast)
             snprintf(heavy->error, sizeof heavy->error, "%s",
@@ -467,6 +727,46 @@ const pm_poly_stmt *pm_ast_stmt(const pm_poly *poly, __isl_keep isl_ast_expr *ca
     return found;
 }
 
+/* "// group G's tile, run M as a box: S(d0, d1) T(d0, d1): d0 >= e, d0 <= e, ...; if e >= 0" */
+static void box_to_string(pm_str *out, int g, int m, const pm_ast_box *b)
+{
+    int n = b->stmts[0]->ndims;
+    pm_str_append(out, "// group %d's tile, run %d as a box:", g, m);
+    for (int k = 0; k < b->nstmts; k++) {
+        pm_str_append(out, " %s(", b->stmts[k]->name);
+        for (int d = 0; d < n; d++)
+            pm_str_append(out, "%sd%d", d ? ", " : "", d);
+        pm_str_append(out, ")");
+    }
+    if (b->empty) {
+        pm_str_append(out, " with no points\n");
+        return;
+    }
+    const char *sep = ": ";
+    for (int d = 0; d <= n && d <= PM_MAX_DIMS; d++) {
+        const pm_poly_part_bounds *pb = d < n ? &b->dim[d] : &b->guard;
+        if (d == n && pb->n > 0) {
+            pm_str_append(out, "; if ");
+            sep = "";
+        }
+        for (int i = 0; i < pb->n; i++) {
+            isl_printer *p = isl_printer_to_str(isl_aff_get_ctx(pb->aff[i]));
+            p = isl_printer_set_output_format(p, ISL_FORMAT_C);
+            p = isl_printer_print_aff(p, pb->aff[i]);
+            char *t = isl_printer_get_str(p);
+            isl_printer_free(p);
+            static const char *const rel[] = {">=", "<=", ">=", "=="};
+            if (d < n)
+                pm_str_append(out, "%sd%d %s %s", sep, d, rel[pb->kind[i]], t ? t : "?");
+            else
+                pm_str_append(out, "%s%s %s 0", sep, t ? t : "?", rel[pb->kind[i]]);
+            sep = d < n ? ", " : " and ";
+            free(t);
+        }
+    }
+    pm_str_append(out, "\n");
+}
+
 char *pm_ast_to_string(const pm_ast *ast)
 {
     pm_str out = {0};
@@ -480,5 +780,8 @@ char *pm_ast_to_string(const pm_ast *ast)
             pm_str_append(&out, "%s", s);
         free(s);
     }
+    for (int g = 0; ast->plan && g < ast->plan->ngroups; g++)
+        for (int m = 0; m < ast->nboxes[g]; m++)
+            box_to_string(&out, g, m, &ast->boxes[g][m]);
     return out.data;
 }

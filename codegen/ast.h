@@ -16,7 +16,17 @@
  * The result is the parts' roots in execution order, each owning its context (the
  * heaviest one's is the poly's).
  * Parameters in a part's AST are ids without the poly's user pointers: the LLVM phase
- * finds them by name. Ownership: the caller frees the result (pm_ast_free).
+ * finds them by name.
+ * Box bodies (schedule.h): the AST holds a run of producers' loops as a template, one
+ * per number of dimensions and of statements, built once in the poly's context,
+ *     for (c0 = lo0; c0 <= hi0; c0++) ... { pm_box0(c0, ..., cn-1); pm_box1(...); ... }
+ * over parameters lo_d and hi_d (ids box_lo[d], box_hi[d]); the group's pm_ast_box
+ * list gives each run's statements (pm_boxK stands for the K-th) and its bounds per
+ * tile, read off the constraints of its footprint box, and the "tile" mark's annotation
+ * gives the tile index as expressions of the tile loops. The LLVM phase binds lo_d =
+ * max of the lower bounds and hi_d = min of the upper ones, skips the run where a guard
+ * fails, and emits the template.
+ * Ownership: the caller frees the result (pm_ast_free).
  */
 #ifndef PM_CODEGEN_AST_H
 #define PM_CODEGEN_AST_H
@@ -31,12 +41,36 @@ typedef struct pm_tile_origins {
     int n;
     int *storage;                     /* pm_poly storage index of each scratchpad        */
     isl_ast_expr *(*lb)[PM_MAX_DIMS]; /* its origin per dimension                         */
+    int ntile;                        /* box bodies: the tile index's dimensions, and     */
+    isl_ast_expr *tile[PM_MAX_DIMS];  /* each as an expression of the tile loops          */
 } pm_tile_origins;
+
+/* A run of producers of a box body (one loop nest for its statements, in order): in the
+ * tile whose index is (tile_id[0], ...), their points are
+ * max(dim[d]'s PM_BOUND_LOWER) <= x_d <= min(dim[d]'s PM_BOUND_UPPER) for every d, where
+ * every guard (PM_BOUND_ROW_GE: >= 0, PM_BOUND_ROW_EQ: == 0) holds. Integer-valued isl
+ * expressions over the parameters and the tile ids. empty: no points in any tile. */
+typedef struct pm_ast_box {
+    int nstmts;
+    const pm_poly_stmt **stmts;
+    isl_ast_node *loops;                  /* the template (the pm_ast's)                  */
+    bool empty;
+    pm_poly_part_bounds dim[PM_MAX_DIMS];
+    pm_poly_part_bounds guard;
+} pm_ast_box;
 
 typedef struct pm_ast {
     int n;
     isl_ast_node **root;      /* the parts' ASTs, in execution order                      */
     isl_ctx **own_ctx;        /* each root's own context (freed with it), or NULL          */
+    const pm_plan *plan;
+    int *nboxes;              /* per group: its box body's runs (0: none)                 */
+    pm_ast_box **boxes;       /* per group: those runs in order                           */
+    isl_id *tile_id[PM_MAX_DIMS];
+    isl_id *box_lo[PM_MAX_DIMS], *box_hi[PM_MAX_DIMS];
+    int ntemplates;
+    isl_ast_node **templates; /* the boxes' loops, one per (dimensions, statements)       */
+    int *template_key;        /* 1024 * dimensions + statements, per template             */
 } pm_ast;
 
 /* group_sched: each group's schedule alone (pm_schedule_new's groups), used with

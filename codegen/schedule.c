@@ -4,6 +4,7 @@
 #include "codegen/tile.h"
 
 #include <isl/aff.h> /* before isl_multi_union_pw_aff_* (see DESIGN.md) */
+#include <isl/constraint.h>
 #include <isl/id.h>
 #include <isl/local_space.h>
 #include <isl/map.h>
@@ -438,6 +439,18 @@ static int member_row_dim(const pm_poly *poly, const pm_group *gr, int m)
     return -1;
 }
 
+/* The rows per block of the group's tiles, 0 for none; blocks need every member to run
+ * along the rows at scale 1 (block_band). */
+static int64_t block_rows_of(const pm_poly *poly, const pm_group *gr, int nruns)
+{
+    if (nruns <= 0 || gr->ntiled <= 0 || gr->block_rows <= 0 || gr->tile[0] % gr->block_rows != 0)
+        return 0;
+    for (int m = 0; m < gr->nmembers; m++)
+        if (member_row_dim(poly, gr, m) < 0)
+            return 0;
+    return gr->block_rows;
+}
+
 /* How many rows past a tile's last row member m computes (its footprint's forward
  * reach, the most over all tiles), or -1 when unbounded or unknown. */
 static int64_t forward_reach(const pm_poly *poly, const pm_group *gr, int m, int d)
@@ -498,6 +511,92 @@ static __isl_give isl_multi_union_pw_aff *block_band(const pm_poly *poly, const 
     return um ? isl_multi_union_pw_aff_from_union_map(um) : NULL;
 }
 
+/* ---- producers as boxes of loops ------------------------------------------------------ */
+
+/* One constraint of a box: it involves at most one out dimension. */
+static isl_stat box_constraint(__isl_take isl_constraint *c, void *user)
+{
+    isl_size n = isl_constraint_dim(c, isl_dim_out);
+    int involved = 0;
+    for (int d = 0; d < n; d++)
+        involved += isl_constraint_involves_dims(c, isl_dim_out, (unsigned)d, 1) == isl_bool_true;
+    isl_constraint_free(c);
+    if (involved > 1)
+        *(bool *)user = false;
+    return isl_stat_ok;
+}
+
+/* Member m's points per tile are a box: one statement (a case, possibly merged), its
+ * footprint intersected with its domain one convex piece (or empty) without
+ * existentials whose every constraint bounds one coordinate. */
+static bool member_box(const pm_poly *poly, const pm_group *gr, int m)
+{
+    const pm_poly_stage *st = &poly->stages[gr->members[m]];
+    const pm_poly_stmt *s = &poly->stmts[st->first_stmt];
+    if (st->nstmts != 1 || s->kind != PM_STMT_CASE || s->ndims <= 0)
+        return false;
+    isl_map *box = isl_map_set_tuple_id(isl_map_copy(gr->fp[m].box), isl_dim_out,
+                                        isl_set_get_tuple_id(s->domain));
+    box = isl_map_intersect_range(box, isl_set_copy(s->domain));
+    isl_basic_map_list *list = box ? isl_map_get_basic_map_list(box) : NULL;
+    isl_map_free(box);
+    isl_size n = list ? isl_basic_map_list_n_basic_map(list) : -1;
+    bool ok = n == 0;
+    if (n == 1) {
+        isl_basic_map *b = isl_basic_map_list_get_basic_map(list, 0);
+        ok = isl_basic_map_dim(b, isl_dim_div) == 0;
+        if (ok && isl_basic_map_foreach_constraint(b, box_constraint, &ok) != isl_stat_ok)
+            ok = false;
+        isl_basic_map_free(b);
+    }
+    isl_basic_map_list_free(list);
+    return ok;
+}
+
+/* The group's producers in runs sharing a point loop (fused_run), topological order:
+ * run r is members first[r] .. first[r] + len[r] - 1. The last run joins the live-out's
+ * band when it computes exactly the live-out's points per tile (*joined: its length,
+ * else 0; it is not among the nruns returned). */
+static int producer_runs(const pm_poly *poly, const pm_plan *plan, const pm_group *gr,
+                         int *first, int *len, int *joined)
+{
+    int nm = gr->nmembers, nruns = 0;
+    for (int m = 0; m < nm - 1; m += len[nruns++]) {
+        first[nruns] = m;
+        len[nruns] = fused_run(poly, gr, m);
+    }
+    *joined = 0;
+    if (nruns > 0 && first[nruns - 1] + len[nruns - 1] == nm - 1 &&
+        len[nruns - 1] < PM_SCHED_MAX_RUN && liveout_joins(poly, plan, gr, first[nruns - 1]))
+        *joined = len[--nruns];
+    return nruns;
+}
+
+
+int pm_schedule_box_runs(const pm_poly *poly, const pm_plan *plan, const pm_group *gr,
+                         int *first, int *len)
+{
+    if (!gr->tiled || gr->nmembers < 2)
+        return 0;
+    int joined;
+    int nruns = producer_runs(poly, plan, gr, first, len, &joined);
+    bool ok = nruns > 0 && block_rows_of(poly, gr, nruns) == 0;
+    /* a fused run's members share the first's domain and footprint (fused_run) */
+    for (int r = 0; r < nruns && ok; r++)
+        ok = member_box(poly, gr, first[r]);
+    return ok ? nruns : 0;
+}
+
+static bool box_body(const pm_poly *poly, const pm_plan *plan, const pm_group *gr)
+{
+    int nm = gr->nmembers;
+    int *first = malloc((size_t)nm * sizeof *first), *len = malloc((size_t)nm * sizeof *len);
+    bool ok = first && len && pm_schedule_box_runs(poly, plan, gr, first, len) > 0;
+    free(first);
+    free(len);
+    return ok;
+}
+
 /* A tiled group (see schedule.h). */
 static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_plan *plan, int g)
 {
@@ -507,8 +606,7 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
     isl_union_set *dom = domains(poly, lst->first_stmt, lst->nstmts);
     if (isl_union_set_is_empty(dom) != isl_bool_false) /* nothing to tile (see band_schedule) */
         return isl_schedule_from_domain(dom);
-    /* the producers in runs sharing a point loop (fused_run), topological order */
-    int nm = gr->nmembers, nruns = 0;
+    int nm = gr->nmembers;
     int *first = malloc((size_t)nm * sizeof *first), *len = malloc((size_t)nm * sizeof *len);
     if (!first || !len) {
         free(first);
@@ -516,19 +614,15 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
         isl_union_set_free(dom);
         return NULL;
     }
-    for (int m = 0; m < nm - 1; m += len[nruns++]) {
-        first[nruns] = m;
-        len[nruns] = fused_run(poly, gr, m);
-    }
+    int n0;
+    int nruns = producer_runs(poly, plan, gr, first, len, &n0);
+    bool boxes = box_body(poly, plan, gr);
     /* When the last run computes exactly the live-out's points per tile, its statements
      * are tiled like the live-out (no extension: nothing is recomputed) and share the
      * live-out's point loop. */
-    int m0 = nm - 1, n0 = 0;
+    int m0 = n0 > 0 ? nm - 1 - n0 : nm - 1;
     isl_union_map *tiles = tile_band_map(plan, gr);
-    if (nruns > 0 && first[nruns - 1] + len[nruns - 1] == nm - 1 &&
-        len[nruns - 1] < PM_SCHED_MAX_RUN && liveout_joins(poly, plan, gr, first[nruns - 1])) {
-        m0 = first[--nruns];
-        n0 = len[nruns];
+    if (n0 > 0) {
         isl_map *idx = single_map(tiles);
         for (int k = m0; k < m0 + n0; k++) {
             const pm_poly_stmt *sm = single_stmt(poly, gr->members[k]);
@@ -559,8 +653,9 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
     } else {
         node = point_band(poly, gr->liveout, node);
     }
-    /* the other producers before it: each computes its footprint */
-    for (int r = 0; r < nruns; r++) {
+    /* the other producers before it: each computes its footprint (boxes: the AST phase
+     * writes their loops, ast.h) */
+    for (int r = 0; r < nruns && !boxes; r++) {
         int m = first[r], run = len[r];
         isl_union_map *ext = NULL;
         for (int k = m; k < m + run; k++) {
@@ -583,12 +678,11 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
     }
     /* the tile's body: scratchpads are re-based here, above all of it (below the
      * extension that introduces the producers) */
-    if (nruns > 0)
+    if (nruns > 0 && !boxes)
         node = isl_schedule_node_parent(isl_schedule_node_parent(node)); /* the sequence */
     free(first);
     free(len);
-    int64_t B = nruns > 0 && gr->ntiled > 0 && gr->block_rows > 0 &&
-                        gr->tile[0] % gr->block_rows == 0 ? gr->block_rows : 0;
+    int64_t B = boxes ? 0 : block_rows_of(poly, gr, nruns);
     isl_multi_union_pw_aff *blocks = B > 0 ? block_band(poly, gr, B) : NULL;
     if (blocks) {
         node = isl_schedule_node_insert_partial_schedule(node, blocks);

@@ -101,6 +101,9 @@ typedef struct pm_llvm {
                                        emission continues harmlessly after one           */
     LLVMValueRef *buffer_tag;       /* per storage: its accesses' TBAA tag (module.c), or
                                        NULL until first asked for                        */
+    const pm_ast *ast;
+    const pm_ast_box *box;          /* emitting a box template (ast.h): its pm_boxK calls
+                                       are box->stmts[K]; else NULL                       */
 } pm_llvm;
 
 
@@ -120,6 +123,10 @@ LLVMValueRef pm_llvm_intrinsic(pm_llvm *g, const char *name, LLVMTypeRef *tys, i
                                LLVMTypeRef *fnty);
 /* A new basic block in the current function. */
 LLVMBasicBlockRef pm_llvm_block(pm_llvm *g, const char *name);
+
+/* The statement a user node's call names (pm_ast_stmt; inside a box template, the
+ * box's). */
+const pm_poly_stmt *pm_llvm_call_stmt(pm_llvm *g, __isl_keep isl_ast_expr *call);
 
 /* loops.c */
 void pm_llvm_node(pm_llvm *g, __isl_keep isl_ast_node *node);

@@ -356,6 +356,60 @@ static void user_node(pm_llvm *g, __isl_keep isl_ast_node *node)
     isl_ast_expr_free(call);
 }
 
+/* The max (lower) or min (upper) of a box dimension's bounds of that kind. */
+static LLVMValueRef box_extreme(pm_llvm *g, const pm_poly_part_bounds *b, int kind)
+{
+    LLVMBuilderRef B = g->B;
+    LLVMValueRef r = NULL;
+    for (int i = 0; i < b->n; i++) {
+        if (b->kind[i] != kind)
+            continue;
+        LLVMValueRef v = pm_llvm_aff_floor(g, b->aff[i]);
+        LLVMIntPredicate keep = kind == PM_BOUND_LOWER ? LLVMIntSGT : LLVMIntSLT;
+        r = !r ? v : LLVMBuildSelect(B, LLVMBuildICmp(B, keep, v, r, ""), v, r, "");
+    }
+    return r ? r : c64(g, 0); /* ast.c gives every dimension both kinds */
+}
+
+/* A box body's run of producers (ast.h): where its guards hold, the template's loops over
+ * the box of this tile (the tile ids bound by the caller), in a function of its own. */
+static void box_run(pm_llvm *g, const pm_ast_box *b)
+{
+    const pm_ast *ast = g->ast;
+    int n = b->nstmts > 0 ? b->stmts[0]->ndims : 0;
+    if (b->empty || !b->loops || n < 1 || n > PM_MAX_DIMS)
+        return;
+    LLVMBuilderRef B = g->B;
+    LLVMValueRef holds = LLVMConstInt(g->t_i1, 1, 0), zero = c64(g, 0);
+    for (int i = 0; i < b->guard.n; i++)
+        holds = LLVMBuildAnd(B, holds,
+                             LLVMBuildICmp(B, b->guard.kind[i] == PM_BOUND_ROW_EQ ? LLVMIntEQ : LLVMIntSGE,
+                                           pm_llvm_aff_floor(g, b->guard.aff[i]), zero, ""), "");
+    LLVMBasicBlockRef next = NULL;
+    if (LLVMIsAConstantInt(holds) && LLVMConstIntGetZExtValue(holds) == 0)
+        return;
+    if (!LLVMIsAConstantInt(holds)) {
+        LLVMBasicBlockRef yes = pm_llvm_block(g, "box");
+        next = pm_llvm_block(g, "box_next");
+        LLVMBuildCondBr(B, holds, yes, next);
+        LLVMPositionBuilderAtEnd(B, yes);
+    }
+    for (int d = 0; d < n; d++) {
+        pm_llvm_push_iter(g, ast->box_lo[d], box_extreme(g, &b->dim[d], PM_BOUND_LOWER));
+        pm_llvm_push_iter(g, ast->box_hi[d], box_extreme(g, &b->dim[d], PM_BOUND_UPPER));
+    }
+    g->box = b;
+    if (!pm_llvm_outline(g, b->loops))
+        pm_llvm_node(g, b->loops);
+    g->box = NULL;
+    for (int d = 0; d < 2 * n; d++)
+        pm_llvm_pop_iter(g);
+    if (next) {
+        LLVMBuildBr(B, next);
+        LLVMPositionBuilderAtEnd(B, next);
+    }
+}
+
 /* Below a "tile" mark: every scratchpad of the group gets this thread's memory and
  * this tile's origin (the annotation's AST expressions of the tile iterators). */
 static void tile_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl_ast_node *child)
@@ -386,7 +440,16 @@ static void tile_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl_
         for (int d = 0; d < st->ndims; d++)
             b->lb[d] = pm_llvm_ast_expr(g, o->lb[i][d]);
     }
-    /* each stage of the tile in a function of its own (llvm/parallel.c) */
+    /* a box body's producers (ast.h), then the rest; each stage of the tile in a
+     * function of its own (llvm/parallel.c) */
+    int gi = (int)(o->group - g->ast->plan->groups);
+    int nboxes = o->ntile > 0 ? g->ast->nboxes[gi] : 0;
+    for (int d = 0; d < o->ntile && nboxes > 0; d++)
+        pm_llvm_push_iter(g, g->ast->tile_id[d], pm_llvm_ast_expr(g, o->tile[d]));
+    for (int m = 0; m < nboxes; m++)
+        box_run(g, &g->ast->boxes[gi][m]);
+    for (int d = 0; d < o->ntile && nboxes > 0; d++)
+        pm_llvm_pop_iter(g);
     if (isl_ast_node_get_type(child) == isl_ast_node_block) {
         isl_ast_node_list *list = isl_ast_node_block_get_children(child);
         int n = isl_ast_node_list_n_ast_node(list);

@@ -339,6 +339,7 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
     g.nmemo = -1; /* no statement yet */
     g.C = C;
     g.poly = poly;
+    g.ast = ast;
     g.o = o;
     pm_error local = {0}; /* the emitter reports through an err even without the caller's */
     g.err = err ? err : &local;

@@ -59,7 +59,7 @@ static isl_bool check_user(__isl_keep isl_ast_node *node, void *user)
     if (isl_ast_node_get_type(node) != isl_ast_node_user)
         return isl_bool_true;
     isl_ast_expr *call = isl_ast_node_user_get_expr(node);
-    const pm_poly_stmt *s = pm_ast_stmt(c->g->poly, call);
+    const pm_poly_stmt *s = pm_llvm_call_stmt(c->g, call);
     bool ok = s && s->parallel_dim >= 0 && s->parallel_dim < s->ndims;
     if (ok) {
         isl_ast_expr *a = isl_ast_expr_op_get_arg(call, s->parallel_dim + 1);
@@ -125,16 +125,28 @@ static isl_bool mark_uses(__isl_keep isl_ast_node *node, void *user)
          * computes nothing here (loops.c, tile_body) */
         isl_id *ann = isl_ast_node_get_annotation(node);
         const pm_tile_origins *o = ann ? isl_id_get_user(ann) : NULL;
-        if (o && strcmp(isl_id_get_name(ann), PM_MARK_TILE) == 0)
+        if (o && strcmp(isl_id_get_name(ann), PM_MARK_TILE) == 0) {
             for (int i = 0; i < o->n; i++)
                 u->storage[o->storage[i]] = true;
+            /* a box body's producers are not in the AST (ast.h) */
+            const pm_ast *ast = u->g->ast;
+            int gi = (int)(o->group - ast->plan->groups);
+            for (int m = 0; o->ntile > 0 && m < ast->nboxes[gi]; m++)
+                for (int k = 0; k < ast->boxes[gi][m].nstmts; k++) {
+                    const pm_poly_stmt *s = ast->boxes[gi][m].stmts[k];
+                    int own = pm_llvm_storage_index(u->g, u->g->poly->stages[s->stage].func);
+                    if (own >= 0)
+                        u->storage[own] = true;
+                    mark_reads(u, s, 0);
+                }
+        }
         isl_id_free(ann);
         return isl_bool_true;
     }
     if (isl_ast_node_get_type(node) != isl_ast_node_user)
         return isl_bool_true;
     isl_ast_expr *call = isl_ast_node_user_get_expr(node);
-    const pm_poly_stmt *s = pm_ast_stmt(u->g->poly, call);
+    const pm_poly_stmt *s = pm_llvm_call_stmt(u->g, call);
     isl_ast_expr_free(call);
     if (!s)
         return isl_bool_true;
@@ -250,7 +262,7 @@ static isl_bool find_user(__isl_keep isl_ast_node *node, void *user)
     if (isl_ast_node_get_type(node) != isl_ast_node_user)
         return isl_bool_true;
     isl_ast_expr *call = isl_ast_node_user_get_expr(node);
-    const pm_poly_stmt *s = pm_ast_stmt(fu->g->poly, call);
+    const pm_poly_stmt *s = pm_llvm_call_stmt(fu->g, call);
     isl_ast_expr_free(call);
     if (s)
         fu->name = s->name;

@@ -110,7 +110,7 @@ static bool call_along(__isl_keep isl_ast_expr *call, const pm_poly_stmt *s,
 static bool user_ok(pm_llvm *g, __isl_keep isl_ast_node *user, __isl_keep isl_id *id)
 {
     isl_ast_expr *call = isl_ast_node_user_get_expr(user);
-    const pm_poly_stmt *s = pm_ast_stmt(g->poly, call);
+    const pm_poly_stmt *s = pm_llvm_call_stmt(g, call);
     bool ok = stmt_vector_ok(g, s) && call_along(call, s, id);
     isl_ast_expr_free(call);
     return ok;
@@ -195,7 +195,7 @@ static body_traits loop_traits(pm_llvm *g, isl_ast_node **users, int n)
     body_traits t = {.budget = 20000};
     for (int k = 0; k < n; k++) {
         isl_ast_expr *call = isl_ast_node_user_get_expr(users[k]);
-        const pm_poly_stmt *s = pm_ast_stmt(g->poly, call);
+        const pm_poly_stmt *s = pm_llvm_call_stmt(g, call);
         isl_ast_expr_free(call);
         if (!s) {
             t.start_dependent = true;
@@ -214,33 +214,37 @@ static body_traits loop_traits(pm_llvm *g, isl_ast_node **users, int n)
 #define ONE_BODY_MIN_READS 10
 
 /* The body's user nodes, when it has only those. */
-static int body_users(__isl_keep isl_ast_node *body, isl_ast_node **users, int max)
+static int body_users_at(__isl_keep isl_ast_node *body, isl_ast_node **users, int k, int max)
 {
     if (isl_ast_node_get_type(body) == isl_ast_node_user) {
-        users[0] = isl_ast_node_copy(body);
-        return 1;
+        if (k == max)
+            return -1;
+        users[k] = isl_ast_node_copy(body);
+        return k + 1;
     }
     if (isl_ast_node_get_type(body) != isl_ast_node_block)
-        return 0;
+        return -1;
+    /* isl nests blocks (a box template's statements, ast.h): flattened */
     isl_ast_node_list *list = isl_ast_node_block_get_children(body);
-    int n = isl_ast_node_list_n_ast_node(list), k = 0;
-    for (int i = 0; i < n; i++) {
+    int n = isl_ast_node_list_n_ast_node(list);
+    for (int i = 0; i < n && k >= 0; i++) {
         isl_ast_node *c = isl_ast_node_list_get_ast_node(list, i);
-        if (isl_ast_node_get_type(c) != isl_ast_node_user || k == max) {
-            isl_ast_node_free(c);
-            k = -1;
-            break;
-        }
-        users[k++] = c;
+        k = body_users_at(c, users, k, max);
+        isl_ast_node_free(c);
     }
     isl_ast_node_list_free(list);
-    if (k < 0) {
-        for (int i = 0; i < n && i < max; i++)
-            if (users[i])
-                users[i] = isl_ast_node_free(users[i]);
-        return 0;
-    }
     return k;
+}
+
+static int body_users(__isl_keep isl_ast_node *body, isl_ast_node **users, int max)
+{
+    for (int i = 0; i < max; i++)
+        users[i] = NULL;
+    int k = body_users_at(body, users, 0, max);
+    if (k < 0)
+        for (int i = 0; i < max; i++)
+            users[i] = isl_ast_node_free(users[i]);
+    return k < 0 ? 0 : k;
 }
 
 static bool unit_inc(__isl_keep isl_ast_node *node)
@@ -637,7 +641,7 @@ bool pm_llvm_parts_for(pm_llvm *g, __isl_keep isl_ast_node *node)
     isl_ast_node *user = NULL;
     bool ok = upper_bound_cond(f.cond, f.id) && body_users(f.body, &user, 1) == 1;
     isl_ast_expr *call = ok ? isl_ast_node_user_get_expr(user) : NULL;
-    const pm_poly_stmt *s = call ? pm_ast_stmt(g->poly, call) : NULL;
+    const pm_poly_stmt *s = call ? pm_llvm_call_stmt(g, call) : NULL;
     ok = s && s->nparts > 0 && call_along(call, s, f.id);
     if (ok) {
         isl_ast_expr *init = isl_ast_node_for_get_init(node);
