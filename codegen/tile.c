@@ -45,6 +45,18 @@
  * that of 64 x 512 tiles in half an L2); at eight L2s camera pipe's 128 x 2528 strips
  * (7.2 MB) took 1.06x. */
 #define PM_STRIP_BUDGET 8.0
+/* ... but strips within one L2 (twice the budget) come first: the model's time favours
+ * taller strips (less recomputation), while what does not fit the L2 streams from the
+ * L3 at a cost that differs between hosts. Strips beyond one L2 compete only when no
+ * strip within it passes the threshold. Camera pipe at the paper size on an AVX-512
+ * Intel host with 2 MB of L2 per core (bench/pm_sweep, interleaved): its 32 x 2528 strips
+ * (1.8 MB, chosen now) took 0.83x the time of the 128 x 2528 (7.2 MB) chosen before at
+ * 2 threads (21 rounds), 0.94x at 1 thread; on the Zen 5 host above (1 MB of L2) the
+ * taller strips and tiles within half an L2 had been within 2% of each other. Pyramid
+ * blending, interpolate and local Laplacian keep their strips: none within an L2
+ * passes the threshold (a cap on the budget instead sent pyramid blending to 64 x 128
+ * tiles, 1.27x the time). */
+#define PM_STRIP_L2 2.0
 
 /* ---- the model: interval propagation at the estimates ---------------------------------- */
 
@@ -349,6 +361,12 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
     in.row_points = gr->ntiled == 2 ? whole : 0;
     if (whole >= 1024 && whole != (double)kInner[ni - 1] && (whole < (double)kInner[ni - 1] || in.blocks))
         inner[ni++] = (int64_t)whole;
+    /* pass 0 leaves out strips beyond one L2; a strip found there is taken (see
+     * PM_STRIP_L2), else pass 1 sees every candidate */
+    bool strip_found = false;
+    for (int pass = first_fit ? 1 : 0; pass < 2 && !strip_found; pass++) {
+    found = best_par = false;
+    best = INFINITY;
     for (int i = 0; out && best_out && i < no; i++)
         for (int j = 0; j < ni; j++) {
             int64_t tile[2];
@@ -367,6 +385,9 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
                          (double)tile[1] >= in.row_points;
             double budget = (double)plan->o.cache_bytes * (strip ? PM_STRIP_BUDGET : 1.0);
             bool fits = scratch <= budget;
+            bool big_strip = strip && scratch > (double)plan->o.cache_bytes * PM_STRIP_L2;
+            if (pass == 0 && big_strip)
+                continue;
             /* strips that fit only in row blocks: no taller than PM_BLOCK_MAX_ROWS */
             if (fits && block_rows_for(&in, tile) > 0 && tile[0] > PM_BLOCK_MAX_ROWS &&
                 plan->o.tile_size[0] <= 0) {
@@ -380,6 +401,7 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
             bool user = plan->o.tile_size[0] > 0; /* the options decide: keep it */
             if (out->redundancy > threshold || (!user && !fits))
                 continue;
+            strip_found = strip_found || (pass == 0 && strip);
             /* parallel first, then the least estimated time */
             bool better = !found || (par && !best_par) || (par == best_par && out->time < best) ||
                           (par == best_par && out->time == best &&
@@ -395,6 +417,7 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
             if (found && first_fit)
                 i = no, j = ni; /* leave both loops */
         }
+    }
     gr->block_rows = 0;
     if (found) {
         for (int t = 0; t < gr->ntiled; t++)
