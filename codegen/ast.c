@@ -85,7 +85,7 @@ typedef struct mark_ctx {
     const pm_plan *plan;
     group_objects *objects;   /* the tiled group of a worker's part, or NULL: the poly's  */
     bool failed;
-    const int *nboxes;        /* pm_ast's: per group, its box body's producers            */
+    const int *nboxes;        /* pm_ast's: per group, its box body's runs (0: none)       */
 } mark_ctx;
 
 /* The tile T of the instances below a mark, as a function of the mark's schedule space:
