@@ -35,6 +35,7 @@ static void origins_free(void *user)
             isl_ast_expr_free(o->lb[i][d]);
     for (int d = 0; d < o->ntile; d++)
         isl_ast_expr_free(o->tile[d]);
+    isl_ast_expr_free(o->first_block);
     free(o->storage);
     free(o->lb);
     free(o);
@@ -86,6 +87,7 @@ typedef struct mark_ctx {
     group_objects *objects;   /* the tiled group of a worker's part, or NULL: the poly's  */
     bool failed;
     const int *nboxes;        /* pm_ast's: per group, its box body's runs (0: none)       */
+    const int64_t *block_rows; /* pm_ast's                                                */
 } mark_ctx;
 
 /* The tile T of the instances below a mark, as a function of the mark's schedule space:
@@ -107,6 +109,78 @@ static __isl_give isl_pw_multi_aff *tile_of_schedule(const group_objects *go,
     return isl_map_lexmin_pw_multi_aff(m);
 }
 
+static void block_index_free(void *user)
+{
+    pm_block_index *b = user;
+    if (b)
+        isl_ast_expr_free(b->block);
+    free(b);
+}
+
+/* At a "block" mark: the block index (the innermost schedule dimension: the block band's). */
+static __isl_give isl_ast_node *block_mark(__isl_take isl_ast_node *node,
+                                           __isl_keep isl_ast_build *build, mark_ctx *mc,
+                                           const pm_group *gr)
+{
+    pm_block_index *b = gr ? calloc(1, sizeof *b) : NULL;
+    if (b)
+        b->group = gr;
+    isl_space *sp = isl_ast_build_get_schedule_space(build);
+    isl_size n = sp ? isl_space_dim(sp, isl_dim_set) : -1;
+    isl_pw_aff *pa = n > 0 ? isl_pw_aff_from_aff(isl_aff_var_on_domain(
+                                 isl_local_space_from_space(isl_space_copy(sp)), isl_dim_set,
+                                 (unsigned)(n - 1)))
+                           : NULL;
+    isl_space_free(sp);
+    if (b)
+        b->block = pa ? isl_ast_build_expr_from_pw_aff(build, pa) : NULL;
+    else
+        isl_pw_aff_free(pa);
+    if (!b || !b->block) {
+        block_index_free(b);
+        mc->failed = true;
+        return node;
+    }
+    isl_id *ann = isl_id_alloc(isl_ast_node_get_ctx(node), PM_MARK_BLOCK, b);
+    ann = isl_id_set_free_user(ann, block_index_free);
+    return isl_ast_node_set_annotation(node, ann);
+}
+
+static isl_stat add_rows(__isl_take isl_map *m, void *user)
+{
+    struct { int row; isl_map *rows; } *r = user;
+    isl_size n = isl_map_dim(m, isl_dim_out);
+    m = isl_map_reset_tuple_id(m, isl_dim_out);
+    if (n > r->row + 1)
+        m = isl_map_project_out(m, isl_dim_out, (unsigned)(r->row + 1), (unsigned)(n - r->row - 1));
+    m = isl_map_project_out(m, isl_dim_out, 0, (unsigned)r->row);
+    r->rows = r->rows ? isl_map_union(r->rows, m) : m;
+    return r->rows ? isl_stat_ok : isl_stat_error;
+}
+
+/* The tile's first row block (pm_tile_origins.first_block): floor(first live-out row / B)
+ * as an expression of the tile loops. */
+static __isl_give isl_ast_expr *first_block(const group_objects *go,
+                                            __isl_keep isl_pw_multi_aff *tmap,
+                                            __isl_keep isl_ast_build *build, int row, int64_t B)
+{
+    struct { int row; isl_map *rows; } r = {row, NULL};
+    isl_union_map *rev = isl_union_map_reverse(isl_union_map_copy(go->tiles));
+    if (isl_union_map_foreach_map(rev, add_rows, &r) != isl_stat_ok)
+        r.rows = isl_map_free(r.rows);
+    isl_union_map_free(rev);
+    if (!r.rows)
+        return NULL;
+    isl_pw_multi_aff *least = isl_map_lexmin_pw_multi_aff(r.rows);
+    isl_pw_aff *pa = least ? isl_pw_multi_aff_get_pw_aff(least, 0) : NULL;
+    isl_pw_multi_aff_free(least);
+    isl_val *rows = isl_val_int_from_si(isl_union_map_get_ctx(go->tiles), B);
+    pa = isl_pw_aff_floor(isl_pw_aff_scale_down_val(pa, rows));
+    pa = isl_pw_aff_align_params(pa, isl_pw_multi_aff_get_space(tmap));
+    pa = isl_pw_aff_pullback_pw_multi_aff(pa, isl_pw_multi_aff_copy(tmap));
+    return pa ? isl_ast_build_expr_from_pw_aff(build, pa) : NULL;
+}
+
 /* At each "tile" mark: the origins of the group's scratchpads as AST expressions of
  * the tile loops' iterators, kept as the mark node's annotation. */
 static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
@@ -114,6 +188,11 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
 {
     mark_ctx *mc = user;
     isl_id *id = isl_ast_node_mark_get_id(node);
+    if (id && strcmp(isl_id_get_name(id), PM_MARK_BLOCK) == 0) {
+        const pm_group *bg = mc->objects ? mc->objects->group : isl_id_get_user(id);
+        isl_id_free(id);
+        return block_mark(node, build, mc, bg);
+    }
     bool tile = id && strcmp(isl_id_get_name(id), PM_MARK_TILE) == 0;
     const pm_group *gr = !tile ? NULL : mc->objects ? mc->objects->group : isl_id_get_user(id);
     isl_id_free(id);
@@ -177,6 +256,10 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
         if (!o->tile[d])
             mc->failed = true;
     }
+    if (tmap && mc->block_rows[gr - mc->plan->groups] > 0 &&
+        !(o->first_block = first_block(go, tmap, build, gr->tiled_dim[0],
+                                       mc->block_rows[gr - mc->plan->groups])))
+        mc->failed = true;
     isl_pw_multi_aff_free(tmap);
     group_objects_clear(&own);
     isl_id *ann = isl_id_alloc(isl_ast_node_get_ctx(node), PM_MARK_TILE, o);
@@ -212,6 +295,7 @@ typedef struct ast_part {
     char *sched;              /* their schedule, printed                                  */
     const pm_group *tiled;    /* the tiled group among them (at most one), or NULL        */
     const int *nboxes;        /* pm_ast's                                                  */
+    const int64_t *block_rows; /* pm_ast's                                                 */
     char *liveout, *tiles;    /* its objects, printed                                     */
     char **lb;                /* [m * PM_MAX_DIMS + d], NULL where the member has no dim  */
     double weight;            /* work estimate (make_parts), heaviest first               */
@@ -294,7 +378,7 @@ static void part_build(ast_part *pt)
             if (pt->lb[i] && *pt->lb[i]) /* "" (empty) stays NULL: after_mark's origin 0 */
                 ok = (go.lb[i] = isl_pw_aff_read_from_str(ctx, pt->lb[i])) != NULL;
     }
-    mark_ctx mc = {pt->poly, pt->plan, pt->tiled ? &go : NULL, !ok, pt->nboxes};
+    mark_ctx mc = {pt->poly, pt->plan, pt->tiled ? &go : NULL, !ok, pt->nboxes, pt->block_rows};
     if (ok)
         pt->ast = build_ast(&mc, sched, params);
     else {
@@ -485,7 +569,8 @@ static bool boxes_new(pm_ast *ast, const pm_poly *poly, const pm_plan *plan)
     int ng = plan->ngroups;
     ast->nboxes = calloc(ng ? (size_t)ng : 1, sizeof *ast->nboxes);
     ast->boxes = calloc(ng ? (size_t)ng : 1, sizeof *ast->boxes);
-    bool ok = ast->nboxes && ast->boxes;
+    ast->block_rows = calloc(ng ? (size_t)ng : 1, sizeof *ast->block_rows);
+    bool ok = ast->nboxes && ast->boxes && ast->block_rows;
     char name[32];
     for (int d = 0; d < PM_MAX_DIMS && ok; d++) {
         snprintf(name, sizeof name, "pm_tile%d", d);
@@ -495,6 +580,7 @@ static bool boxes_new(pm_ast *ast, const pm_poly *poly, const pm_plan *plan)
         snprintf(name, sizeof name, "pm_box_hi%d", d);
         ok = ok && (ast->box_hi[d] = isl_id_alloc(poly->ctx, name, NULL)) != NULL;
     }
+    ok = ok && (ast->first_block_id = isl_id_alloc(poly->ctx, "pm_first_block", NULL)) != NULL;
     for (int g = 0; g < ng && ok; g++) {
         const pm_group *gr = &plan->groups[g];
         int nm = gr->nmembers;
@@ -505,14 +591,23 @@ static bool boxes_new(pm_ast *ast, const pm_poly *poly, const pm_plan *plan)
             ok = (ast->boxes[g] = calloc((size_t)k, sizeof *ast->boxes[g])) != NULL;
             ast->nboxes[g] = ok ? k : 0;
         }
+        int *row_dim = k > 0 ? malloc((size_t)nm * sizeof *row_dim) : NULL;
+        int64_t *reach = k > 0 ? malloc((size_t)nm * sizeof *reach) : NULL;
+        ok = ok && (k == 0 || (row_dim && reach));
+        if (k > 0 && ok)
+            ast->block_rows[g] = pm_schedule_box_blocks(poly, gr, row_dim, reach);
         for (int r = 0; r < k && ok; r++) {
             pm_ast_box *b = &ast->boxes[g][r];
+            b->row_dim = ast->block_rows[g] > 0 ? row_dim[first[r]] : -1;
+            b->reach = ast->block_rows[g] > 0 ? reach[first[r]] : 0;
             ok = box_of(ast, poly, gr, first[r], len[r], b);
             if (ok && !b->empty)
                 ok = (b->loops = template_for(ast, poly->ctx, b->stmts[0]->ndims, len[r])) != NULL;
         }
         free(first);
         free(len);
+        free(row_dim);
+        free(reach);
     }
     return ok;
 }
@@ -530,11 +625,13 @@ static void boxes_free(pm_ast *ast)
     }
     free(ast->boxes);
     free(ast->nboxes);
+    free(ast->block_rows);
     for (int d = 0; d < PM_MAX_DIMS; d++) {
         isl_id_free(ast->tile_id[d]);
         isl_id_free(ast->box_lo[d]);
         isl_id_free(ast->box_hi[d]);
     }
+    isl_id_free(ast->first_block_id);
     for (int i = 0; i < ast->ntemplates; i++)
         isl_ast_node_free(ast->templates[i]);
     free(ast->templates);
@@ -593,7 +690,8 @@ static void order_by_weight(const ast_part *parts, int *order, int n)
 /* The parts: each tiled group alone, runs of up to 8 untiled groups together (few
  * contexts, yet shares small enough to balance the workers). */
 static int make_parts(const pm_poly *poly, const pm_plan *plan,
-                      isl_schedule *const *group_sched, const int *nboxes, ast_part *parts)
+                      isl_schedule *const *group_sched, const int *nboxes,
+                      const int64_t *block_rows, ast_part *parts)
 {
     int n = 0;
     for (int g = 0; g < plan->ngroups; g++) {
@@ -602,7 +700,7 @@ static int make_parts(const pm_poly *poly, const pm_plan *plan,
         if (!join)
             parts[n++] = (ast_part){.poly = poly, .plan = plan, .group_sched = group_sched,
                                     .first = g, .n = 0, .tiled = gr->tiled ? gr : NULL,
-                                    .nboxes = nboxes};
+                                    .nboxes = nboxes, .block_rows = block_rows};
         parts[n - 1].n++;
         /* the work: isl's AST time grows with the statements it places, a tiled
          * group's (with their footprints in the tile's extension) more */
@@ -639,7 +737,7 @@ pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_sche
         return NULL;
     }
     if (!parallel) {
-        mark_ctx mc = {poly, plan, NULL, false, ast->nboxes};
+        mark_ctx mc = {poly, plan, NULL, false, ast->nboxes, ast->block_rows};
         ast->root[0] = build_ast(&mc, isl_schedule_copy(sched), isl_space_copy(poly->params));
         ast->n = ast->root[0] ? 1 : 0;
         if (!ast->n) {
@@ -652,7 +750,7 @@ pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_sche
     }
     ast_part *parts = calloc((size_t)ngroups, sizeof *parts);
     int *order = calloc((size_t)ngroups, sizeof *order);
-    int nparts = parts && order ? make_parts(poly, plan, group_sched, ast->nboxes, parts) : 0;
+    int nparts = parts && order ? make_parts(poly, plan, group_sched, ast->nboxes, ast->block_rows, parts) : 0;
     bool ok = parts && order;
     if (ok)
         order_by_weight(parts, order, nparts);
@@ -677,7 +775,7 @@ pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_sche
             pthread_attr_destroy(&attr);
         ast_part *heavy = &parts[order[0]];
         isl_schedule *own = part_schedule(heavy);
-        mark_ctx mc = {poly, plan, NULL, false, ast->nboxes};
+        mark_ctx mc = {poly, plan, NULL, false, ast->nboxes, ast->block_rows};
         heavy->ast = own ? build_ast(&mc, own, isl_space_copy(poly->params)) : NULL;
         if (!heavy->ast)
             snprintf(heavy->error, sizeof heavy->error, "%s",
@@ -728,7 +826,7 @@ const pm_poly_stmt *pm_ast_stmt(const pm_poly *poly, __isl_keep isl_ast_expr *ca
 }
 
 /* "// group G's tile, run M as a box: S(d0, d1) T(d0, d1): d0 >= e, d0 <= e, ...; if e >= 0" */
-static void box_to_string(pm_str *out, int g, int m, const pm_ast_box *b)
+static void box_to_string(pm_str *out, int g, int m, const pm_ast_box *b, int64_t block_rows)
 {
     int n = b->stmts[0]->ndims;
     pm_str_append(out, "// group %d's tile, run %d as a box:", g, m);
@@ -764,6 +862,9 @@ static void box_to_string(pm_str *out, int g, int m, const pm_ast_box *b)
             free(t);
         }
     }
+    if (block_rows > 0)
+        pm_str_append(out, "; in each block of %lld rows, d%d from %lld * block + %lld",
+                      (long long)block_rows, b->row_dim, (long long)block_rows, (long long)b->reach);
     pm_str_append(out, "\n");
 }
 
@@ -782,6 +883,6 @@ char *pm_ast_to_string(const pm_ast *ast)
     }
     for (int g = 0; ast->plan && g < ast->plan->ngroups; g++)
         for (int m = 0; m < ast->nboxes[g]; m++)
-            box_to_string(&out, g, m, &ast->boxes[g][m]);
+            box_to_string(&out, g, m, &ast->boxes[g][m], ast->block_rows[g]);
     return out.data;
 }

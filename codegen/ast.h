@@ -25,7 +25,10 @@
  * tile, read off the constraints of its footprint box, and the "tile" mark's annotation
  * gives the tile index as expressions of the tile loops. The LLVM phase binds lo_d =
  * max of the lower bounds and hi_d = min of the upper ones, skips the run where a guard
- * fails, and emits the template.
+ * fails, and emits the template; in row blocks, at each "block" mark (its annotation
+ * gives the block index), with the run's rows clipped to the block's (the first block
+ * of a tile from the box's first row on: rows before the tile's, its halo, map to no
+ * block of the live-out).
  * Ownership: the caller frees the result (pm_ast_free).
  */
 #ifndef PM_CODEGEN_AST_H
@@ -43,6 +46,9 @@ typedef struct pm_tile_origins {
     isl_ast_expr *(*lb)[PM_MAX_DIMS]; /* its origin per dimension                         */
     int ntile;                        /* box bodies: the tile index's dimensions, and     */
     isl_ast_expr *tile[PM_MAX_DIMS];  /* each as an expression of the tile loops          */
+    isl_ast_expr *first_block;        /* in row blocks: the tile's first (its live-out's
+                                         first row's), whose producers' rows reach back
+                                         to their box's first row; else NULL             */
 } pm_tile_origins;
 
 /* A run of producers of a box body (one loop nest for its statements, in order): in the
@@ -53,11 +59,19 @@ typedef struct pm_tile_origins {
 typedef struct pm_ast_box {
     int nstmts;
     const pm_poly_stmt **stmts;
+    int row_dim;                          /* in row blocks (pm_ast.block_rows): the rows  */
+    int64_t reach;                        /* of block b are b * B + reach + 0 .. B - 1    */
     isl_ast_node *loops;                  /* the template (the pm_ast's)                  */
     bool empty;
     pm_poly_part_bounds dim[PM_MAX_DIMS];
     pm_poly_part_bounds guard;
 } pm_ast_box;
+
+/* The annotation of a "block" mark: the block index as an expression of the loops. */
+typedef struct pm_block_index {
+    const pm_group *group;
+    isl_ast_expr *block;
+} pm_block_index;
 
 typedef struct pm_ast {
     int n;
@@ -65,9 +79,11 @@ typedef struct pm_ast {
     isl_ctx **own_ctx;        /* each root's own context (freed with it), or NULL          */
     const pm_plan *plan;
     int *nboxes;              /* per group: its box body's runs (0: none)                 */
+    int64_t *block_rows;      /* per group: a box body's rows per block (0: no blocks)     */
     pm_ast_box **boxes;       /* per group: those runs in order                           */
     isl_id *tile_id[PM_MAX_DIMS];
     isl_id *box_lo[PM_MAX_DIMS], *box_hi[PM_MAX_DIMS];
+    isl_id *first_block_id;   /* the LLVM phase's name for pm_tile_origins.first_block     */
     int ntemplates;
     isl_ast_node **templates; /* the boxes' loops, one per (dimensions, statements)       */
     int *template_key;        /* 1024 * dimensions + statements, per template             */

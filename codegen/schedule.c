@@ -482,12 +482,13 @@ static int64_t forward_reach(const pm_poly *poly, const pm_group *gr, int m, int
  * floor((r - h_m) / B). A producer's row is computed in the block of the first live-out
  * row that needs it, before that row (the sequence below keeps members in topological
  * order), so what a block reads was computed in it or in an earlier block of the tile;
- * NULL when some member does not run along the rows at scale 1. */
+ * NULL when some member does not run along the rows at scale 1. Members from `from` on
+ * (a box body's producers are not in the tree: pm_schedule_box_blocks). */
 static __isl_give isl_multi_union_pw_aff *block_band(const pm_poly *poly, const pm_group *gr,
-                                                     int64_t B)
+                                                     int64_t B, int from)
 {
     isl_union_map *um = NULL;
-    for (int m = 0; m < gr->nmembers; m++) {
+    for (int m = from; m < gr->nmembers; m++) {
         int d = member_row_dim(poly, gr, m);
         int64_t h = d < 0 ? -1 : m == gr->nmembers - 1 ? 0 : forward_reach(poly, gr, m, d);
         if (h < 0) {
@@ -580,11 +581,26 @@ int pm_schedule_box_runs(const pm_poly *poly, const pm_plan *plan, const pm_grou
         return 0;
     int joined;
     int nruns = producer_runs(poly, plan, gr, first, len, &joined);
-    bool ok = nruns > 0 && block_rows_of(poly, gr, nruns) == 0;
+    bool ok = nruns > 0;
     /* a fused run's members share the first's domain and footprint (fused_run) */
     for (int r = 0; r < nruns && ok; r++)
         ok = member_box(poly, gr, first[r]);
     return ok ? nruns : 0;
+}
+
+int64_t pm_schedule_box_blocks(const pm_poly *poly, const pm_group *gr, int *row_dim,
+                               int64_t *reach)
+{
+    int64_t B = block_rows_of(poly, gr, 1);
+    for (int m = 0; m < gr->nmembers && B > 0; m++) {
+        row_dim[m] = member_row_dim(poly, gr, m);
+        reach[m] = row_dim[m] < 0                ? -1
+                   : m == gr->nmembers - 1 ? 0
+                                           : forward_reach(poly, gr, m, row_dim[m]);
+        if (reach[m] < 0)
+            B = 0; /* as block_band: no blocks */
+    }
+    return B;
 }
 
 static bool box_body(const pm_poly *poly, const pm_plan *plan, const pm_group *gr)
@@ -682,11 +698,23 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
         node = isl_schedule_node_parent(isl_schedule_node_parent(node)); /* the sequence */
     free(first);
     free(len);
-    int64_t B = boxes ? 0 : block_rows_of(poly, gr, nruns);
-    isl_multi_union_pw_aff *blocks = B > 0 ? block_band(poly, gr, B) : NULL;
+    int64_t B = block_rows_of(poly, gr, nruns);
+    if (boxes && B > 0) {
+        int *row_dim = malloc((size_t)nm * sizeof *row_dim);
+        int64_t *reach = malloc((size_t)nm * sizeof *reach);
+        B = row_dim && reach ? pm_schedule_box_blocks(poly, gr, row_dim, reach) : 0;
+        free(row_dim);
+        free(reach);
+    }
+    isl_multi_union_pw_aff *blocks = B > 0 ? block_band(poly, gr, B, boxes ? m0 : 0) : NULL;
     if (blocks) {
         node = isl_schedule_node_insert_partial_schedule(node, blocks);
         node = isl_schedule_node_band_member_set_ast_loop_type(node, 0, isl_ast_loop_atomic);
+        if (boxes) { /* the producers' rows of each block, before the live-out's */
+            node = isl_schedule_node_child(node, 0);
+            node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, PM_MARK_BLOCK, (void *)gr));
+            node = isl_schedule_node_parent(node);
+        }
     }
     node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, PM_MARK_TILE, (void *)gr));
     /* the tiles run in parallel */

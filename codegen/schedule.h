@@ -27,10 +27,10 @@
  *    Producers are in the tree only through the extension: isl generates each instance
  *    once per tile that needs it, which is how overlapped tiles recompute their halos.
  *    Box bodies (pm_schedule_box_runs): when the points per tile of every run of
- *    producers outside the joined one are a box and the tile has no row blocks,
- *    the tree holds no extension: "tile" sits right above the live-out's band and the
- *    AST phase writes each run's loops from its box (ast.h), in order before the
- *    live-out's. isl's AST of a 3-D box with tile-dependent bounds costs
+ *    producers outside the joined one are a box, the tree holds no extension: "tile"
+ *    sits right above the live-out's band (or its row-block band, with a mark "block"
+ *    right below that) and the AST phase writes each run's loops from its box (ast.h),
+ *    in order before the live-out's (in each block, the block's rows). isl's AST of a 3-D box with tile-dependent bounds costs
  *    2-8 ms; pyramid blending's 28 producers were 210 ms on one thread.
  * Ownership: the caller frees the result (isl_schedule_free).
  */
@@ -46,12 +46,20 @@
 #define PM_MARK_PARALLEL "parallel"
 #define PM_MARK_TILES "tiles"
 #define PM_MARK_TILE "tile"
+/* Below a box body's row-block band: each block computes its producers' rows there. */
+#define PM_MARK_BLOCK "block"
 
 /* When the tiled group's body computes its producers as boxes of loops (see above):
  * the number of runs of producers, run r being members first[r] .. first[r] + len[r] - 1
  * (arrays of nmembers entries), in order; the live-out's band follows. 0 otherwise. */
 int pm_schedule_box_runs(const pm_poly *poly, const pm_plan *plan, const pm_group *gr,
                          int *first, int *len);
+
+/* The row blocks of a box body's tiles: B rows per block, 0 for none. Member m's rows
+ * in block b are those of its dimension row_dim[m] from b * B + reach[m] to
+ * b * B + reach[m] + B - 1 (arrays of nmembers entries). */
+int64_t pm_schedule_box_blocks(const pm_poly *poly, const pm_group *gr, int *row_dim,
+                               int64_t *reach);
 
 /* groups, when not NULL (plan->ngroups entries), receives each group's part of the tree
  * alone (its filter's subtree below a domain node), for ASTs built per group (ast.h). */

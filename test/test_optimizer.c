@@ -216,7 +216,7 @@ static void check_shared_loops(void)
  * footprint boxes without isl's AST. Camera pipe's fused runs of six interpolation
  * stages are one box each, and their loop still runs with vectors (isl nests the
  * template's statements in blocks: the vector emitter must see through them);
- * pyramid blending's 28 producers of its big group are boxes. */
+ * pyramid blending's 28 producers of its big group are boxes, Harris's in row blocks. */
 static void check_box_bodies(void)
 {
     const pm_sample_app *app = pm_sample_find("camera_pipe");
@@ -251,6 +251,14 @@ static void check_box_bodies(void)
     if (!CHECK(boxes >= 28))
         fprintf(stderr, "  pyramid blending: %d producers as boxes\n", boxes);
     free(pyr);
+    /* Harris's strips run in row blocks: its box computes each block's rows at the
+     * "block" mark (the row blocks' differential checks are check_row_blocks) */
+    char *harris = sample_ast("harris", 6400, 6400);
+    if (!CHECK(harris && strstr(harris, "// block") &&
+               strstr(harris, "as a box: Iy(d0, d1) Ix(d0, d1):") &&
+               strstr(harris, "in each block of 8 rows, d0 from 8 * block + 1")))
+        fprintf(stderr, "  harris: no box in row blocks:\n%s\n", harris ? harris : "(no ast)");
+    free(harris);
 }
 
 /* A reduction's channel dimension whose updates never meet runs innermost, unrolled, so

@@ -372,8 +372,10 @@ static LLVMValueRef box_extreme(pm_llvm *g, const pm_poly_part_bounds *b, int ki
 }
 
 /* A box body's run of producers (ast.h): where its guards hold, the template's loops over
- * the box of this tile (the tile ids bound by the caller), in a function of its own. */
-static void box_run(pm_llvm *g, const pm_ast_box *b)
+ * the box of this tile (the tile ids bound by the caller), in a function of its own; in
+ * row blocks (first_row = rows * block), the rows of this block only. */
+static void box_run(pm_llvm *g, const pm_ast_box *b, LLVMValueRef first_row, LLVMValueRef later,
+                    int64_t rows)
 {
     const pm_ast *ast = g->ast;
     int n = b->nstmts > 0 ? b->stmts[0]->ndims : 0;
@@ -395,8 +397,17 @@ static void box_run(pm_llvm *g, const pm_ast_box *b)
         LLVMPositionBuilderAtEnd(B, yes);
     }
     for (int d = 0; d < n; d++) {
-        pm_llvm_push_iter(g, ast->box_lo[d], box_extreme(g, &b->dim[d], PM_BOUND_LOWER));
-        pm_llvm_push_iter(g, ast->box_hi[d], box_extreme(g, &b->dim[d], PM_BOUND_UPPER));
+        LLVMValueRef lo = box_extreme(g, &b->dim[d], PM_BOUND_LOWER);
+        LLVMValueRef hi = box_extreme(g, &b->dim[d], PM_BOUND_UPPER);
+        if (first_row && d == b->row_dim) { /* the block's rows (ast.h) */
+            LLVMValueRef r0 = LLVMBuildAdd(B, first_row, c64(g, b->reach), "");
+            LLVMValueRef r1 = LLVMBuildAdd(B, r0, c64(g, rows - 1), "");
+            LLVMValueRef clip = LLVMBuildAnd(B, later, LLVMBuildICmp(B, LLVMIntSGT, r0, lo, ""), "");
+            lo = LLVMBuildSelect(B, clip, r0, lo, "");
+            hi = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, r1, hi, ""), r1, hi, "");
+        }
+        pm_llvm_push_iter(g, ast->box_lo[d], lo);
+        pm_llvm_push_iter(g, ast->box_hi[d], hi);
     }
     g->box = b;
     if (!pm_llvm_outline(g, b->loops))
@@ -446,10 +457,10 @@ static void tile_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl_
     int nboxes = o->ntile > 0 ? g->ast->nboxes[gi] : 0;
     for (int d = 0; d < o->ntile && nboxes > 0; d++)
         pm_llvm_push_iter(g, g->ast->tile_id[d], pm_llvm_ast_expr(g, o->tile[d]));
-    for (int m = 0; m < nboxes; m++)
-        box_run(g, &g->ast->boxes[gi][m]);
-    for (int d = 0; d < o->ntile && nboxes > 0; d++)
-        pm_llvm_pop_iter(g);
+    if (o->first_block)
+        pm_llvm_push_iter(g, g->ast->first_block_id, pm_llvm_ast_expr(g, o->first_block));
+    for (int m = 0; m < nboxes && g->ast->block_rows[gi] == 0; m++)
+        box_run(g, &g->ast->boxes[gi][m], NULL, NULL, 0); /* in blocks: at the "block" mark */
     if (isl_ast_node_get_type(child) == isl_ast_node_block) {
         isl_ast_node_list *list = isl_ast_node_block_get_children(child);
         int n = isl_ast_node_list_n_ast_node(list);
@@ -463,9 +474,36 @@ static void tile_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl_
     } else if (!pm_llvm_outline(g, child)) {
         pm_llvm_node(g, child);
     }
+    for (int d = 0; d < o->ntile && nboxes > 0; d++)
+        pm_llvm_pop_iter(g);
+    if (o->first_block)
+        pm_llvm_pop_iter(g);
     for (int i = 0; i < o->n; i++)
         g->env.bufs[o->storage[i]] = saved[i];
     free(saved);
+}
+
+/* Below a "block" mark (a box body in row blocks): the runs' rows of this block, then
+ * the rest (the tile ids were bound at the "tile" mark above). */
+static void block_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl_ast_node *child)
+{
+    isl_id *ann = isl_ast_node_get_annotation(node);
+    const pm_block_index *bi = ann ? isl_id_get_user(ann) : NULL;
+    isl_id_free(ann);
+    if (!bi) {
+        pm_error_set(g->err, PM_ERR_INTERNAL, "%s: a block without its index", g->poly->pipeline->name);
+        return;
+    }
+    int gi = (int)(bi->group - g->ast->plan->groups);
+    int64_t B = g->ast->block_rows[gi];
+    LLVMValueRef block = pm_llvm_ast_expr(g, bi->block);
+    LLVMValueRef first_row = LLVMBuildMul(g->B, block, c64(g, B), "");
+    /* the tile's first block computes its producers' rows from their boxes' first */
+    LLVMValueRef later = LLVMBuildICmp(g->B, LLVMIntSGT, block,
+                                       id_value(g, g->ast->first_block_id), "");
+    for (int m = 0; m < g->ast->nboxes[gi]; m++)
+        box_run(g, &g->ast->boxes[gi][m], first_row, later, B);
+    pm_llvm_node(g, child);
 }
 
 static void mark_node(pm_llvm *g, __isl_keep isl_ast_node *node)
@@ -474,11 +512,13 @@ static void mark_node(pm_llvm *g, __isl_keep isl_ast_node *node)
     const char *name = isl_id_get_name(id);
     bool tiles = strcmp(name, PM_MARK_TILES) == 0;
     bool parallel = (strcmp(name, PM_MARK_PARALLEL) == 0 || tiles) && !g->in_parallel;
-    bool tile = strcmp(name, PM_MARK_TILE) == 0;
+    bool tile = strcmp(name, PM_MARK_TILE) == 0, block = strcmp(name, PM_MARK_BLOCK) == 0;
     isl_id_free(id);
     isl_ast_node *child = isl_ast_node_mark_get_node(node);
     if (tile) {
         tile_body(g, node, child);
+    } else if (block) {
+        block_body(g, node, child);
     } else if (!parallel) {
         pm_llvm_node(g, child);
     } else if (isl_ast_node_get_type(child) == isl_ast_node_for) {

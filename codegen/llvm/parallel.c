@@ -124,14 +124,17 @@ static isl_bool mark_uses(__isl_keep isl_ast_node *node, void *user)
         /* a tile re-bases every scratchpad of its group, even one of a member that
          * computes nothing here (loops.c, tile_body) */
         isl_id *ann = isl_ast_node_get_annotation(node);
-        const pm_tile_origins *o = ann ? isl_id_get_user(ann) : NULL;
-        if (o && strcmp(isl_id_get_name(ann), PM_MARK_TILE) == 0) {
-            for (int i = 0; i < o->n; i++)
-                u->storage[o->storage[i]] = true;
+        const char *kind = ann ? isl_id_get_name(ann) : "";
+        const pm_tile_origins *o = ann && strcmp(kind, PM_MARK_TILE) == 0 ? isl_id_get_user(ann) : NULL;
+        const pm_block_index *bi = ann && strcmp(kind, PM_MARK_BLOCK) == 0 ? isl_id_get_user(ann) : NULL;
+        for (int i = 0; o && i < o->n; i++)
+            u->storage[o->storage[i]] = true;
+        const pm_group *gr = o && o->ntile > 0 ? o->group : bi ? bi->group : NULL;
+        if (gr) {
             /* a box body's producers are not in the AST (ast.h) */
             const pm_ast *ast = u->g->ast;
-            int gi = (int)(o->group - ast->plan->groups);
-            for (int m = 0; o->ntile > 0 && m < ast->nboxes[gi]; m++)
+            int gi = (int)(gr - ast->plan->groups);
+            for (int m = 0; m < ast->nboxes[gi]; m++)
                 for (int k = 0; k < ast->boxes[gi][m].nstmts; k++) {
                     const pm_poly_stmt *s = ast->boxes[gi][m].stmts[k];
                     int own = pm_llvm_storage_index(u->g, u->g->poly->stages[s->stage].func);
