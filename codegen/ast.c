@@ -394,15 +394,6 @@ static void part_build(ast_part *pt)
 
 /* ---- box bodies ------------------------------------------------------------------------ */
 
-static void bounds_free(pm_poly_part_bounds *b)
-{
-    for (int i = 0; i < b->n; i++)
-        isl_aff_free(b->aff[i]);
-    free(b->aff);
-    free(b->kind);
-    memset(b, 0, sizeof *b);
-}
-
 static bool bounds_push(pm_poly_part_bounds *b, __isl_take isl_aff *aff, int kind)
 {
     isl_aff **a = aff ? realloc(b->aff, (size_t)(b->n + 1) * sizeof *a) : NULL;
@@ -617,8 +608,8 @@ static void boxes_free(pm_ast *ast)
     for (int g = 0; ast->boxes && ast->plan && g < ast->plan->ngroups; g++) {
         for (int m = 0; ast->boxes[g] && m < ast->nboxes[g]; m++) {
             for (int d = 0; d < PM_MAX_DIMS; d++)
-                bounds_free(&ast->boxes[g][m].dim[d]);
-            bounds_free(&ast->boxes[g][m].guard);
+                pm_poly_part_bounds_clear(&ast->boxes[g][m].dim[d]);
+            pm_poly_part_bounds_clear(&ast->boxes[g][m].guard);
             free(ast->boxes[g][m].stmts);
         }
         free(ast->boxes[g]);

@@ -583,7 +583,7 @@ static __isl_give isl_set *stride_free_union(const pm_poly *poly, int first, int
     return stride_free_form(u);
 }
 
-static void bounds_clear(pm_poly_part_bounds *b)
+void pm_poly_part_bounds_clear(pm_poly_part_bounds *b)
 {
     for (int i = 0; i < b->n; i++)
         isl_aff_free(b->aff[i]);
@@ -601,7 +601,7 @@ static void stmt_clear(pm_poly_stmt *s)
     for (int p = 0; p < s->nparts; p++) {
         stmt_clear(&s->parts[p]);
         if (s->part_bounds)
-            bounds_clear(&s->part_bounds[p]);
+            pm_poly_part_bounds_clear(&s->part_bounds[p]);
     }
     free(s->parts);
     free(s->part_bounds);
@@ -1302,7 +1302,7 @@ static void merge_parts(pm_poly *poly, pm_poly_stage *st, int *next_stmt)
         int np = m.nparts;
         m.nparts = 0;
         for (int p = 0; m.part_bounds && p < np; p++)
-            bounds_clear(&m.part_bounds[p]);
+            pm_poly_part_bounds_clear(&m.part_bounds[p]);
         stmt_clear(&m);
         return;
     }

@@ -138,6 +138,9 @@ typedef struct pm_poly_part_bounds {
     int *kind;
 } pm_poly_part_bounds;
 
+/* Frees the expressions and empties b. */
+void pm_poly_part_bounds_clear(pm_poly_part_bounds *b);
+
 /* Where a function's values live (poly.c gives inputs, outputs and full scratch; the
  * storage phase, codegen/storage.c, may turn a stage into a tile scratchpad or none). */
 typedef enum pm_storage_kind {

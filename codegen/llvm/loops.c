@@ -423,13 +423,20 @@ static void box_run(pm_llvm *g, const pm_ast_box *b, LLVMValueRef first_row, LLV
     }
 }
 
+/* The user pointer of a mark node's annotation (ast.c), or NULL. */
+static void *annotation_of(__isl_keep isl_ast_node *node)
+{
+    isl_id *ann = isl_ast_node_get_annotation(node);
+    void *user = ann ? isl_id_get_user(ann) : NULL;
+    isl_id_free(ann);
+    return user;
+}
+
 /* Below a "tile" mark: every scratchpad of the group gets this thread's memory and
  * this tile's origin (the annotation's AST expressions of the tile iterators). */
 static void tile_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl_ast_node *child)
 {
-    isl_id *ann = isl_ast_node_get_annotation(node);
-    const pm_tile_origins *o = ann ? isl_id_get_user(ann) : NULL;
-    isl_id_free(ann);
+    const pm_tile_origins *o = annotation_of(node);
     if (!o) {
         pm_error_set(g->err, PM_ERR_INTERNAL, "%s: a tile without origins", g->poly->pipeline->name);
         return;
@@ -489,9 +496,7 @@ static void tile_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl_
  * the rest (the tile ids were bound at the "tile" mark above). */
 static void block_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl_ast_node *child)
 {
-    isl_id *ann = isl_ast_node_get_annotation(node);
-    const pm_block_index *bi = ann ? isl_id_get_user(ann) : NULL;
-    isl_id_free(ann);
+    const pm_block_index *bi = annotation_of(node);
     if (!bi) {
         pm_error_set(g->err, PM_ERR_INTERNAL, "%s: a block without its index", g->poly->pipeline->name);
         return;
