@@ -251,6 +251,29 @@ static void check_box_bodies(void)
     if (!CHECK(boxes >= 28))
         fprintf(stderr, "  pyramid blending: %d producers as boxes\n", boxes);
     free(pyr);
+    /* bilateral grid's blurs: boxes whose innermost loop (11 bins) has constant bounds
+     * only once LLVM folds the template's: still two overlapping vectors */
+    const pm_sample_app *bg = pm_sample_find("bilateral_grid");
+    ctx = pm_ctx_new();
+    p = bg ? bg->build(ctx) : NULL;
+    if (CHECK(p != NULL)) {
+        pm_value est[16];
+        bg->params(bg->paper_rows, bg->paper_cols, est);
+        pm_compile_options o = pm_compile_options_default();
+        o.threads = 2;
+        o.keep = "ast,llvm";
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+        const char *ast = k ? pm_kernel_dump(k, "ast") : NULL;
+        const char *ll = k ? pm_kernel_dump(k, "llvm") : NULL;
+        const char *fn = ll ? strstr(ll, "_blurx(ptr %0)") : NULL;
+        const char *end = fn ? strstr(fn, "\n}\n") : NULL;
+        const char *vec = fn ? strstr(fn, " x float>") : NULL;
+        if (!CHECK(ast && strstr(ast, "as a box: blurx(") && vec && end && vec < end))
+            fprintf(stderr, "  bilateral grid: blurx not a box or not in vectors\n");
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
     /* Harris's strips run in row blocks: its box computes each block's rows at the
      * "block" mark (the row blocks' differential checks are check_row_blocks) */
     char *harris = sample_ast("harris", 6400, 6400);
