@@ -217,21 +217,34 @@ static void check_shared_loops(void)
  * stages are one box each, and their loop still runs with vectors (isl nests the
  * template's statements in blocks: the vector emitter must see through them);
  * pyramid blending's 28 producers of its big group are boxes, Harris's in row blocks. */
+/* A sample compiled (fused, 2 threads) at the estimates for rows x cols, keeping its AST
+ * and LLVM dumps; NULL on failure. The caller frees it, then *ctx. */
+static pm_kernel *kernel_with_dumps(const char *name, int64_t rows, int64_t cols, pm_ctx **ctx)
+{
+    const pm_sample_app *app = pm_sample_find(name);
+    *ctx = pm_ctx_new();
+    pm_pipeline *p = app ? app->build(*ctx) : NULL;
+    if (!CHECK(p != NULL))
+        return NULL;
+    pm_value est[16];
+    app->params(rows, cols, est);
+    pm_compile_options o = pm_compile_options_default();
+    o.threads = 2;
+    o.keep = "ast,llvm";
+    pm_error err;
+    pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+    if (!CHECK(k != NULL))
+        fprintf(stderr, "  %s: %s\n", name, err.message);
+    return k;
+}
+
 static void check_box_bodies(void)
 {
-    const pm_sample_app *app = pm_sample_find("camera_pipe");
-    pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = app ? app->build(ctx) : NULL;
-    if (CHECK(p != NULL)) {
-        pm_value est[16];
-        app->params(1920, 2528, est);
-        pm_compile_options o = pm_compile_options_default();
-        o.threads = 2;
-        o.keep = "ast,llvm";
-        pm_error err;
-        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
-        const char *ast = k ? pm_kernel_dump(k, "ast") : NULL;
-        const char *ll = k ? pm_kernel_dump(k, "llvm") : NULL;
+    pm_ctx *ctx = NULL;
+    pm_kernel *k = kernel_with_dumps("camera_pipe", 1920, 2528, &ctx);
+    if (k) {
+        const char *ast = pm_kernel_dump(k, "ast");
+        const char *ll = pm_kernel_dump(k, "llvm");
         CHECK(ast && strstr(ast, "as a box: r_gr(d0, d1) b_gr(d0, d1) r_gb(d0, d1)"));
         const char *fn = ll ? strstr(ll, "_r_gr(ptr %0)") : NULL; /* its definition */
         const char *end = fn ? strstr(fn, "\n}\n") : NULL;
@@ -244,6 +257,7 @@ static void check_box_bodies(void)
         pm_kernel_free(k);
     }
     pm_ctx_free(ctx);
+    ctx = NULL;
     char *pyr = sample_ast("pyramid_blend", 2048, 2048);
     int boxes = 0;
     for (const char *q = pyr; q && (q = strstr(q, "as a box:")); q++)
@@ -254,18 +268,11 @@ static void check_box_bodies(void)
     /* bilateral grid's blurs: boxes whose innermost loop (11 bins) has constant bounds
      * only once LLVM folds the template's: still two overlapping vectors */
     const pm_sample_app *bg = pm_sample_find("bilateral_grid");
-    ctx = pm_ctx_new();
-    p = bg ? bg->build(ctx) : NULL;
-    if (CHECK(p != NULL)) {
-        pm_value est[16];
-        bg->params(bg->paper_rows, bg->paper_cols, est);
-        pm_compile_options o = pm_compile_options_default();
-        o.threads = 2;
-        o.keep = "ast,llvm";
-        pm_error err;
-        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
-        const char *ast = k ? pm_kernel_dump(k, "ast") : NULL;
-        const char *ll = k ? pm_kernel_dump(k, "llvm") : NULL;
+    k = bg ? kernel_with_dumps("bilateral_grid", bg->paper_rows, bg->paper_cols, &ctx) : NULL;
+    CHECK(bg != NULL);
+    if (k) {
+        const char *ast = pm_kernel_dump(k, "ast");
+        const char *ll = pm_kernel_dump(k, "llvm");
         const char *fn = ll ? strstr(ll, "_blurx(ptr %0)") : NULL;
         const char *end = fn ? strstr(fn, "\n}\n") : NULL;
         const char *vec = fn ? strstr(fn, " x float>") : NULL;
