@@ -8,12 +8,16 @@
  *   paper sizes: the PolyMage-JIT output (the interpreter would take too long), or, if
  *   the JIT failed, the Halide hand-scheduled output (said so in the notes).
  * Timings: compile (and autoschedule) once per variant and thread count, one warm-up run,
- * then --runs timed runs; the table shows median and min. Each side's timed compile is its
+ * then --runs timed runs; the table shows median and min. With --rounds R the runs are
+ * split over R rounds, each a fresh child per variant in turn, and pooled: a host whose
+ * speed drifts (a shared VM) then slows every variant alike instead of whichever ran in the
+ * slow minute; a row's compile times are those of its round with the median compile
+ * (the lower median for an even count), and every round's output is checked. Each side's timed compile is its
  * process's second, as in a server: Halide's JIT runtime and PolyMage-JIT's LLVM are
  * warmed by a trivial pipeline first (warm_polymage, halide_child).
  *
  *   pm_bench [--quick] [--apps a,b] [--threads 1,2] [--variants polymage,hand,...]
- *            [--runs N] [--size RxC] [--timeout SEC] [--json PATH] [--svg PATH]
+ *            [--runs N] [--rounds R] [--size RxC] [--timeout SEC] [--json PATH] [--svg PATH]
  *            [--halide-only]
  *
  * --halide-only is the self test of the Halide side alone: the doc's buffer shapes and
@@ -91,6 +95,7 @@ struct Options {
     std::vector<int> threads = {1, 2};
     std::vector<std::string> variants; /* empty = all of kVariants */
     int runs = 10;
+    int rounds = 1;               /* --rounds: the runs split over this many rounds */
     int64_t rows = 0, cols = 0;   /* --size; 0 = the app's */
     double timeout_s = 0;         /* per phase; 0 = 60 s with --quick, else 600 s */
     bool verbose = false;         /* keep the children's stdout/stderr (Halide's chatter) */
@@ -117,7 +122,8 @@ void usage() {
     fprintf(stderr,
             "usage: pm_bench [--quick] [--apps a,b] [--threads 1,2] "
             "[--variants %s]\n"
-            "                [--runs N (>= 1, default 10)] [--size RxC] [--timeout SEC] "
+            "                [--runs N (>= 1, default 10)] [--rounds R (1..N, default 1)] "
+            "[--size RxC] [--timeout SEC] "
             "[--json PATH] [--svg PATH] [--halide-only] [--verbose]\n",
             all_variant_flags().c_str());
 }
@@ -167,6 +173,12 @@ bool parse_options(int argc, char **argv, Options *o) {
                 fprintf(stderr, "pm_bench: --runs must be >= 1\n");
                 return false;
             }
+        } else if (a == "--rounds") {
+            o->rounds = atoi(v), i++;
+            if (o->rounds < 1) {
+                fprintf(stderr, "pm_bench: --rounds must be >= 1\n");
+                return false;
+            }
         } else if (a == "--size") {
             long long r = 0, c = 0;
             if (sscanf(v, "%lldx%lld", &r, &c) != 2 || r < 8 || c < 8) {
@@ -189,6 +201,10 @@ bool parse_options(int argc, char **argv, Options *o) {
             usage();
             return false;
         }
+    }
+    if (o->rounds > o->runs) {
+        fprintf(stderr, "pm_bench: --rounds must not exceed --runs\n");
+        return false;
     }
     if (o->timeout_s == 0) o->timeout_s = o->quick ? 60 : 600;
     if (o->apps.empty()) o->apps.assign(std::begin(kAppOrder), std::end(kAppOrder));
@@ -760,34 +776,99 @@ void bench_app(const Options &o, AppData &d, BenchReport *rep) {
     }
 
     double bytes = app_bytes(d);
+    if (o.rounds > 1)
+        rep->notes.push_back(d.name + ": " + std::to_string(o.runs) + " runs in " +
+                             std::to_string(o.rounds) + " rounds, pooled");
     for (int t : o.threads) {
         double pm_median = 0;
         double bw = 0;
         for (auto &b : rep->bandwidth)
             if (b.first == t) bw = b.second;
+        /* One slot per selected variant: its median-compile report, its pooled runs, and
+         * its check over every round. */
+        struct Slot {
+            const Variant *v;
+            BenchRow row;
+            ChildReport first;                /* the failure, or the median compile */
+            std::vector<ChildReport> reports; /* one per round that succeeded */
+            std::vector<double> runs;
+            bool failed = false;
+            bool bad = false;
+            double worst = 0;
+        };
+        std::vector<Slot> slots;
         for (const Variant &v : kVariants) {
             if (std::find(o.variants.begin(), o.variants.end(), v.flag) == o.variants.end()) continue;
-            bool is_pm = v.kind == PM_JIT;
-            if (is_pm && o.halide_only) continue;
-            BenchRow row;
-            row.app = d.name;
-            row.variant = v.name;
-            row.threads = t;
-            row.halide = !is_pm;
-            row.must_pass = v.kind != HALIDE_AUTO;
-            row.floor_ms = bw > 0 ? bytes / bw * 1e3 : 0;
-            fprintf(stderr, "[pm_bench] %s / %s / %d thread%s ...\n", d.name.c_str(), v.name, t,
-                    t > 1 ? "s" : "");
-            work.zero();
-            ChildReport r = run_in_child(
-                [&](ChildChannel &ch) {
-                    if (!o.verbose) quiet_child();
-                    if (is_pm)
-                        polymage_child(ch, d, v, t, o.runs, work.bufs.data());
-                    else
-                        halide_child(ch, d, v, t, o.runs, work.bufs.data());
-                },
-                o.timeout_s);
+            if (v.kind == PM_JIT && o.halide_only) continue;
+            Slot s;
+            s.v = &v;
+            s.row.app = d.name;
+            s.row.variant = v.name;
+            s.row.threads = t;
+            s.row.halide = v.kind != PM_JIT;
+            s.row.must_pass = v.kind != HALIDE_AUTO;
+            s.row.floor_ms = bw > 0 ? bytes / bw * 1e3 : 0;
+            slots.push_back(s);
+        }
+        for (int round = 0; round < o.rounds; round++) {
+            int runs = o.runs / o.rounds + (round < o.runs % o.rounds ? 1 : 0);
+            for (Slot &s : slots) {
+                if (s.failed) continue;
+                const Variant &v = *s.v;
+                bool is_pm = v.kind == PM_JIT;
+                if (o.rounds > 1)
+                    fprintf(stderr, "[pm_bench] %s / %s / %d thread%s, round %d of %d ...\n",
+                            d.name.c_str(), v.name, t, t > 1 ? "s" : "", round + 1, o.rounds);
+                else
+                    fprintf(stderr, "[pm_bench] %s / %s / %d thread%s ...\n", d.name.c_str(),
+                            v.name, t, t > 1 ? "s" : "");
+                work.zero();
+                ChildReport r = run_in_child(
+                    [&](ChildChannel &ch) {
+                        if (!o.verbose) quiet_child();
+                        if (is_pm)
+                            polymage_child(ch, d, v, t, runs, work.bufs.data());
+                        else
+                            halide_child(ch, d, v, t, runs, work.bufs.data());
+                    },
+                    o.timeout_s);
+                s.reports.push_back(r);
+                if (r.outcome != ChildReport::OK || (int)r.runs.size() < runs) {
+                    s.failed = true;
+                    s.first = r;
+                    s.reports.clear();
+                    if (r.outcome == ChildReport::OK) s.first.outcome = ChildReport::FAILED;
+                    s.row.status = r.outcome == ChildReport::OK ? "error: runs missing"
+                                                                : short_error(r);
+                    continue;
+                }
+                s.runs.insert(s.runs.end(), r.runs.begin(), r.runs.end());
+                if (!have_ref) {
+                    ref.copy_from(work);
+                    have_ref = true;
+                    ref_name = v.name;
+                    s.row.check = "ref";
+                    rep->notes.push_back(d.name + ": reference = " + ref_name + " output (" +
+                                         std::to_string(t) + " thread" + (t > 1 ? "s" : "") + ")");
+                    continue;
+                }
+                for (size_t i = 0; i < work.bufs.size(); i++) {
+                    double diff = max_abs_diff(work.bufs[i], ref.bufs[i]);
+                    s.worst = std::max(s.worst, diff);
+                    s.bad |= !(diff <= tolerance_for(d.name, d.out_types[i], d.tolerance));
+                }
+            }
+        }
+        for (Slot &s : slots) {
+            BenchRow &row = s.row;
+            if (!s.failed) { /* the round whose compile was the median (the lower one) */
+                std::vector<std::pair<double, size_t>> by_compile;
+                for (size_t i = 0; i < s.reports.size(); i++)
+                    by_compile.push_back({s.reports[i].values["compile_ms"], i});
+                std::sort(by_compile.begin(), by_compile.end());
+                s.first = s.reports[by_compile[(by_compile.size() - 1) / 2].second];
+            }
+            ChildReport &r = s.first;
             row.sched_ms = r.values.count("sched_ms") ? r.values["sched_ms"] : 0;
             row.compile_ms = r.values.count("compile_ms") ? r.values["compile_ms"] : 0;
             row.jit_ms = r.values.count("jit_ms") ? r.values["jit_ms"] : 0;
@@ -797,52 +878,38 @@ void bench_app(const Options &o, AppData &d, BenchReport *rep) {
                 for (int i = 0; i < kNumCompileParts; i++)
                     row.compile_parts.push_back(r.values.count(kCompileParts[i])
                                                     ? r.values[kCompileParts[i]] : 0);
-            if (r.outcome != ChildReport::OK || (int)r.runs.size() < o.runs) {
-                row.status = r.outcome == ChildReport::OK ? "error: runs missing" : short_error(r);
+            if (s.failed) {
                 row.check = "-";
                 /* Ours and the hand schedule must work; autoschedulers may fail. */
                 if (row.must_pass) {
-                    rep->failures.push_back(d.name + " / " + v.name + " / " + std::to_string(t) +
-                                            " thr: " + row.status);
+                    rep->failures.push_back(d.name + " / " + s.v->name + " / " +
+                                            std::to_string(t) + " thr: " + row.status);
                     row.status = "BENCH FAILURE: " + row.status;
                 }
                 rep->rows.push_back(row);
                 continue;
             }
             row.ran = true;
-            row.runs = (int)r.runs.size();
-            row.median_ms = quantile(r.runs, 0.5);
-            row.q1_ms = quantile(r.runs, 0.25);
-            row.q3_ms = quantile(r.runs, 0.75);
-            row.min_ms = *std::min_element(r.runs.begin(), r.runs.end());
-            if (!have_ref) {
-                ref.copy_from(work);
-                have_ref = true;
-                ref_name = v.name;
-                row.check = "ref";
+            row.runs = (int)s.runs.size();
+            row.median_ms = quantile(s.runs, 0.5);
+            row.q1_ms = quantile(s.runs, 0.25);
+            row.q3_ms = quantile(s.runs, 0.75);
+            row.min_ms = *std::min_element(s.runs.begin(), s.runs.end());
+            if (row.check == "ref" && !s.bad) { /* later rounds checked against its first */
                 row.max_abs_diff = 0;
                 row.status = "ok";
-                rep->notes.push_back(d.name + ": reference = " + ref_name + " output (" +
-                                     std::to_string(t) + " thread" + (t > 1 ? "s" : "") + ")");
             } else {
-                double worst = 0;
-                bool bad = false;
-                for (size_t i = 0; i < work.bufs.size(); i++) {
-                    double diff = max_abs_diff(work.bufs[i], ref.bufs[i]);
-                    worst = std::max(worst, diff);
-                    bad |= !(diff <= tolerance_for(d.name, d.out_types[i], d.tolerance));
-                }
-                row.max_abs_diff = worst;
-                row.check = bad ? "FAIL" : "ok";
-                row.status = bad ? "FAIL" : "ok";
+                row.max_abs_diff = s.worst;
+                row.check = s.bad ? "FAIL" : "ok";
+                row.status = s.bad ? "FAIL" : "ok";
                 /* Every variant that produced output must be right, autoschedulers too. */
-                if (bad)
-                    rep->failures.push_back(d.name + " / " + v.name + " / " + std::to_string(t) +
-                                            " thr: output differs from " + ref_name + " by " +
-                                            std::to_string(worst));
+                if (s.bad)
+                    rep->failures.push_back(d.name + " / " + s.v->name + " / " +
+                                            std::to_string(t) + " thr: output differs from " +
+                                            ref_name + " by " + std::to_string(s.worst));
             }
-            if (v.name == std::string(kVariants[0].name)) pm_median = row.median_ms;
-            if (!is_pm && pm_median > 0) row.speedup = row.median_ms / pm_median;
+            if (s.v == &kVariants[0]) pm_median = row.median_ms;
+            if (row.halide && pm_median > 0) row.speedup = row.median_ms / pm_median;
             rep->rows.push_back(row);
         }
         summarize(d.name, t, rep);
