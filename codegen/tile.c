@@ -77,6 +77,10 @@ typedef struct model_in {
      * search per read and member cost local Laplacian's grouping 69 ms) */
     int *by_consumer, *producer_of;
     int first[65];
+    /* per member: operations per point and points at the estimates (fixed for the
+     * group, and a walk of the definition each: 80% of pyramid blending's grouping when
+     * computed per candidate tile) */
+    double cost[64], volume[64];
 } model_in;
 
 typedef struct model_out {
@@ -207,9 +211,9 @@ static void model_eval(const model_in *in, const int64_t *tile, bool clip, model
         }
         if (st->ndims == 0)
             steps = 1;
-        double cost = pm_plan_stage_cost(plan, s);
+        double cost = in->cost[m];
         tiled += cost * vol * out->ntiles;
-        full += cost * pm_plan_stage_volume(plan, s);
+        full += cost * in->volume[m];
         /* per tile: each row's vector steps plus a start-up cost per row (loop entry,
          * address set-up, the hardware prefetcher's ramp) and per stage (its call) */
         time += out->ntiles * (rows * (cost * steps + PM_ROW_COST) + PM_STAGE_CALL_COST);
@@ -292,8 +296,11 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
             free(in.reads);
             return false;
         }
-    for (int m = 0; m < gr->nmembers; m++)
+    for (int m = 0; m < gr->nmembers; m++) {
         in.outside_only[m] = true;
+        in.cost[m] = pm_plan_stage_cost(plan, gr->members[m]);
+        in.volume[m] = pm_plan_stage_volume(plan, gr->members[m]);
+    }
     /* row blocks: 2-D tiles, every member along the outer tiled dimension at scale 1
      * (a producer's row then maps to one block), and producers to interleave */
     in.blocks = gr->ntiled == 2 && gr->nmembers > 1;
@@ -579,10 +586,50 @@ static __isl_give isl_map *on_stmt(__isl_keep isl_map *m, const pm_poly_stmt *sm
     return isl_map_set_tuple_id(r, isl_dim_out, isl_set_get_tuple_id(sm->domain));
 }
 
+/* extreme's quick path: every piece of a bound's difference is a constant when the bound
+ * is its tile edge plus a halo (the common case), and then the optimum is the best
+ * constant of a piece whose domain is not empty, with no parametric optimum to solve
+ * (a third of pyramid blending's footprint time). */
+typedef struct constant_pieces {
+    bool want_max;
+    bool all_constant; /* false: some piece varies (or isl failed); use the general path */
+    bool any;          /* some piece has points */
+    int64_t best;
+} constant_pieces;
+
+static isl_stat scan_constant_piece(__isl_take isl_set *set, __isl_take isl_aff *aff, void *user)
+{
+    constant_pieces *s = user;
+    isl_val *v = isl_aff_is_cst(aff) == isl_bool_true ? isl_aff_get_constant_val(aff) : NULL;
+    if (!v || isl_val_is_int(v) != isl_bool_true) {
+        s->all_constant = false;
+    } else {
+        int64_t c = isl_val_get_num_si(v);
+        if (!s->any || (s->want_max ? c > s->best : c < s->best)) {
+            isl_bool empty = isl_set_is_empty(set);
+            if (empty < 0)
+                s->all_constant = false;
+            else if (!empty)
+                s->best = c, s->any = true;
+        }
+    }
+    isl_val_free(v);
+    isl_set_free(set);
+    isl_aff_free(aff);
+    return s->all_constant ? isl_stat_ok : isl_stat_error;
+}
+
 /* The max (or min) over all tiles and parameter values of pa (taken); false when
  * unbounded or not a single constant. */
 static bool extreme(__isl_take isl_pw_aff *pa, bool want_max, int64_t *out)
 {
+    constant_pieces cp = {want_max, true, false, 0};
+    isl_pw_aff_foreach_piece(pa, scan_constant_piece, &cp);
+    if (pa && cp.all_constant) {
+        isl_pw_aff_free(pa);
+        *out = cp.best;
+        return cp.any;
+    }
     isl_set *w = isl_map_wrap(isl_map_from_pw_aff(pa));
     int np = (int)isl_set_dim(w, isl_dim_param);
     w = isl_set_move_dims(w, isl_dim_set, 0, isl_dim_param, 0, (unsigned)np);
