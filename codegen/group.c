@@ -93,6 +93,17 @@ static bool singleton(pm_group *gr, int s)
     return true;
 }
 
+/* pm_plan_reads(plan, s, p), each pair walked once: the search for a group's one
+ * consumer asks the same pairs on every pass (local Laplacian's 68 stages: half of its
+ * grouping time in walks of the definitions). memo[s * n + p]: -1 unknown, else 0/1. */
+static bool reads_memo(const pm_plan *plan, signed char *memo, int n, int s, int p)
+{
+    signed char *m = &memo[(size_t)s * (size_t)n + (size_t)p];
+    if (*m < 0)
+        *m = pm_plan_reads(plan, s, p) ? 1 : 0;
+    return *m == 1;
+}
+
 bool pm_group_decide(pm_plan *plan)
 {
     const pm_poly *poly = plan->poly;
@@ -100,12 +111,15 @@ bool pm_group_decide(pm_plan *plan)
     draft *dr = calloc((size_t)n + 1, sizeof *dr);
     pm_group *model = calloc((size_t)n + 1, sizeof *model); /* the last accepted model */
     bool *can = calloc((size_t)n + 1, sizeof *can);
-    if (!dr || !model || !can) {
+    signed char *memo = malloc((size_t)n * (size_t)n + 1);
+    if (!dr || !model || !can || !memo) {
         free(dr);
         free(model);
         free(can);
+        free(memo);
         return false;
     }
+    memset(memo, -1, (size_t)n * (size_t)n + 1);
     bool ok = true;
     for (int s = 0; s < n && ok; s++) {
         can[s] = !plan->inlined[s] && plan->o.fusion && fusible(plan, s);
@@ -137,7 +151,7 @@ bool pm_group_decide(pm_plan *plan)
                 if (!dr[c].alive || c == g)
                     continue;
                 for (int i = 0; i < dr[c].n; i++)
-                    if (pm_plan_reads(plan, dr[c].members[i], dr[g].liveout)) {
+                    if (reads_memo(plan, memo, n, dr[c].members[i], dr[g].liveout)) {
                         if (consumer >= 0 && consumer != c)
                             single = false;
                         consumer = c;
@@ -204,6 +218,7 @@ bool pm_group_decide(pm_plan *plan)
     free(dr);
     free(model);
     free(can);
+    free(memo);
     return ok;
 }
 
