@@ -7,8 +7,8 @@
  *   --quick: the reference interpreter (pm_interpret);
  *   paper sizes: the PolyMage-JIT output (the interpreter would take too long), or, if
  *   the JIT failed, the Halide hand-scheduled output (said so in the notes).
- * Timings: compile (and autoschedule) once per variant and thread count, one warm-up run,
- * then --runs timed runs; the table shows median and min. With --rounds R the runs are
+ * Timings: compile (and autoschedule) once per variant and thread count, warm-up runs (at
+ * least 3 and 20 ms), then --runs timed runs; the table shows median and min. With --rounds R the runs are
  * split over R rounds, each a fresh child per variant in turn, and pooled: a host whose
  * speed drifts (a shared VM) then slows every variant alike instead of whichever ran in the
  * slow minute; a row's compile times are those of its round with the median compile
@@ -321,7 +321,15 @@ void quiet_child() {
 
 void time_runs(ChildChannel &ch, int runs, const std::function<bool()> &run_once) {
     ch.phase("run");
-    if (!run_once()) return; /* warm-up: page faults, thread pool start, caches */
+    /* Warm-up: page faults, thread pool start, caches; at least 3 runs and 20 ms. A
+     * thread pool's new worker can start on its creator's core, and two spinning threads
+     * on one core then wait a scheduler tick (4 ms) for each other until the load
+     * balancer parts them: with one warm-up run, a fused Harris kernel of 0.09 ms at the
+     * quick size took 8.0 ms in 4 of 6 first timed runs at 2 threads (strace: its two
+     * threads' futex wakes 4 ms apart). */
+    double w0 = bench_now_ms();
+    for (int w = 0; w < 3 || (bench_now_ms() - w0 < 20 && w < 100); w++)
+        if (!run_once()) return;
     for (int i = 0; i < runs; i++) {
         double t0 = bench_now_ms();
         if (!run_once()) return;
