@@ -8,11 +8,12 @@
  *   paper sizes: the PolyMage-JIT output (the interpreter would take too long), or, if
  *   the JIT failed, the Halide hand-scheduled output (said so in the notes).
  * Timings: compile (and autoschedule) once per variant and thread count, warm-up runs (at
- * least 3 and 20 ms), then --runs timed runs; the table shows median and min. With --rounds R the runs are
- * split over R rounds, each a fresh child per variant in turn, and pooled: a host whose
- * speed drifts (a shared VM) then slows every variant alike instead of whichever ran in the
- * slow minute; a row's compile times are those of its round with the median compile
- * (the lower median for an even count), and every round's output is checked. Each side's timed compile is its
+ * least 3 and 20 ms), then --runs timed runs; the table shows median and min. With
+ * --rounds R the runs are split over R rounds, each a fresh child per variant in turn, and
+ * pooled: a host whose speed drifts (a shared VM) then slows every variant alike instead
+ * of whichever ran in the slow minute; a row's compile times are those of its round with
+ * the median compile (the lower median for an even count), and every round's output is
+ * checked. Each side's timed compile is its
  * process's second, as in a server: Halide's JIT runtime and PolyMage-JIT's LLVM are
  * warmed by a trivial pipeline first (warm_polymage, halide_child).
  *
@@ -797,7 +798,7 @@ void bench_app(const Options &o, AppData &d, BenchReport *rep) {
         struct Slot {
             const Variant *v;
             BenchRow row;
-            ChildReport first;                /* the failure, or the median compile */
+            ChildReport shown;                /* the failure, or the median compile */
             std::vector<ChildReport> reports; /* one per round that succeeded */
             std::vector<double> runs;
             bool failed = false;
@@ -840,16 +841,16 @@ void bench_app(const Options &o, AppData &d, BenchReport *rep) {
                             halide_child(ch, d, v, t, runs, work.bufs.data());
                     },
                     o.timeout_s);
-                s.reports.push_back(r);
                 if (r.outcome != ChildReport::OK || (int)r.runs.size() < runs) {
                     s.failed = true;
-                    s.first = r;
+                    s.shown = r;
                     s.reports.clear();
-                    if (r.outcome == ChildReport::OK) s.first.outcome = ChildReport::FAILED;
+                    if (r.outcome == ChildReport::OK) s.shown.outcome = ChildReport::FAILED;
                     s.row.status = r.outcome == ChildReport::OK ? "error: runs missing"
                                                                 : short_error(r);
                     continue;
                 }
+                s.reports.push_back(r);
                 s.runs.insert(s.runs.end(), r.runs.begin(), r.runs.end());
                 if (!have_ref) {
                     ref.copy_from(work);
@@ -874,9 +875,9 @@ void bench_app(const Options &o, AppData &d, BenchReport *rep) {
                 for (size_t i = 0; i < s.reports.size(); i++)
                     by_compile.push_back({s.reports[i].values["compile_ms"], i});
                 std::sort(by_compile.begin(), by_compile.end());
-                s.first = s.reports[by_compile[(by_compile.size() - 1) / 2].second];
+                s.shown = s.reports[by_compile[(by_compile.size() - 1) / 2].second];
             }
-            ChildReport &r = s.first;
+            ChildReport &r = s.shown;
             row.sched_ms = r.values.count("sched_ms") ? r.values["sched_ms"] : 0;
             row.compile_ms = r.values.count("compile_ms") ? r.values["compile_ms"] : 0;
             row.jit_ms = r.values.count("jit_ms") ? r.values["jit_ms"] : 0;
