@@ -542,6 +542,62 @@ static bool visit_recompute(const pm_expr *e, void *user)
     return true;
 }
 
+/* Work per point of the cases of stage s's function one read reaches, the most over
+ * its readers' reads (affine ones imaged through their relations, data-dependent ones
+ * reaching every case): evaluated in place, a call computes every case whose
+ * condition is not constant-false where it reads (a case chosen by a constant argument,
+ * deinterleaved(0, x, y), folds away). Conditions are not counted: they select. */
+static double reached_cases_cost(const pm_poly *poly, int fs)
+{
+    const pm_poly_stage *fst = &poly->stages[fs];
+    const pm_func *f = fst->func;
+    const pm_poly_storage *fstore = pm_poly_storage_of(poly, f);
+    double worst = 0;
+    for (int c = fs + 1; c < poly->nstages; c++) {
+        const pm_poly_stage *st = &poly->stages[c];
+        for (int k = 0; k < st->nstmts; k++) {
+            const pm_poly_stmt *s = &poly->stmts[st->first_stmt + k];
+            for (int a = 0; a < s->naccesses; a++) {
+                const pm_poly_access *acc = &s->accesses[a];
+                if (acc->callee != f)
+                    continue;
+                isl_set *read = acc->rel && s->domain
+                                    ? isl_set_apply(isl_set_copy(s->domain), isl_map_copy(acc->rel))
+                                    : isl_set_copy(fstore->box);
+                read = isl_set_set_tuple_id(read, isl_set_get_tuple_id(fstore->box));
+                /* a case split into pieces (border strips) counts once */
+                bool seen[64] = {false};
+                double cost = 0;
+                for (int j = 0; j < fst->nstmts; j++) {
+                    const pm_poly_stmt *stmt = &poly->stmts[fst->first_stmt + j];
+                    for (int p = 0; p < (stmt->nparts ? stmt->nparts : 1); p++) {
+                        const pm_poly_stmt *def = stmt->nparts ? &stmt->parts[p] : stmt;
+                        if (def->kind != PM_STMT_CASE)
+                            continue;
+                        bool reached = !def->domain;
+                        if (def->domain) {
+                            isl_set *d = isl_set_set_tuple_id(isl_set_copy(def->domain),
+                                                              isl_set_get_tuple_id(fstore->box));
+                            reached = isl_set_is_disjoint(read, d) != isl_bool_true;
+                            isl_set_free(d);
+                        }
+                        for (int i = def->case_index;
+                             reached && i < def->case_index + def->ncases && i < f->ncases; i++)
+                            if (i >= 64 || !seen[i]) {
+                                cost += pm_plan_expr_cost(f->cases[i]->value);
+                                if (i < 64)
+                                    seen[i] = true;
+                            }
+                    }
+                }
+                isl_set_free(read);
+                worst = cost > worst ? cost : worst;
+            }
+        }
+    }
+    return worst;
+}
+
 /* In the definitions of stages inlined at data-dependent points, the calls of cheap
  * point-wise stages (a LUT read counts as point-wise) are evaluated in place: the
  * callee stays stored for its other readers, but these reads stop gathering from its
@@ -610,10 +666,16 @@ void pm_inline_decide(pm_plan *plan)
                      (once || work[c] + cc.ndistinct * (work[s] - 1) <= limit * base[c]);
             }
             /* Several cases are all evaluated at every point read (each lane picks its
-             * own), at a cost of clamped reads; that pays only where the alternative is
-             * a buffer read at data-dependent points, most of which are never read
-             * (lPyramid(k, x, y) at the two intensity levels around a pixel's). */
-            if (!ok || !any || (f->ncases > 1 && !dynamic))
+             * own). Read at data-dependent points, most of whose buffer would never be
+             * read (lPyramid(k, x, y) at the two intensity levels around a pixel's),
+             * that always pays; read once at affine points, when the cases a read can
+             * reach cost at most the limit times the dearest (pyramid blending's
+             * up-sampled levels Uy, two cases by column parity, read once by the
+             * blend: 0.83x; camera pipe's Bayer planes deinterleaved(k, x, y), one case
+             * per constant k: 0.95x). */
+            if (!ok || !any ||
+                (f->ncases > 1 && !dynamic &&
+                 !(once && reached_cases_cost(poly, s) <= limit * base[s])))
                 continue;
             plan->inlined[s] = true;
             dynamic_read[s] = dynamic;

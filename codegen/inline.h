@@ -7,8 +7,11 @@
  *    consumer's reads are proven (isl) to land where one of its cases holds (a
  *    data-dependent read: the cases cover the whole box), so evaluating the cases in
  *    place gives what the buffer would have held. Several cases are all evaluated at
- *    every point read (each lane takes its own), which pays only against reads at
- *    data-dependent points of a stage read once (below);
+ *    every point read (each lane takes its own): such a stage is inlined only when it
+ *    is read once (below), and then either read at data-dependent points, or the
+ *    cases a read can reach (isl: its image meets their domains; a case chosen by a
+ *    constant argument folds away) cost at most plan->o.inline_limit times the
+ *    dearest case (two cases by parity, as up-sampling's, always pass);
  *  - it is point-wise: every call in its definition reads at its own variables or at
  *    constants (img(0, x, y), never img(x + 1, y)), so inlining moves no stencil — or
  *    each of its points is read at most once by all consumers together (one call, equal

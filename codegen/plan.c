@@ -139,6 +139,14 @@ double pm_plan_stage_cost(const pm_plan *plan, int stage)
     return cost > 1 ? cost : 1;
 }
 
+double pm_plan_expr_cost(const pm_expr *e)
+{
+    double c = 0;
+    if (e)
+        pm_expr_walk(e, count_node, &c);
+    return c;
+}
+
 double pm_plan_dearest_case_cost(const pm_plan *plan, int stage)
 {
     const pm_func *f = plan->poly->stages[stage].func;

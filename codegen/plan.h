@@ -96,6 +96,8 @@ double pm_plan_stage_cost(const pm_plan *plan, int stage);
 /* Work per point of a stage's dearest case (the inline limit grows the case that reads
  * an inlined stage; an average with cheap boundary cases would understate it). */
 double pm_plan_dearest_case_cost(const pm_plan *plan, int stage);
+/* Work of one expression as the costs above count it (nodes, math functions 8). */
+double pm_plan_expr_cost(const pm_expr *e);
 /* Is this call evaluated in place: its callee inlined, or the call one of inline_calls? */
 bool pm_plan_call_inlined(const pm_plan *plan, const pm_expr *call);
 /* Does stage s read stage p (directly, or through inlined stages and calls)? */
