@@ -64,6 +64,7 @@ typedef struct pm_plan_options {
     int64_t tile_size[PM_MAX_DIMS]; /* 0 = model                                          */
     double overlap_threshold;     /* max redundancy of a fused group                       */
     int group_limit;              /* max members of a group                                */
+    int stream_outputs;           /* 1 / 0 / -1 = the model (storage.c)                    */
     double inline_limit;          /* max work factor inlining may give a consumer          */
     int64_t cache_bytes;          /* scratch budget per tile (half the L2; tile.c: strips) */
     int threads;

@@ -167,6 +167,9 @@ typedef struct pm_poly_storage {
     int group;
     int64_t tile_ext[PM_MAX_DIMS];
     int64_t tile_bytes;      /* per thread, a multiple of 64                            */
+    /* PM_STORAGE_OUTPUT (storage phase): its rows are written with non-temporal stores,
+     * past the caches (llvm/vector.c's streamed loops) */
+    bool streamed;
 } pm_poly_storage;
 
 typedef struct pm_poly_stage {

@@ -31,6 +31,20 @@ static bool copy_calls(const pm_expr ***to, int *nto, const pm_expr *const *from
     return true;
 }
 
+/* Whether output stage s is written past the caches (storage.h): the option, or by
+ * default when its bytes at the estimates exceed the L2 caches of the threads that
+ * write it (plan->o.cache_bytes is half an L2): such an output leaves the caches before
+ * anyone reads it, and a cached store would first read every line it writes. */
+static bool streamed_output(const pm_poly *poly, const pm_plan *plan, int s)
+{
+    if (plan->o.stream_outputs >= 0)
+        return plan->o.stream_outputs == 1;
+    const pm_poly_storage *st = &poly->storage[poly->stages[s].storage];
+    int threads = plan->o.threads > 0 ? plan->o.threads : 1;
+    double bytes = pm_type_size(st->type) * pm_plan_stage_volume(plan, s);
+    return bytes > 2.0 * (double)plan->o.cache_bytes * threads;
+}
+
 bool pm_storage_decide(pm_poly *poly, const pm_plan *plan)
 {
     int threads = plan->o.threads > 0 ? plan->o.threads : 1;
@@ -47,8 +61,10 @@ bool pm_storage_decide(pm_poly *poly, const pm_plan *plan)
     bool *slot_full = calloc((size_t)poly->nstages + 1, sizeof *slot_full);
     for (int s = 0; s < poly->nstages; s++) {
         pm_poly_storage *st = &poly->storage[poly->stages[s].storage];
-        if (st->kind == PM_STORAGE_OUTPUT)
+        if (st->kind == PM_STORAGE_OUTPUT) {
+            st->streamed = streamed_output(poly, plan, s);
             continue;
+        }
         if (plan->inlined[s]) {
             st->kind = PM_STORAGE_INLINED;
             st->index = -1;
@@ -103,7 +119,7 @@ char *pm_storage_to_string(const pm_poly *poly, const pm_plan *plan)
         double bytes = 0;
         switch (st->kind) {
         case PM_STORAGE_INPUT: kind = "input"; break;
-        case PM_STORAGE_OUTPUT: kind = "output"; break;
+        case PM_STORAGE_OUTPUT: kind = st->streamed ? "output, streamed" : "output"; break;
         case PM_STORAGE_SCRATCH: kind = "full buffer"; bytes = full; break;
         case PM_STORAGE_TILE: kind = "tile scratchpad"; bytes = (double)st->tile_bytes * threads; break;
         case PM_STORAGE_INLINED: kind = "inlined"; break;

@@ -7,8 +7,12 @@
  *    (PM_STORAGE_TILE): one slot holding `threads` scratchpads of tile_bytes each, sized
  *    from the tile sizes alone (the footprint's constant extents, rows padded to the
  *    vector width), allocated once per run and re-based at every tile;
- *  - pipeline outputs stay in the caller's buffers; every other stage (a group's
- *    live-out read by a later group, or an unfused stage) gets a full buffer
+ *  - pipeline outputs stay in the caller's buffers, written with non-temporal stores
+ *    (streamed: past the caches, without first reading each line) when
+ *    plan->o.stream_outputs is 1, or is -1 and the output at the estimates is larger
+ *    than the L2 caches of the threads (twice cache_bytes each; pm_poly_storage's
+ *    streamed); every other stage (a group's live-out read by a later group, or an
+ *    unfused stage) gets a full buffer
  *    (PM_STORAGE_SCRATCH); full buffers share a slot when their lifetimes (from the
  *    group that writes one to the last group that reads it; groups run in order) do not
  *    overlap, and the entry allocates a shared slot once, for the largest of them.

@@ -563,6 +563,11 @@ typedef struct pm_compile_options {
     const char *keep;   /* phases whose text the kernel keeps for pm_kernel_dump (names as
                            for dump, or "all"); phases in dump are kept too. NULL = none:
                            a compile makes no text nobody asked for                      */
+    int stream_outputs; /* the pipeline's outputs written with non-temporal stores, past
+                           the caches (a cached store first reads the line it writes):
+                           1 = always, 0 = never, -1 = when an output at the estimates is
+                           larger than the L2 caches of the kernel's threads (default).
+                           Results are the same                                          */
 } pm_compile_options;
 pm_compile_options pm_compile_options_default(void);
 

@@ -152,6 +152,16 @@ static void test_options_size(pm_jit *jit)
     pm_compile_options literal_co = {.fusion = 0};
     CHECK(pm_jit_compile(jit, p, NULL, &literal_co, &err) == NULL);
     CHECK_CONTAINS(err.message, "start from pm_compile_options_default()");
+    /* A caller built against 0.1's header (96 bytes, before stream_outputs) compiles,
+     * the later field at its default; its block holds just those bytes (ASan). */
+    pm_compile_options *old = malloc(96);
+    pm_compile_options full = pm_compile_options_default();
+    full.size = 96;
+    memcpy(old, &full, 96);
+    pm_kernel *ko = pm_jit_compile(jit, p, NULL, old, &err);
+    CHECK(ko != NULL);
+    pm_kernel_free(ko);
+    free(old);
     /* The same options started from the defaults compile. */
     co.fusion = 0;
     pm_kernel *k = pm_jit_compile(jit, p, NULL, &co, &err);
@@ -213,6 +223,11 @@ static void test_compile_errors(pm_jit *jit)
     CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
     CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
     CHECK_CONTAINS(err.message, "blur: group_limit = -1");
+    co = pm_compile_options_default();
+    co.stream_outputs = 2;
+    CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+    CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "blur: stream_outputs = 2 (-1 = from the model, 0 = never, 1 = always)");
     co = pm_compile_options_default();
     co.overlap_threshold = NAN;
     CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);

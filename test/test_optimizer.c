@@ -32,6 +32,7 @@ typedef struct setting {
     double threshold;       /* < 0 = default */
     int group_limit;
     int fusion;
+    int stream;             /* 1 = outputs written with non-temporal stores; 0 = model */
 } setting;
 
 static pm_compile_options options_of(const setting *s)
@@ -44,6 +45,7 @@ static pm_compile_options options_of(const setting *s)
     o.overlap_threshold = s->threshold;
     o.group_limit = s->group_limit;
     o.fusion = s->fusion;
+    o.stream_outputs = s->stream ? 1 : -1;
     return o;
 }
 
@@ -138,9 +140,9 @@ static void check_app(const pm_sample_app *app, const setting *s, const int64_t 
         double d = differential(p, k, app, params);
         if (verbose || !(d <= tolerance(app)))
             fprintf(stderr, "  %s %lldx%lld tile %dx%d threads %d width %d threshold %g limit %d "
-                            "fusion %d: max|diff| %g\n",
+                            "fusion %d stream %d: max|diff| %g\n",
                     app->name, (long long)sizes[i][0], (long long)sizes[i][1], s->tile0, s->tile1,
-                    s->threads, s->width, s->threshold, s->group_limit, s->fusion, d);
+                    s->threads, s->width, s->threshold, s->group_limit, s->fusion, s->stream, d);
         CHECK(d <= tolerance(app));
     }
     pm_kernel_free(k);
@@ -813,6 +815,118 @@ static void check_conditional_inline(int shift, const char *want)
     pm_ctx_free(ctx);
 }
 
+/* Streamed outputs (storage.h, llvm/vector.c): out(x, y) = 3 in(x, y + 1) - in(x, y),
+ * f32 or u8 (16-byte vectors). The non-temporal stores are in the code when
+ * stream_outputs is 1, or -1 at estimates whose output outgrows the L2s (4096 x 4096),
+ * and not with 0 or at 64 x 64. The streamed kernel, at every row length around one and
+ * two vectors and with the output's rows starting at every element offset from a
+ * 64-byte boundary (a row stride of C + pad, the data `shift` elements in), equals the
+ * values computed here, and writes nothing outside its rows. */
+static void check_streamed_outputs(pm_type type)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_func *in = pm_image(ctx, "in", type, R, pm_addi(C, 1));
+    pm_expr *const xy[] = {x, y};
+    pm_func *out = pm_func_new(ctx, "out", type, 2, xy,
+                               pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1),
+                                            pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1)));
+    pm_func_define_expr(out, pm_sub(pm_mul(pm_call(in, x, pm_addi(y, 1)), pm_int(ctx, 3)),
+                                    pm_call(in, x, y)));
+    pm_pipeline *p = NULL;
+    if (!CHECK(pm_pipeline_new(ctx, "streamed", 2, (pm_expr *[]){R, C}, 1, &in, 1, &out, &p) ==
+               PM_OK)) {
+        fprintf(stderr, "  streamed: %s\n", pm_ctx_errmsg(ctx));
+        pm_ctx_free(ctx);
+        return;
+    }
+    static const struct { int stream; int64_t est; bool want; } modes[] = {
+        {1, 64, true}, {0, 4096, false}, {-1, 4096, true}, {-1, 64, false}};
+    pm_kernel *streamed = NULL;
+    for (int m = 0; m < 4; m++) {
+        pm_compile_options o = pm_compile_options_default();
+        o.threads = 2;
+        o.stream_outputs = modes[m].stream;
+        o.keep = "llvm,storage";
+        pm_value est[2] = {PM_I(modes[m].est), PM_I(modes[m].est)};
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+        if (!CHECK(k != NULL)) {
+            fprintf(stderr, "  streamed: %s\n", err.message);
+            continue;
+        }
+        const char *ll = pm_kernel_dump(k, "llvm"), *st = pm_kernel_dump(k, "storage");
+        bool nt = ll && strstr(ll, "!nontemporal");
+        bool says = st && strstr(st, "output, streamed");
+        if (!CHECK(nt == modes[m].want && says == modes[m].want))
+            fprintf(stderr, "  streamed %s: stream_outputs %d at %lld: non-temporal stores %d, "
+                            "storage dump says %d, want %d\n", pm_type_name(type),
+                    modes[m].stream, (long long)modes[m].est, nt, says, modes[m].want);
+        if (m == 0)
+            streamed = k;
+        else
+            pm_kernel_free(k);
+    }
+    int esize = type == PM_F32 ? 4 : 1;
+    static const int64_t cols[] = {1, 15, 16, 17, 31, 32, 33, 47, 64, 65, 100};
+    for (int ci = 0; streamed && ci < (int)(sizeof cols / sizeof cols[0]); ci++) {
+        for (int pad = 0; pad < 64 / esize; pad += (type == PM_F32 ? 1 : 5)) {
+            int64_t rows = 5, c = cols[ci], stride = c + pad, shift = pad % 3;
+            int64_t in_ext[2] = {rows, c + 1}, out_ext[2] = {rows, c};
+            unsigned char *inb = calloc((size_t)(rows * (c + 1)), (size_t)esize);
+            size_t bytes = (size_t)((rows * stride + shift) * esize) + 64;
+            unsigned char *raw = aligned_alloc(64, (bytes + 63) / 64 * 64);
+            if (!inb || !raw) {
+                free(inb);
+                free(raw);
+                CHECK(false);
+                return;
+            }
+            memset(raw, 0x5A, bytes);
+            for (int64_t i = 0; i < rows * (c + 1); i++) {
+                if (type == PM_F32)
+                    ((float *)inb)[i] = (float)(i % 97) * 0.5f;
+                else
+                    inb[i] = (unsigned char)(i * 7 % 251);
+            }
+            pm_buffer ib = pm_buffer_dense(inb, type, 2, in_ext);
+            pm_buffer ob = pm_buffer_dense(raw + shift * esize, type, 2, out_ext);
+            ob.stride[0] = stride;
+            ob.stride[1] = 1;
+            pm_value params[2] = {PM_I(rows), PM_I(c)};
+            pm_error err;
+            bool ran = pm_kernel_run(streamed, params, &ib, &ob, &err) == PM_OK;
+            bool same = ran;
+            for (int64_t r = 0; same && r < rows; r++)
+                for (int64_t j = 0; j < stride && same; j++) {
+                    unsigned char *at = raw + (shift + r * stride + j) * esize;
+                    if (j >= c) { /* the padding: untouched */
+                        for (int b = 0; b < esize; b++)
+                            same = same && at[b] == 0x5A;
+                        continue;
+                    }
+                    int64_t a = r * (c + 1) + j;
+                    if (type == PM_F32) {
+                        float want = ((float *)inb)[a + 1] * 3 - ((float *)inb)[a], got;
+                        memcpy(&got, at, sizeof got);
+                        same = got == want;
+                    } else {
+                        same = *at == (unsigned char)(inb[a + 1] * 3 - inb[a]);
+                    }
+                }
+            if (!CHECK(same))
+                fprintf(stderr, "  streamed %s: %lld columns, row stride %lld, %lld elements in: "
+                                "%s\n", pm_type_name(type), (long long)c, (long long)stride,
+                        (long long)shift, ran ? "wrong values or padding written" : err.message);
+            free(inb);
+            free(raw);
+        }
+    }
+    pm_kernel_free(streamed);
+    pm_ctx_free(ctx);
+}
+
 /* U(x, y), an up-sampling of a stored half-width D with a case per residue of its
  * column, read once by out(x, y) = U(x, y) + in(x, y). Every lane evaluates every case:
  * with two cases (pyramid blending's Uy) that is at most the inline limit (2) times the
@@ -1072,6 +1186,8 @@ static void check_structure(void)
     check_transpose();
     check_conditional_inline(0, "inlined: f\n");
     check_conditional_inline(-1, "inlined: none");
+    check_streamed_outputs(PM_F32);
+    check_streamed_outputs(PM_U8);
     check_residue_inline(2, "inlined: U\n");
     check_residue_inline(3, "inlined: none");
     check_transparent_inline(0, "inlined: S A B\n");
@@ -1110,15 +1226,16 @@ static void check_structure(void)
 }
 
 static const setting kCovering[] = {
-    /* tile0 tile1 threads width threshold limit fusion */
-    {0, 0, 2, 0, -1, 0, 1},       /* the model's choice */
-    {1, 1, 1, 16, 100, 0, 1},     /* 1x1 tiles, everything fused */
-    {3, 3, 3, 4, 100, 0, 1},      /* odd tiles, odd thread count, narrow vectors */
-    {16, 16, 2, 1, 100, 0, 1},    /* scalar code */
-    {64, 64, 1, 16, 100, 3, 1},   /* small groups */
-    {256, 256, 2, 16, 0.05, 0, 1},/* tight threshold */
-    {4096, 4096, 2, 16, 100, 0, 1}, /* tiles larger than the image */
-    {0, 0, 2, 16, -1, 0, 0},      /* fusion off */
+    /* tile0 tile1 threads width threshold limit fusion stream */
+    {0, 0, 2, 0, -1, 0, 1, 0},       /* the model's choice */
+    {1, 1, 1, 16, 100, 0, 1, 0},     /* 1x1 tiles, everything fused */
+    {3, 3, 3, 4, 100, 0, 1, 1},      /* odd tiles, odd thread count, narrow vectors,
+                                        streamed outputs (16-byte vectors) */
+    {16, 16, 2, 1, 100, 0, 1, 0},    /* scalar code */
+    {64, 64, 1, 16, 100, 3, 1, 1},   /* small groups, streamed outputs */
+    {256, 256, 2, 16, 0.05, 0, 1, 0},/* tight threshold */
+    {4096, 4096, 2, 16, 100, 0, 1, 1}, /* tiles larger than the image, streamed outputs */
+    {0, 0, 2, 16, -1, 0, 0, 1},      /* fusion off, streamed outputs */
 };
 
 static const int64_t kSizes[][2] = {{1, 1}, {1, 37}, {5, 3}, {17, 33}, {70, 93}};
@@ -1135,7 +1252,7 @@ int main(int argc, char **argv)
         const pm_sample_app *app = pm_sample_find(argv[1]);
         setting s = {argc > 2 ? atoi(argv[2]) : 0, argc > 3 ? atoi(argv[3]) : 0,
                      argc > 4 ? atoi(argv[4]) : 2, argc > 5 ? atoi(argv[5]) : 0,
-                     argc > 6 ? atof(argv[6]) : -1, 0, 1};
+                     argc > 6 ? atof(argv[6]) : -1, 0, 1, 0};
         verbose = true;
         if (CHECK(app != NULL))
             check_app(app, &s, kSizes, (int)(sizeof kSizes / sizeof kSizes[0]));

@@ -641,11 +641,9 @@ LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
     return gather(g, pt, s, call, !proven);
 }
 
-void pm_llvm_store_own(pm_llvm *g, const pm_point *pt, LLVMValueRef v, LLVMValueRef mask)
+LLVMValueRef pm_llvm_own_addr(pm_llvm *g, const pm_point *pt)
 {
-    const pm_poly_stmt *stmt = pt->stmt;
-    pm_func *f = g->poly->stages[stmt->stage].func;
-    int s = pm_llvm_storage_index(g, f);
+    int s = pm_llvm_storage_index(g, g->poly->stages[pt->stmt->stage].func);
     const pm_poly_storage *st = &g->poly->storage[s];
     pm_point first = *pt;
     first.W = 1;
@@ -654,10 +652,26 @@ void pm_llvm_store_own(pm_llvm *g, const pm_point *pt, LLVMValueRef v, LLVMValue
         idx[d] = pm_llvm_index(g, &first, s, d,
                                pt->pos[d] ? pt->pos[d]
                                           : LLVMBuildSExt(g->B, pt->var[d], g->t_i64, ""));
-    LLVMValueRef p = pm_llvm_addr(g, s, idx);
+    return pm_llvm_addr(g, s, idx);
+}
+
+void pm_llvm_store_own(pm_llvm *g, const pm_point *pt, LLVMValueRef v, LLVMValueRef mask)
+{
+    int s = pm_llvm_storage_index(g, g->poly->stages[pt->stmt->stage].func);
+    const pm_poly_storage *st = &g->poly->storage[s];
+    LLVMValueRef p = pm_llvm_own_addr(g, pt);
     if (pt->W <= 1 || !mask) {
         LLVMValueRef store = LLVMBuildStore(g->B, v, p);
-        LLVMSetAlignment(store, elem_align(st));
+        if (pt->W > 1 && g->stream_align > 0 && st->streamed) {
+            /* a streamed loop's aligned body (vector.c): past the caches */
+            LLVMSetAlignment(store, (unsigned)g->stream_align);
+            LLVMMetadataRef one = LLVMValueAsMetadata(LLVMConstInt(g->t_i32, 1, 0));
+            LLVMSetMetadata(store, LLVMGetMDKindIDInContext(g->C, "nontemporal", 11),
+                            LLVMMetadataAsValue(g->C, LLVMMDNodeInContext2(g->C, &one, 1)));
+            g->streamed = true;
+        } else {
+            LLVMSetAlignment(store, elem_align(st));
+        }
         pm_llvm_tag_access(g, store, s);
         return;
     }

@@ -104,6 +104,11 @@ typedef struct pm_llvm {
     const pm_ast *ast;
     const pm_ast_box *box;          /* emitting a box template (ast.h): its pm_boxK calls
                                        are box->stmts[K]; else NULL                       */
+    int stream_align;               /* > 0 in a streamed loop's body (vector.c): vector
+                                       stores to streamed outputs are non-temporal, aligned
+                                       to this many bytes                                */
+    bool streamed;                  /* a non-temporal store was emitted (then the parallel
+                                       bodies after it and the entry end in a fence)      */
 } pm_llvm;
 
 
@@ -112,6 +117,9 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
                         const pm_codegen_options *o, LLVMContextRef C, const char *entry_name,
                         LLVMModuleRef *out, pm_error *err);
 void pm_llvm_set_fn_attrs(pm_llvm *g, LLVMValueRef fn);
+/* A fence when non-temporal stores were emitted (g->streamed): at the end of a parallel
+ * body and of the entry. */
+void pm_llvm_fence_streams(pm_llvm *g);
 /* Marks a load, store or memory intrinsic call of storage s with the memory it touches
  * (TBAA), so that LLVM knows accesses to different buffers never alias; returns inst. */
 LLVMValueRef pm_llvm_tag_access(pm_llvm *g, LLVMValueRef inst, int s);
@@ -182,6 +190,8 @@ LLVMValueRef pm_llvm_param(pm_llvm *g, const pm_expr *param);
 LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call);
 /* Stores v (pt's lanes) at f(coords of pt); mask (i1 or <W x i1>) may be NULL. */
 void pm_llvm_store_own(pm_llvm *g, const pm_point *pt, LLVMValueRef v, LLVMValueRef mask);
+/* The address of the element point pt (lane 0) of its statement writes. */
+LLVMValueRef pm_llvm_own_addr(pm_llvm *g, const pm_point *pt);
 /* The element address of storage s at the i64 indices idx[0..ndims-1] (buffer indices). */
 LLVMValueRef pm_llvm_addr(pm_llvm *g, int storage, LLVMValueRef *idx);
 /* Buffer index of coordinate c (i64 scalar or vector) in dimension d of storage s. */

@@ -173,6 +173,16 @@ static LLVMValueRef checked(pm_llvm *g, const char *op, LLVMValueRef a, LLVMValu
     return LLVMBuildExtractValue(g->B, r, 0, "");
 }
 
+void pm_llvm_fence_streams(pm_llvm *g)
+{
+    if (!g->streamed)
+        return;
+    /* mfence on x86: non-temporal stores are weakly ordered; this one orders them before
+     * the thread's later stores (the parallel region's barrier, the kernel's return).
+     * The flag stays set: the entry fences too, whichever branches ran. */
+    LLVMBuildFence(g->B, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
+}
+
 /* When flag holds, the entry records `why` and returns `status` (nothing written yet). */
 static void fail_if(pm_llvm *g, LLVMValueRef flag, pm_status status, const char *why)
 {
@@ -409,6 +419,7 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
     setup_buffers(&g, inputs, outputs, fail);
     for (int i = 0; i < ast->n; i++)
         pm_llvm_node(&g, ast->root[i]);
+    pm_llvm_fence_streams(&g);
     LLVMBuildRet(g.B, LLVMConstInt(g.t_i32, 0, 0));
 
     free(g.env.param_raw);

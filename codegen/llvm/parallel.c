@@ -416,6 +416,7 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool indepe
         pm_llvm_counted_loop(g, start, LLVMBuildSub(B, end, c64(g, 1), ""), 1, run_body, &bc);
     LLVMBuildBr(B, take);
     LLVMPositionBuilderAtEnd(B, none);
+    pm_llvm_fence_streams(g);
     LLVMBuildRetVoid(B);
     isl_ast_node_free(body);
 

@@ -730,6 +730,9 @@ static void pick_options(rng *r, options_pick *o)
     /* drawn from a copy of the generator, so the draws after these (inputs, padding) and
      * the regression seeds' cases with small estimates stay as they were */
     rng er = {r->s ^ 0x9E3779B97F4A7C15ull};
+    /* non-temporal stores of the outputs: the model's choice (off at small estimates),
+     * forced on (misaligned row starts, rows shorter than two vectors) or off */
+    o->co.stream_outputs = rint_(&er, -1, 1);
     if (rchance(&er, 25)) {
         o->est[0] = rint_(&er, 16, 300);
         o->est[1] = rint_(&er, 1024, 4096);
@@ -853,10 +856,10 @@ static void report(uint64_t seed, const options_pick *o, const char *why)
 {
     fprintf(stderr, "\n=== fuzz case seed %llu FAILED: %s\n", (unsigned long long)seed, why);
     fprintf(stderr, "options: vector_width %d, opt_level %d, fusion %d, tile_size {%d, %d, %d}, "
-            "overlap_threshold %g, group_limit %d; compile_threads %d; threads",
+            "overlap_threshold %g, group_limit %d, stream_outputs %d; compile_threads %d; threads",
             o->co.vector_width, o->co.opt_level, o->co.fusion, o->co.tile_size[0],
             o->co.tile_size[1], o->co.tile_size[2], o->co.overlap_threshold,
-            o->co.group_limit, (int)(1 + seed % 3));
+            o->co.group_limit, o->co.stream_outputs, (int)(1 + seed % 3));
     for (int i = 0; i < o->nthreads; i++)
         fprintf(stderr, " %d", o->threads[i]);
     fprintf(stderr, "; estimates %lldx%lld; sizes", (long long)o->est[0], (long long)o->est[1]);
