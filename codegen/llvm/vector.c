@@ -334,18 +334,25 @@ typedef struct vector_loop {
 /* The loop's statements for lanes i .. i+W-1 (W may be 1). Vectors run only where every
  * caller buffer's innermost stride is 1: the body says so, so that a stencil's taps in
  * one row are one address plus constant offsets. */
+/* A part loop's point i (lanes i .. i+W-1) at its row. */
+static pm_point part_point_at(pm_llvm *g, const vector_loop *L, LLVMValueRef i, int W)
+{
+    pm_point pt = *L->row;
+    int d = L->part->ndims - 1;
+    pt.stmt = L->part;
+    pt.W = W;
+    pt.pos[d] = i;
+    pt.var[d] = LLVMBuildTrunc(g->B, i, g->t_i32, L->part->vars[d]->name);
+    pt.lane_step[d] = W > 1;
+    return pt;
+}
+
 static void vector_step(pm_llvm *g, const vector_loop *L, LLVMValueRef i, int W)
 {
     LLVMValueRef strides[PM_POLY_MAX_STORAGE_UNIT];
     int nsaved = W > 1 ? unit_strides(g, strides, true) : -1;
     if (L->part) {
-        pm_point pt = *L->row;
-        int d = L->part->ndims - 1;
-        pt.stmt = L->part;
-        pt.W = W;
-        pt.pos[d] = i;
-        pt.var[d] = LLVMBuildTrunc(g->B, i, g->t_i32, L->part->vars[d]->name);
-        pt.lane_step[d] = W > 1;
+        pm_point pt = part_point_at(g, L, i, W);
         pm_llvm_stmt(g, &pt);
     } else {
         pm_llvm_push_iter(g, L->id, i);
@@ -538,7 +545,7 @@ static void one_body_loop(pm_llvm *g, vector_loop *L)
  * (the aligned vectors start where the row's address says, so the pattern's setup
  * moved into every vector: pyramid blending's blend, two cases by column parity, ran
  * 1.01-1.03x slower streamed). */
-static int stream_alignment(pm_llvm *g, const vector_loop *L, body_traits traits)
+static int stream_alignment(pm_llvm *g, const vector_loop *L, body_traits traits, int *elem)
 {
     if (traits.start_dependent)
         return 0;
@@ -551,7 +558,8 @@ static int stream_alignment(pm_llvm *g, const vector_loop *L, body_traits traits
     const pm_poly_storage *st = s ? pm_poly_storage_of(g->poly, g->poly->stages[s->stage].func) : NULL;
     if (!st || st->kind != PM_STORAGE_OUTPUT || !st->streamed)
         return 0;
-    int bytes = L->W * pm_type_size(st->type);
+    *elem = pm_type_size(st->type);
+    int bytes = L->W * *elem;
     return bytes < 16 ? 0 : bytes > 64 ? 64 : bytes;
 }
 
@@ -569,7 +577,7 @@ static int stream_alignment(pm_llvm *g, const vector_loop *L, body_traits traits
  * unaligned one into 8-byte stores), so a vector at each end, which recomputes some
  * lanes (harmless: the statements are pure), covers what the aligned ones leave; both
  * ends are one copy of the body, reached before and after the aligned loop. */
-static void streamed_loop(pm_llvm *g, vector_loop *L, int A)
+static void streamed_loop(pm_llvm *g, vector_loop *L, int A, int elem)
 {
     LLVMBuilderRef B = g->B;
     int W = L->W;
@@ -583,12 +591,7 @@ static void streamed_loop(pm_llvm *g, vector_loop *L, int A)
     pm_point pt;
     bool have = true;
     if (L->part) {
-        int d = L->part->ndims - 1;
-        pt = *L->row;
-        pt.stmt = L->part;
-        pt.W = 1;
-        pt.pos[d] = L->start;
-        pt.var[d] = LLVMBuildTrunc(B, L->start, g->t_i32, "");
+        pt = part_point_at(g, L, L->start, 1);
     } else {
         isl_ast_expr *call = isl_ast_node_user_get_expr(L->users[0]);
         pm_llvm_push_iter(g, L->id, L->start);
@@ -600,7 +603,6 @@ static void streamed_loop(pm_llvm *g, vector_loop *L, int A)
                              : LLVMConstInt(g->t_i64, 1, 0);
     if (nsaved >= 0)
         unit_strides(g, strides, false);
-    int elem = have ? pm_type_size(pm_poly_storage_of(g->poly, g->poly->stages[pt.stmt->stage].func)->type) : 1;
     LLVMValueRef zero = LLVMConstInt(g->t_i64, 0, 0);
     LLVMValueRef elem_aligned = LLVMBuildICmp(
         B, LLVMIntEQ, LLVMBuildAnd(B, addr, LLVMConstInt(g->t_i64, (unsigned)elem - 1, 0), ""),
@@ -665,7 +667,7 @@ static void emit_vector_loop(pm_llvm *g, vector_loop *L, long long trip, body_tr
     L->vec_ok = LLVMBuildAnd(B, g->env.unit_stride, fits_later, "");
     L->scalar = pm_llvm_block(g, "vscalar");
     L->done = pm_llvm_block(g, "vdone");
-    int w = short_lanes(trip, W), A = 0;
+    int w = short_lanes(trip, W), A = 0, elem = 1;
     if (w > 0) {
         /* fewer points than W: one vector of w lanes from the start and one ending at
          * the last point (overlapping, harmless: the statements are pure) */
@@ -679,8 +681,8 @@ static void emit_vector_loop(pm_llvm *g, vector_loop *L, long long trip, body_tr
                         w);
         LLVMBuildBr(B, L->done);
         L->scalar_from = L->start;
-    } else if ((A = stream_alignment(g, L, traits)) > 0) {
-        streamed_loop(g, L, A);
+    } else if ((A = stream_alignment(g, L, traits, &elem)) > 0) {
+        streamed_loop(g, L, A, elem);
     } else if (traits.start_dependent || traits.reads < ONE_BODY_MIN_READS) {
         loop_and_tail(g, L);
     } else {
