@@ -94,7 +94,9 @@ static const char engine_help[] =
     "                  (non-zero status when over the app's tolerance)\n"
     "  --print         print the pipeline's definitions first\n"
     "  --unfused       compile with fusion off (every stage its own loop nest)\n"
-    "  --tile A,B      tile sizes (0 = the cost model's)\n";
+    "  --tile A,B      tile sizes (0 = the cost model's)\n"
+    "  --limit N       at most N stages in a fused group (0 = the default)\n"
+    "  --threshold X   the most redundant computation a group may add, 0..1\n";
 
 static void help_run(FILE *to)
 {
@@ -147,7 +149,7 @@ static void help_explain(FILE *to)
         "  -o FILE         the diagram's file (default APP_groups.svg, or APP_groups.dot\n"
         "                  without dot); a name ending in .dot gets DOT text\n"
         "  --no-diagram    text only\n"
-        "  --threads N, --unfused, --tile A,B  as for run\n");
+        "  --threads N, --unfused, --tile A,B, --limit N, --threshold X  as for run\n");
 }
 
 static void help_bench(FILE *to)
@@ -202,6 +204,8 @@ typedef struct options {
     int threads;
     bool interp, check, print, unfused;
     int tile[2];
+    int group_limit;           /* --limit, 0 = the model's                */
+    double threshold;          /* --threshold, negative = the model's     */
 } options;
 
 static bool parse_int(const char *s, long long lo, long long hi, long long *v)
@@ -258,6 +262,23 @@ static int parse(int cmd, int argc, char **argv, options *o, void (*help)(FILE *
                 say("--tile needs sizes A,B, got %s", v ? v : "nothing");
                 return 2;
             }
+            i++;
+        } else if (strcmp(a, "--limit") == 0) {
+            if (!v || !parse_int(v, 0, 1 << 20, &n)) {
+                say("--limit needs a stage count 0..%d, got %s", 1 << 20, v ? v : "nothing");
+                return 2;
+            }
+            o->group_limit = (int)n;
+            i++;
+        } else if (strcmp(a, "--threshold") == 0) {
+            char *end;
+            errno = 0;
+            double t = v ? strtod(v, &end) : -1;
+            if (!v || errno || end == v || *end || !(t >= 0 && t <= 1)) {
+                say("--threshold needs a fraction 0..1, got %s", v ? v : "nothing");
+                return 2;
+            }
+            o->threshold = t;
             i++;
         } else if (strcmp(a, "--unfused") == 0) {
             o->unfused = true;
@@ -617,6 +638,9 @@ static pm_compile_options compile_options(const options *o)
     co.fusion = !o->unfused;
     co.tile_size[0] = o->tile[0];
     co.tile_size[1] = o->tile[1];
+    co.group_limit = o->group_limit;
+    if (o->threshold >= 0)
+        co.overlap_threshold = o->threshold;
     return co;
 }
 
@@ -1169,6 +1193,7 @@ int main(int argc, char **argv)
     base = base ? base + 1 : argv[0];
     options o;
     memset(&o, 0, sizeof o);
+    o.threshold = -1;
     if (strcmp(base, "run_sample") == 0) { /* the old driver: `polymage sample` */
         prog = "run_sample";
         int rc = parse(CMD_SAMPLE, argc - 1, argv + 1, &o, help_sample);

@@ -255,6 +255,20 @@ static void explain_and_bench(void)
     slurp(path, head, sizeof head);
     CHECK_CONTAINS(head, "digraph");
 
+    /* the group options: harris's group has three stages; at 1024 x 1024 its tiles
+     * recompute rows, which no redundancy at all forbids */
+    CHECK(polymage("explain harris --size 1024x1024 --no-diagram") == 0);
+    CHECK_CONTAINS(out_text, "live-out harris, 3 stages");
+    CHECK(polymage("explain harris --size 1024x1024 --no-diagram --limit 1") == 0);
+    CHECK_CONTAINS(out_text, "live-out harris, 1 stage, untiled");
+    CHECK(polymage("explain harris --size 1024x1024 --no-diagram --threshold 0") == 0);
+    CHECK_CONTAINS(out_text, "live-out harris, 1 stage, untiled");
+    CHECK(polymage("explain harris --size 1024x1024 --no-diagram --threshold 0.5") == 0);
+    CHECK_CONTAINS(out_text, "live-out harris, 3 stages");
+    CHECK(polymage("explain harris --size 64x64 --no-diagram --threshold 1.5") == 2);
+    CHECK_CONTAINS(err_text, "--threshold needs a fraction");
+    CHECK(polymage("explain harris --size 64x64 --no-diagram --limit x") == 2);
+
     CHECK(polymage("bench harris --size 32x48 --runs 2 --threads 1") == 0);
     CHECK_CONTAINS(out_text, "harris 32 x 48, 1 threads: compile");
     CHECK_CONTAINS(out_text, "run median");
