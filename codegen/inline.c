@@ -41,8 +41,6 @@ static bool is_shift(const pm_func *f, const pm_expr *e)
            is_scaled_var(f, e->a) && e->b->kind == PM_EXPR_INT;
 }
 
-static bool expr_equal(const pm_expr *a, const pm_expr *b);
-
 /* Calls at equal arguments: of one function, the same point; of targets (read_once),
  * the same point of the stage they pass on. */
 static bool same_args(const pm_expr *a, const pm_expr *b)
@@ -50,26 +48,9 @@ static bool same_args(const pm_expr *a, const pm_expr *b)
     if (a->nargs != b->nargs)
         return false;
     for (int i = 0; i < a->nargs; i++)
-        if (!expr_equal(a->args[i], b->args[i]))
+        if (!pm_plan_expr_equal(a->args[i], b->args[i]))
             return false;
     return true;
-}
-
-/* The same expression tree (so the same value at one point). */
-static bool expr_equal(const pm_expr *a, const pm_expr *b)
-{
-    if (a == b)
-        return true;
-    if (!a || !b || a->kind != b->kind || a->type != b->type || a->op != b->op)
-        return false;
-    switch (a->kind) {
-    case PM_EXPR_INT: return a->ival == b->ival;
-    case PM_EXPR_FLOAT: return memcmp(&a->fval, &b->fval, sizeof a->fval) == 0;
-    case PM_EXPR_VAR: case PM_EXPR_PARAM: return a->id == b->id;
-    case PM_EXPR_CALL: return a->callee == b->callee && same_args(a, b);
-    default:
-        return expr_equal(a->a, b->a) && expr_equal(a->b, b->b) && expr_equal(a->c, b->c);
-    }
 }
 
 static bool find_call(const pm_expr *e, void *user)
@@ -113,7 +94,7 @@ static bool check_call(const pm_expr *e, void *user)
     c->ncalls++;
     bool seen = false;
     for (int i = 0; i < c->ndistinct && i < DISTINCT_MAX && !seen; i++)
-        seen = expr_equal(c->distinct[i], e);
+        seen = pm_plan_expr_equal(c->distinct[i], e);
     if (!seen) {
         if (c->ndistinct < DISTINCT_MAX)
             c->distinct[c->ndistinct] = e;
@@ -351,21 +332,6 @@ static bool list_call(const pm_expr *e, void *user)
     return true;
 }
 
-/* e as base + constant: *base and *k (base NULL for a constant). */
-static void split_offset(const pm_expr *e, const pm_expr **base, int64_t *k)
-{
-    *k = 0;
-    *base = e;
-    if (e->kind == PM_EXPR_INT) {
-        *k = e->ival;
-        *base = NULL;
-    } else if (e->kind == PM_EXPR_BINARY && (e->op == PM_OP_ADD || e->op == PM_OP_SUB) &&
-               e->b->kind == PM_EXPR_INT) {
-        *k = e->op == PM_OP_ADD ? e->b->ival : -e->b->ival;
-        *base = e->a;
-    }
-}
-
 /* Every variable of the consumer moves some argument of call other than skip. */
 static bool moves_without(const pm_func *consumer, const pm_expr *call, int skip)
 {
@@ -396,7 +362,7 @@ static bool disjoint_calls(const pm_expr *a, const pm_expr *b, const pm_func *by
         return false;
     int differ = -1;
     for (int d = 0; d < a->nargs; d++) {
-        if (expr_equal(a->args[d], b->args[d]))
+        if (pm_plan_expr_equal(a->args[d], b->args[d]))
             continue;
         if (differ >= 0)
             return false;
@@ -406,9 +372,9 @@ static bool disjoint_calls(const pm_expr *a, const pm_expr *b, const pm_func *by
         return false;
     const pm_expr *ba, *bb;
     int64_t ka, kb;
-    split_offset(a->args[differ], &ba, &ka);
-    split_offset(b->args[differ], &bb, &kb);
-    return ka != kb && ba && bb && expr_equal(ba, bb) && moves_without(by_a, a, differ);
+    pm_plan_split_offset(a->args[differ], &ba, &ka);
+    pm_plan_split_offset(b->args[differ], &bb, &kb);
+    return ka != kb && ba && bb && pm_plan_expr_equal(ba, bb) && moves_without(by_a, a, differ);
 }
 
 typedef struct identity_check {

@@ -147,6 +147,43 @@ double pm_plan_expr_cost(const pm_expr *e)
     return c;
 }
 
+bool pm_plan_expr_equal(const pm_expr *a, const pm_expr *b)
+{
+    if (a == b)
+        return true;
+    if (!a || !b || a->kind != b->kind || a->type != b->type || a->op != b->op)
+        return false;
+    switch (a->kind) {
+    case PM_EXPR_INT: return a->ival == b->ival;
+    case PM_EXPR_FLOAT: return memcmp(&a->fval, &b->fval, sizeof a->fval) == 0;
+    case PM_EXPR_VAR: case PM_EXPR_PARAM: return a->id == b->id;
+    case PM_EXPR_CALL:
+        if (a->callee != b->callee || a->nargs != b->nargs)
+            return false;
+        for (int i = 0; i < a->nargs; i++)
+            if (!pm_plan_expr_equal(a->args[i], b->args[i]))
+                return false;
+        return true;
+    default:
+        return pm_plan_expr_equal(a->a, b->a) && pm_plan_expr_equal(a->b, b->b) &&
+               pm_plan_expr_equal(a->c, b->c);
+    }
+}
+
+void pm_plan_split_offset(const pm_expr *e, const pm_expr **base, int64_t *k)
+{
+    *k = 0;
+    *base = e;
+    if (e->kind == PM_EXPR_INT) {
+        *k = e->ival;
+        *base = NULL;
+    } else if (e->kind == PM_EXPR_BINARY && (e->op == PM_OP_ADD || e->op == PM_OP_SUB) &&
+               e->b->kind == PM_EXPR_INT) {
+        *k = e->op == PM_OP_ADD ? e->b->ival : -e->b->ival;
+        *base = e->a;
+    }
+}
+
 double pm_plan_dearest_case_cost(const pm_plan *plan, int stage)
 {
     const pm_func *f = plan->poly->stages[stage].func;

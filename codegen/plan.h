@@ -99,6 +99,10 @@ double pm_plan_stage_cost(const pm_plan *plan, int stage);
 double pm_plan_dearest_case_cost(const pm_plan *plan, int stage);
 /* Work of one expression as the costs above count it (nodes, math functions 8). */
 double pm_plan_expr_cost(const pm_expr *e);
+/* The same expression tree (so the same value at one point). */
+bool pm_plan_expr_equal(const pm_expr *a, const pm_expr *b);
+/* e as base + constant: *base and *k (base NULL for a constant). */
+void pm_plan_split_offset(const pm_expr *e, const pm_expr **base, int64_t *k);
 /* Is this call evaluated in place: its callee inlined, or the call one of inline_calls? */
 bool pm_plan_call_inlined(const pm_plan *plan, const pm_expr *call);
 /* Does stage s read stage p (directly, or through inlined stages and calls)? */
