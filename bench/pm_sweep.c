@@ -5,7 +5,8 @@
  * Each VARIANT is a comma-separated list of compile options for the app's pipeline at
  * the run sizes (as estimates): "default", "fusion=0", "tile=16x512" (per dimension of
  * the group space, outermost first), "threshold=0.2", "limit=8", "stream=1" (the outputs'
- * non-temporal stores: 1, 0, -1 = the model), "vector=8", "opt=2"
+ * non-temporal stores: 1, 0, -1 = the model), "prefetch=0" (software prefetches ahead of
+ * large buffers' leading reads: 1, 0, -1 = the model), "vector=8", "opt=2"
  * (LLVM's default<O2>), "cthreads=N" (the jit's compile_threads: the kernel's machine code
  * made in N parts at once; 1 = serially; default = the library's default),
  * "env=NAME:VALUE" (an environment variable set while the variant compiles and warms
@@ -71,6 +72,8 @@ static bool parse_variant(const char *spec, pm_compile_options *o)
             o->group_limit = atoi(v);
         } else if (strcmp(tok, "stream") == 0) {
             o->stream_outputs = atoi(v);
+        } else if (strcmp(tok, "prefetch") == 0) {
+            o->prefetch_reads = atoi(v);
         } else if (strcmp(tok, "vector") == 0) {
             o->vector_width = atoi(v);
         } else if (strcmp(tok, "cthreads") == 0) {
@@ -108,7 +111,7 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(stderr, "usage: pm_sweep APP [--size RxC] [--threads N] [--runs N] VARIANT...\n"
                         "  VARIANT: default | fusion=0 | tile=AxB | threshold=X | limit=N | "
-                        "stream=N | vector=N | opt=N | cthreads=N | env=NAME:VALUE, joined with "
+                        "stream=N | prefetch=N | vector=N | opt=N | cthreads=N | env=NAME:VALUE, joined with "
                         "'+'\n");
         return 2;
     }

@@ -67,6 +67,7 @@ typedef struct pm_codegen_options {
     double overlap_threshold;/* < 0 = default                                             */
     int group_limit;         /* 0 = default                                               */
     int stream_outputs;      /* non-temporal stores for outputs: 1, 0, -1 = the model     */
+    int prefetch_reads;      /* prefetches for large buffers' reads: 1, 0, -1 = the model */
     int64_t cache_bytes;     /* scratch budget per tile; 0 = 512 KiB                      */
     int ast_threads;         /* threads building the groups' isl ASTs (<= 1: this one)   */
 } pm_codegen_options;

@@ -105,6 +105,7 @@ static pm_status step_inline(compile *c)
         .overlap_threshold = o->overlap_threshold,
         .group_limit = o->group_limit,
         .stream_outputs = o->stream_outputs,
+        .prefetch_reads = o->prefetch_reads,
         .inline_limit = 0,
         .cache_bytes = o->cache_bytes > 0 ? o->cache_bytes : 512 * 1024,
         .threads = o->threads > 0 ? o->threads : 1,

@@ -147,6 +147,18 @@ double pm_plan_expr_cost(const pm_expr *e)
     return c;
 }
 
+double pm_plan_storage_bytes(const pm_plan *plan, int k)
+{
+    const pm_poly_storage *st = &plan->poly->storage[k];
+    double v = pm_type_size(st->type);
+    for (int d = 0; d < st->ndims; d++) {
+        double e = (eval_at_estimates(plan, st->ub[d]) - eval_at_estimates(plan, st->lb[d])) /
+                       (double)st->step[d] + 1;
+        v *= e > 0 ? e : 0; /* NAN (isl cannot tell) counts as nothing */
+    }
+    return v;
+}
+
 bool pm_plan_expr_equal(const pm_expr *a, const pm_expr *b)
 {
     if (a == b)

@@ -65,6 +65,7 @@ typedef struct pm_plan_options {
     double overlap_threshold;     /* max redundancy of a fused group                       */
     int group_limit;              /* max members of a group                                */
     int stream_outputs;           /* 1 / 0 / -1 = the model (storage.c)                    */
+    int prefetch_reads;           /* 1 / 0 / -1 = the model (storage.c)                    */
     double inline_limit;          /* max work factor inlining may give a consumer          */
     int64_t cache_bytes;          /* scratch budget per tile (half the L2; tile.c: strips) */
     int threads;
@@ -99,6 +100,8 @@ double pm_plan_stage_cost(const pm_plan *plan, int stage);
 double pm_plan_dearest_case_cost(const pm_plan *plan, int stage);
 /* Work of one expression as the costs above count it (nodes, math functions 8). */
 double pm_plan_expr_cost(const pm_expr *e);
+/* Bytes of storage k (an input's or a stage's box) at the estimates. */
+double pm_plan_storage_bytes(const pm_plan *plan, int k);
 /* The same expression tree (so the same value at one point). */
 bool pm_plan_expr_equal(const pm_expr *a, const pm_expr *b);
 /* e as base + constant: *base and *k (base NULL for a constant). */

@@ -152,6 +152,14 @@ bool pm_poly_call_inlined(const pm_poly *poly, const pm_expr *call)
     return false;
 }
 
+bool pm_poly_call_prefetched(const pm_poly *poly, const pm_expr *call)
+{
+    for (int i = 0; i < poly->nprefetch_calls; i++)
+        if (poly->prefetch_calls[i] == call)
+            return true;
+    return false;
+}
+
 bool pm_poly_call_inside(const pm_poly *poly, const pm_expr *call)
 {
     for (int i = 0; i < poly->ninside_calls; i++)
@@ -1493,6 +1501,7 @@ void pm_poly_free(pm_poly *poly)
     free(poly->storage);
     free(poly->inline_calls);
     free(poly->inside_calls);
+    free(poly->prefetch_calls);
     isl_space_free(poly->params);
     free(poly);
 }

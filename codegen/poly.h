@@ -170,6 +170,9 @@ typedef struct pm_poly_storage {
     /* PM_STORAGE_OUTPUT (storage phase): its rows are written with non-temporal stores,
      * past the caches (llvm/vector.c's streamed loops) */
     bool streamed;
+    /* PM_STORAGE_INPUT and PM_STORAGE_SCRATCH (storage phase): its rows are read from
+     * memory rather than a cache, so the leading reads prefetch ahead (prefetch_calls) */
+    bool prefetched;
 } pm_poly_storage;
 
 typedef struct pm_poly_stage {
@@ -198,6 +201,12 @@ typedef struct pm_poly {
      * they need no clamp there (the storage phase copies the inline phase's proofs). */
     int ninside_calls;
     const pm_expr **inside_calls;
+    /* Calls whose vector loads also prefetch the line prefetch_bytes further along the
+     * row (the storage phase's choice: per stage, the leading read of each stream of a
+     * prefetched buffer; an array the poly owns). */
+    int nprefetch_calls;
+    const pm_expr **prefetch_calls;
+    int64_t prefetch_bytes;
 } pm_poly;
 
 /* NULL on failure with the message in err (PM_ERR_UNSUPPORTED names the function and the
@@ -212,6 +221,8 @@ const pm_poly_storage *pm_poly_storage_of(const pm_poly *poly, const pm_func *f)
 bool pm_poly_call_inlined(const pm_poly *poly, const pm_expr *call);
 /* Is this call one of inside_calls? */
 bool pm_poly_call_inside(const pm_poly *poly, const pm_expr *call);
+/* Is this call one of prefetch_calls? */
+bool pm_poly_call_prefetched(const pm_poly *poly, const pm_expr *call);
 /* The access record of a call node in a statement, or NULL. */
 const pm_poly_access *pm_poly_access_of(const pm_poly_stmt *s, const pm_expr *call);
 

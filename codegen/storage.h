@@ -15,10 +15,20 @@
  *    unfused stage) gets a full buffer
  *    (PM_STORAGE_SCRATCH); full buffers share a slot when their lifetimes (from the
  *    group that writes one to the last group that reads it; groups run in order) do not
- *    overlap, and the entry allocates a shared slot once, for the largest of them.
- * pm_storage_to_string is the "storage" dump: per stage its kind, slot and bytes, and the
- * peak of scratch bytes (per slot the largest) against the same without slot sharing
- * and against a full buffer for every stage.
+ *    overlap, and the entry allocates a shared slot once, for the largest of them;
+ *  - inputs and full buffers are prefetched (pm_poly_storage's prefetched) when
+ *    plan->o.prefetch_reads is 1, or is -1 and the buffer at the estimates is larger
+ *    than the L2 caches of the threads; poly->prefetch_calls then holds, per stage
+ *    definition, the leading read of each row stream of such a buffer (calls equal up to
+ *    constant offsets, equal constants, read one stream; the read furthest ahead, outer
+ *    arguments first, leads), kept with 1, or with -1 when some group the read is
+ *    emitted in reads at least PM_PREFETCH_MIN_BYTES bytes of prefetched buffers per
+ *    unit of its members' work (pm_plan_stage_cost); the emitter prefetches
+ *    poly->prefetch_bytes ahead of their vector loads. Prefetches change no value.
+ * pm_storage_to_string is the "storage" dump: per stage its kind, slot and bytes, the
+ * prefetched buffers with their kept leading reads, and the peak of scratch bytes (per
+ * slot the largest) against the same without slot sharing and against a full buffer for
+ * every stage.
  */
 #ifndef PM_CODEGEN_STORAGE_H
 #define PM_CODEGEN_STORAGE_H

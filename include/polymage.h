@@ -568,6 +568,11 @@ typedef struct pm_compile_options {
                            1 = always, 0 = never, -1 = when an output at the estimates is
                            larger than the L2 caches of the kernel's threads (default).
                            Results are the same                                          */
+    int reserved_;      /* the 104-byte version's tail padding: not read                  */
+    int prefetch_reads; /* rows of inputs and of buffers between groups read with software
+                           prefetches ahead of the leading reads: 1 = always, 0 = never,
+                           -1 = when the buffer at the estimates is larger than the L2
+                           caches of the kernel's threads (default). Results are the same */
 } pm_compile_options;
 pm_compile_options pm_compile_options_default(void);
 

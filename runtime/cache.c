@@ -65,9 +65,9 @@ char *pm_cache_key_text(const char *environment, const pm_cache_entry *e, size_t
     memcpy(&threshold_bits, &o->overlap_threshold, sizeof threshold_bits);
     memcpy(&ratio_bits, &e->ratio, sizeof ratio_bits);
     int n = snprintf(head, sizeof head,
-                     "\noptions w%d t%d o%d f%d g%d s%d d%u k%u th%016llx tiles %d %d %d %d %d %d %d %d\n",
+                     "\noptions w%d t%d o%d f%d g%d s%d p%d d%u k%u th%016llx tiles %d %d %d %d %d %d %d %d\n",
                      o->vector_width, o->threads, o->opt_level, o->fusion, o->group_limit,
-                     o->stream_outputs,
+                     o->stream_outputs, o->prefetch_reads,
                      o->dump_mask, o->keep_mask, (unsigned long long)threshold_bits, o->tile_size[0],
                      o->tile_size[1], o->tile_size[2], o->tile_size[3], o->tile_size[4],
                      o->tile_size[5], o->tile_size[6], o->tile_size[7]);
@@ -103,11 +103,11 @@ char *pm_cache_key_text(const char *environment, const pm_cache_entry *e, size_t
 
 static uint64_t options_hash(uint64_t h, const pm_cache_options *o)
 {
-    int64_t fields[8 + PM_MAX_DIMS] = {o->vector_width, o->threads, o->opt_level, o->fusion,
+    int64_t fields[9 + PM_MAX_DIMS] = {o->vector_width, o->threads, o->opt_level, o->fusion,
                                        o->group_limit, o->dump_mask, o->keep_mask,
-                                       o->stream_outputs};
+                                       o->stream_outputs, o->prefetch_reads};
     for (int d = 0; d < PM_MAX_DIMS; d++)
-        fields[8 + d] = o->tile_size[d];
+        fields[9 + d] = o->tile_size[d];
     h = pm_hash_bytes(h, fields, sizeof fields);
     return pm_hash_bytes(h, &o->overlap_threshold, sizeof o->overlap_threshold);
 }
@@ -118,6 +118,7 @@ static bool options_equal(const pm_cache_options *a, const pm_cache_options *b)
     if (a->vector_width != b->vector_width || a->threads != b->threads ||
         a->opt_level != b->opt_level || a->fusion != b->fusion ||
         a->group_limit != b->group_limit || a->stream_outputs != b->stream_outputs ||
+        a->prefetch_reads != b->prefetch_reads ||
         a->dump_mask != b->dump_mask ||
         a->keep_mask != b->keep_mask)
         return false;

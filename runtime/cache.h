@@ -29,7 +29,7 @@
 /* The compile options as the compiler sees them: "the jit's" and "from the host"
  * resolved, the dump text parsed to its phase bits. Plain values (no pointers). */
 typedef struct pm_cache_options {
-    int vector_width, threads, opt_level, fusion, group_limit, stream_outputs;
+    int vector_width, threads, opt_level, fusion, group_limit, stream_outputs, prefetch_reads;
     unsigned dump_mask;     /* phases printed while compiling                              */
     unsigned keep_mask;     /* phases whose text the kernel keeps (dump_mask included)     */
     int tile_size[PM_MAX_DIMS];

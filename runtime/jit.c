@@ -60,7 +60,8 @@ pm_compile_options pm_compile_options_default(void)
     return (pm_compile_options){.size = sizeof(pm_compile_options), .vector_width = 0,
                                 .threads = 0, .opt_level = PM_OPT_JIT, .dump = NULL,
                                 .fusion = 1, .tile_size = {0}, .overlap_threshold = -1.0,
-                                .group_limit = 0, .keep = NULL, .stream_outputs = -1};
+                                .group_limit = 0, .keep = NULL, .stream_outputs = -1,
+                                .prefetch_reads = -1};
 }
 
 /* ---- the options structs' sizes (the ABI rule in polymage.h) -------------------------
@@ -73,8 +74,9 @@ pm_compile_options pm_compile_options_default(void)
  * sizeof here. The library copies a caller's `size` bytes over the defaults, so fields an
  * older caller does not have keep their defaults. */
 static const size_t jit_options_sizes[] = {24, 32};           /* 0.1, + compile_threads */
-static const size_t compile_options_sizes[] = {96, 104};      /* 0.1, + stream_outputs */
-_Static_assert(sizeof(pm_jit_options) == 32 && sizeof(pm_compile_options) == 104,
+/* 0.1, + stream_outputs, + prefetch_reads */
+static const size_t compile_options_sizes[] = {96, 104, 112};
+_Static_assert(sizeof(pm_jit_options) == 32 && sizeof(pm_compile_options) == 112,
                "an options struct changed: append its new size to the tables above");
 
 /* *out = the defaults, overwritten by the caller's `given->size` bytes when that size is
@@ -316,6 +318,10 @@ pm_status pm_jit_resolve_options(const pm_jit *jit, const char *name,
         return pm_error_set(err, PM_ERR_ARGUMENT,
                             "%s: stream_outputs = %d (-1 = from the model, 0 = never, 1 = always)",
                             name, c.stream_outputs);
+    if (c.prefetch_reads < -1 || c.prefetch_reads > 1)
+        return pm_error_set(err, PM_ERR_ARGUMENT,
+                            "%s: prefetch_reads = %d (-1 = from the model, 0 = never, 1 = always)",
+                            name, c.prefetch_reads);
     for (int d = 0; d < PM_MAX_DIMS; d++)
         if (c.tile_size[d] < 0 || c.tile_size[d] > (1 << 20))
             return pm_error_set(err, PM_ERR_ARGUMENT,
@@ -332,6 +338,7 @@ pm_status pm_jit_resolve_options(const pm_jit *jit, const char *name,
     out->opt_level = c.opt_level == PM_OPT_JIT ? jit->opt_level : c.opt_level;
     out->fusion = c.fusion;
     out->stream_outputs = c.stream_outputs;
+    out->prefetch_reads = c.prefetch_reads;
     out->group_limit = c.group_limit;
     for (int d = 0; d < PM_MAX_DIMS; d++)
         out->tile_size[d] = c.tile_size[d];
@@ -422,6 +429,7 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
         .tm = tm,
         .fusion = plan->fusion,
         .stream_outputs = plan->stream_outputs,
+        .prefetch_reads = plan->prefetch_reads,
         .overlap_threshold = plan->overlap_threshold,
         .group_limit = plan->group_limit,
         .cache_bytes = tile_cache_budget(),

@@ -152,16 +152,24 @@ static void test_options_size(pm_jit *jit)
     pm_compile_options literal_co = {.fusion = 0};
     CHECK(pm_jit_compile(jit, p, NULL, &literal_co, &err) == NULL);
     CHECK_CONTAINS(err.message, "start from pm_compile_options_default()");
-    /* A caller built against 0.1's header (96 bytes, before stream_outputs) compiles,
-     * the later field at its default; its block holds just those bytes (ASan). */
-    pm_compile_options *old = malloc(96);
-    pm_compile_options full = pm_compile_options_default();
-    full.size = 96;
-    memcpy(old, &full, 96);
-    pm_kernel *ko = pm_jit_compile(jit, p, NULL, old, &err);
-    CHECK(ko != NULL);
-    pm_kernel_free(ko);
-    free(old);
+    /* A caller built against 0.1's header (96 bytes, before stream_outputs) or the next
+     * (104, before prefetch_reads; its last 4 bytes were padding, here not zero) compiles,
+     * the later fields at their defaults; its block holds just those bytes (ASan). */
+    static const size_t old_sizes[] = {96, 104};
+    for (int i = 0; i < 2; i++) {
+        size_t n = old_sizes[i];
+        unsigned char *old = malloc(n);
+        pm_compile_options full = pm_compile_options_default();
+        full.size = n;
+        memcpy(old, &full, n);
+        if (n == 104)
+            memset(old + 100, 0x7f, 4);
+        pm_kernel *ko = pm_jit_compile(jit, p, NULL, (pm_compile_options *)old, &err);
+        if (!CHECK(ko != NULL))
+            fprintf(stderr, "  %zu-byte options: %s\n", n, err.message);
+        pm_kernel_free(ko);
+        free(old);
+    }
     /* The same options started from the defaults compile. */
     co.fusion = 0;
     pm_kernel *k = pm_jit_compile(jit, p, NULL, &co, &err);
@@ -228,6 +236,11 @@ static void test_compile_errors(pm_jit *jit)
     CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
     CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
     CHECK_CONTAINS(err.message, "blur: stream_outputs = 2 (-1 = from the model, 0 = never, 1 = always)");
+    co = pm_compile_options_default();
+    co.prefetch_reads = -2;
+    CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+    CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "blur: prefetch_reads = -2 (-1 = from the model, 0 = never, 1 = always)");
     co = pm_compile_options_default();
     co.overlap_threshold = NAN;
     CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);

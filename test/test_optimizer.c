@@ -3,7 +3,8 @@
  * Each sample app is compiled with a covering set of optimizer settings (every value of
  * each setting at least once per app, not the cross product): tile sizes 1, 3, 16, 64,
  * 256 and larger than the image, overlap thresholds, group limits, fusion off, vector
- * widths 1/4/16, 1..3 threads; each kernel runs at edge sizes (1x1, 1xN, odd, smaller
+ * widths 1/4/16, 1..3 threads, streamed outputs and prefetched reads forced on or left
+ * to the model; each kernel runs at edge sizes (1x1, 1xN, odd, smaller
  * than a tile or a vector, larger than a tile) against pm_interpret. Then structural
  * checks on the "groups" dump: unsharp mask is one group with sharpen inlined, Harris is
  * one group with its products and det inlined, a transpose is never grouped with its
@@ -33,6 +34,7 @@ typedef struct setting {
     int group_limit;
     int fusion;
     int stream;             /* 1 = outputs written with non-temporal stores; 0 = model */
+    int prefetch;           /* 1 = every leading read of a buffer prefetched; 0 = model */
 } setting;
 
 static pm_compile_options options_of(const setting *s)
@@ -46,6 +48,7 @@ static pm_compile_options options_of(const setting *s)
     o.group_limit = s->group_limit;
     o.fusion = s->fusion;
     o.stream_outputs = s->stream ? 1 : -1;
+    o.prefetch_reads = s->prefetch ? 1 : -1;
     return o;
 }
 
@@ -815,6 +818,73 @@ static void check_conditional_inline(int shift, const char *want)
     pm_ctx_free(ctx);
 }
 
+/* Prefetched reads (storage.h, llvm/access.c): out(x, y) = in(x - 1, y) + in(x, y) +
+ * in(x + 1, y), a light stencil, and the same with `heavy` sines after it (more work per
+ * byte read than the model's bound). The prefetch of the leading row (x + 1, one of the
+ * three reads) is in the code when prefetch_reads is 1; with -1 when the input at the
+ * estimates outgrows the L2s (4096 x 4096) and the light stencil reads enough bytes per
+ * unit of work; never with 0 nor at 64 x 64. Every kernel equals the interpreter, at
+ * sizes below a vector and around one, and rows shorter than the prefetch distance. */
+static void check_prefetched_reads(bool heavy)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_func *in = pm_image(ctx, "in", PM_F32, pm_addi(R, 2), C);
+    pm_expr *const xy[] = {x, y};
+    pm_func *out = pm_func_new(ctx, "out", PM_F32, 2, xy,
+                               pm_intervals(pm_interval_new(pm_int(ctx, 1), R, 1),
+                                            pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1)));
+    pm_expr *v = pm_add(pm_add(pm_call(in, pm_addi(x, -1), y), pm_call(in, x, y)),
+                        pm_call(in, pm_addi(x, 1), y));
+    for (int i = 0; heavy && i < 12; i++)
+        v = pm_sin(v);
+    pm_func_define_expr(out, v);
+    pm_pipeline *p = NULL;
+    if (!CHECK(pm_pipeline_new(ctx, "prefetched", 2, (pm_expr *[]){R, C}, 1, &in, 1, &out, &p) ==
+               PM_OK)) {
+        fprintf(stderr, "  prefetched: %s\n", pm_ctx_errmsg(ctx));
+        pm_ctx_free(ctx);
+        return;
+    }
+    static const struct { int prefetch; int64_t est; bool light, heavy; } modes[] = {
+        {1, 64, true, true}, {0, 4096, false, false}, {-1, 4096, true, false},
+        {-1, 64, false, false}};
+    static const pm_sample_app app = {.name = "prefetched", .fill_input = fill_any};
+    for (int m = 0; m < 4; m++) {
+        pm_compile_options o = pm_compile_options_default();
+        o.threads = 2;
+        o.prefetch_reads = modes[m].prefetch;
+        o.keep = "llvm,storage";
+        pm_value est[2] = {PM_I(modes[m].est), PM_I(modes[m].est)};
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+        if (!CHECK(k != NULL)) {
+            fprintf(stderr, "  prefetched: %s\n", err.message);
+            continue;
+        }
+        const char *ll = pm_kernel_dump(k, "llvm"), *st = pm_kernel_dump(k, "storage");
+        bool want = heavy ? modes[m].heavy : modes[m].light;
+        bool pf = ll && strstr(ll, "@llvm.prefetch");
+        bool says = st && strstr(st, "in (1 leading reads)");
+        if (!CHECK(pf == want && says == want))
+            fprintf(stderr, "  prefetched%s: prefetch_reads %d at %lld: prefetch %d, storage "
+                            "dump says %d, want %d\n%s", heavy ? " (heavy)" : "",
+                    modes[m].prefetch, (long long)modes[m].est, pf, says, want, st ? st : "");
+        static const int64_t sizes[][2] = {{1, 1}, {3, 15}, {4, 16}, {5, 17}, {9, 700}};
+        for (int i = 0; i < 5; i++) {
+            pm_value params[2] = {PM_I(sizes[i][0]), PM_I(sizes[i][1])};
+            double d = differential(p, k, &app, params);
+            if (!CHECK(d <= (heavy ? 1e-6 : 0)))
+                fprintf(stderr, "  prefetched%s: prefetch_reads %d, %lld x %lld: max|diff| %g\n",
+                        heavy ? " (heavy)" : "", modes[m].prefetch, (long long)sizes[i][0],
+                        (long long)sizes[i][1], d);
+        }
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+}
+
 /* Streamed outputs (storage.h, llvm/vector.c): out(x, y) = 3 in(x, y + 1) - in(x, y),
  * f32 or u8 (16-byte vectors). The non-temporal stores are in the code when
  * stream_outputs is 1, or -1 at estimates whose output outgrows the L2s (4096 x 4096),
@@ -1188,6 +1258,8 @@ static void check_structure(void)
     check_conditional_inline(-1, "inlined: none");
     check_streamed_outputs(PM_F32);
     check_streamed_outputs(PM_U8);
+    check_prefetched_reads(false);
+    check_prefetched_reads(true);
     check_residue_inline(2, "inlined: U\n");
     check_residue_inline(3, "inlined: none");
     check_transparent_inline(0, "inlined: S A B\n");
@@ -1226,16 +1298,16 @@ static void check_structure(void)
 }
 
 static const setting kCovering[] = {
-    /* tile0 tile1 threads width threshold limit fusion stream */
-    {0, 0, 2, 0, -1, 0, 1, 0},       /* the model's choice */
-    {1, 1, 1, 16, 100, 0, 1, 0},     /* 1x1 tiles, everything fused */
-    {3, 3, 3, 4, 100, 0, 1, 1},      /* odd tiles, odd thread count, narrow vectors,
-                                        streamed outputs (16-byte vectors) */
-    {16, 16, 2, 1, 100, 0, 1, 0},    /* scalar code */
-    {64, 64, 1, 16, 100, 3, 1, 1},   /* small groups, streamed outputs */
-    {256, 256, 2, 16, 0.05, 0, 1, 0},/* tight threshold */
-    {4096, 4096, 2, 16, 100, 0, 1, 1}, /* tiles larger than the image, streamed outputs */
-    {0, 0, 2, 16, -1, 0, 0, 1},      /* fusion off, streamed outputs */
+    /* tile0 tile1 threads width threshold limit fusion stream prefetch */
+    {0, 0, 2, 0, -1, 0, 1, 0, 0},       /* the model's choice */
+    {1, 1, 1, 16, 100, 0, 1, 0, 1},     /* 1x1 tiles, everything fused, prefetched reads */
+    {3, 3, 3, 4, 100, 0, 1, 1, 1},      /* odd tiles, odd thread count, narrow vectors,
+                                           streamed outputs (16-byte vectors), prefetches */
+    {16, 16, 2, 1, 100, 0, 1, 0, 0},    /* scalar code */
+    {64, 64, 1, 16, 100, 3, 1, 1, 0},   /* small groups, streamed outputs */
+    {256, 256, 2, 16, 0.05, 0, 1, 0, 1},/* tight threshold, prefetched reads */
+    {4096, 4096, 2, 16, 100, 0, 1, 1, 0}, /* tiles larger than the image, streamed outputs */
+    {0, 0, 2, 16, -1, 0, 0, 1, 1},      /* fusion off, streamed outputs, prefetches */
 };
 
 static const int64_t kSizes[][2] = {{1, 1}, {1, 37}, {5, 3}, {17, 33}, {70, 93}};
@@ -1252,7 +1324,7 @@ int main(int argc, char **argv)
         const pm_sample_app *app = pm_sample_find(argv[1]);
         setting s = {argc > 2 ? atoi(argv[2]) : 0, argc > 3 ? atoi(argv[3]) : 0,
                      argc > 4 ? atoi(argv[4]) : 2, argc > 5 ? atoi(argv[5]) : 0,
-                     argc > 6 ? atof(argv[6]) : -1, 0, 1, 0};
+                     argc > 6 ? atof(argv[6]) : -1, 0, 1, 0, 0};
         verbose = true;
         if (CHECK(app != NULL))
             check_app(app, &s, kSizes, (int)(sizeof kSizes / sizeof kSizes[0]));

@@ -302,6 +302,22 @@ static LLVMValueRef vector_load_at(pm_llvm *g, int s, LLVMValueRef ptr, unsigned
     return pm_llvm_tag_access(g, v, s);
 }
 
+/* A prefetch of the line poly->prefetch_bytes past p0 (the storage phase's choice, for
+ * a leading read of a buffer read from memory): the hardware prefetcher alone left
+ * unsharp mask's loads of its next input row waiting on memory. A prefetch never
+ * faults, so an address past the buffer's end is harmless; the GEP is not inbounds. */
+static void prefetch_ahead(pm_llvm *g, LLVMValueRef p0)
+{
+    LLVMTypeRef args[] = {g->t_ptr, g->t_i32, g->t_i32, g->t_i32};
+    LLVMTypeRef fnty = LLVMFunctionType(g->t_void, args, 4, 0);
+    LLVMValueRef off = c64(g, g->poly->prefetch_bytes);
+    LLVMValueRef ahead = LLVMBuildGEP2(g->B, g->t_i8, p0, &off, 1, "ahead");
+    /* a read, kept in every cache level (locality 3), of data */
+    LLVMValueRef call_args[] = {ahead, LLVMConstInt(g->t_i32, 0, 0), LLVMConstInt(g->t_i32, 3, 0),
+                                LLVMConstInt(g->t_i32, 1, 0)};
+    LLVMBuildCall2(g->B, fnty, pm_llvm_declare(g, "llvm.prefetch.p0", fnty), call_args, 4, "");
+}
+
 /* align: the elements' alignment, or 1 (x86 gathers need none). */
 static LLVMValueRef masked_gather(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef ptrs,
                                   unsigned align)
@@ -614,6 +630,8 @@ LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
         LLVMValueRef idx[PM_MAX_DIMS];
         call_indices(g, &first, s, call, false, idx);
         LLVMValueRef p0 = pm_llvm_addr(g, s, idx);
+        if (pm_poly_call_prefetched(g->poly, call))
+            prefetch_ahead(g, p0);
         unsigned W = (unsigned)pt->W;
         if (inner == 1)
             return vector_load_at(g, s, p0, W);
@@ -636,7 +654,10 @@ LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
         call_indices(g, &first, s, call, false, idx);
         LLVMValueRef e0 = pm_llvm_expr(g, &first, twice);
         LLVMValueRef odd = LLVMBuildTrunc(g->B, e0, g->t_i1, "odd");
-        return upsample_load(g, pt, s, pm_llvm_addr(g, s, idx), odd);
+        LLVMValueRef p0 = pm_llvm_addr(g, s, idx);
+        if (pm_poly_call_prefetched(g->poly, call))
+            prefetch_ahead(g, p0);
+        return upsample_load(g, pt, s, p0, odd);
     }
     return gather(g, pt, s, call, !proven);
 }

@@ -733,6 +733,11 @@ static void pick_options(rng *r, options_pick *o)
     /* non-temporal stores of the outputs: the model's choice (off at small estimates),
      * forced on (misaligned row starts, rows shorter than two vectors) or off */
     o->co.stream_outputs = rint_(&er, -1, 1);
+    /* prefetched reads: the model's (off at small estimates), forced on (prefetches past
+     * the ends of short rows and buffers) or off; from a generator copy of its own, so
+     * the draws above and after stay as older seeds had them */
+    rng pr = {r->s ^ 0xD1B54A32D192ED03ull};
+    o->co.prefetch_reads = rint_(&pr, -1, 1);
     if (rchance(&er, 25)) {
         o->est[0] = rint_(&er, 16, 300);
         o->est[1] = rint_(&er, 1024, 4096);
@@ -856,10 +861,11 @@ static void report(uint64_t seed, const options_pick *o, const char *why)
 {
     fprintf(stderr, "\n=== fuzz case seed %llu FAILED: %s\n", (unsigned long long)seed, why);
     fprintf(stderr, "options: vector_width %d, opt_level %d, fusion %d, tile_size {%d, %d, %d}, "
-            "overlap_threshold %g, group_limit %d, stream_outputs %d; compile_threads %d; threads",
+            "overlap_threshold %g, group_limit %d, stream_outputs %d, prefetch_reads %d; "
+            "compile_threads %d; threads",
             o->co.vector_width, o->co.opt_level, o->co.fusion, o->co.tile_size[0],
             o->co.tile_size[1], o->co.tile_size[2], o->co.overlap_threshold,
-            o->co.group_limit, o->co.stream_outputs, (int)(1 + seed % 3));
+            o->co.group_limit, o->co.stream_outputs, o->co.prefetch_reads, (int)(1 + seed % 3));
     for (int i = 0; i < o->nthreads; i++)
         fprintf(stderr, " %d", o->threads[i]);
     fprintf(stderr, "; estimates %lldx%lld; sizes", (long long)o->est[0], (long long)o->est[1]);
