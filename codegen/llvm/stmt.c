@@ -171,8 +171,12 @@ static void update_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
         idx[d] = pm_llvm_index(g, pt, s, d, c);
         if (d < 32 && (pt->stmt->write_inside_dims & (1u << d)) && st->step[d] == 1)
             continue; /* proven inside (poly.c) */
-        LLVMValueRef ok = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntSGE, idx[d], zero, ""),
-                                       LLVMBuildICmp(B, LLVMIntSLT, idx[d], b->ext[d], ""), "");
+        /* 0 <= idx < ext as one unsigned comparison: every extent is at least 0 (a
+         * scratch buffer's is clamped to 0, an output's checked against its shape before
+         * the kernel runs), and a negative index is a huge unsigned one. LLVM could not
+         * tell the extent's sign: two compares and branches per update (bilateral grid's
+         * histogram) */
+        LLVMValueRef ok = LLVMBuildICmp(B, LLVMIntULT, idx[d], b->ext[d], "");
         if (st->step[d] != 1) {
             LLVMValueRef off = LLVMBuildSub(B, c, b->lb[d], "");
             LLVMValueRef on = LLVMBuildICmp(
