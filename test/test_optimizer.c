@@ -823,8 +823,9 @@ static void check_conditional_inline(int shift, const char *want)
  * byte read than the model's bound). The prefetch of the leading row (x + 1, one of the
  * three reads) is in the code when prefetch_reads is 1; with -1 when the input at the
  * estimates outgrows the L2s (4096 x 4096) and the light stencil reads enough bytes per
- * unit of work; never with 0 nor at 64 x 64. Every kernel equals the interpreter, at
- * sizes below a vector and around one, and rows shorter than the prefetch distance. */
+ * unit of work; never with 0 nor at 64 x 64. Every kernel, at 1 and 2 threads, equals
+ * the interpreter at sizes below a vector and around one, and rows shorter than the
+ * prefetch distance. */
 static void check_prefetched_reads(bool heavy)
 {
     pm_ctx *ctx = pm_ctx_new();
@@ -851,9 +852,10 @@ static void check_prefetched_reads(bool heavy)
         {1, 64, true, true}, {0, 4096, false, false}, {-1, 4096, true, false},
         {-1, 64, false, false}};
     static const pm_sample_app app = {.name = "prefetched", .fill_input = fill_any};
-    for (int m = 0; m < 4; m++) {
+    for (int mt = 0; mt < 8; mt++) {
+        int m = mt % 4, threads = 1 + mt / 4;
         pm_compile_options o = pm_compile_options_default();
-        o.threads = 2;
+        o.threads = threads;
         o.prefetch_reads = modes[m].prefetch;
         o.keep = "llvm,storage";
         pm_value est[2] = {PM_I(modes[m].est), PM_I(modes[m].est)};
@@ -876,9 +878,9 @@ static void check_prefetched_reads(bool heavy)
             pm_value params[2] = {PM_I(sizes[i][0]), PM_I(sizes[i][1])};
             double d = differential(p, k, &app, params);
             if (!CHECK(d <= (heavy ? 1e-6 : 0)))
-                fprintf(stderr, "  prefetched%s: prefetch_reads %d, %lld x %lld: max|diff| %g\n",
-                        heavy ? " (heavy)" : "", modes[m].prefetch, (long long)sizes[i][0],
-                        (long long)sizes[i][1], d);
+                fprintf(stderr, "  prefetched%s: prefetch_reads %d, %d threads, %lld x %lld: "
+                                "max|diff| %g\n", heavy ? " (heavy)" : "", modes[m].prefetch,
+                        threads, (long long)sizes[i][0], (long long)sizes[i][1], d);
         }
         pm_kernel_free(k);
     }

@@ -268,6 +268,7 @@ static void explain_and_bench(void)
     CHECK(polymage("explain harris --size 64x64 --no-diagram --threshold 1.5") == 2);
     CHECK_CONTAINS(err_text, "--threshold needs a fraction");
     CHECK(polymage("explain harris --size 64x64 --no-diagram --limit x") == 2);
+    CHECK_CONTAINS(err_text, "--limit needs a stage count");
 
     CHECK(polymage("bench harris --size 32x48 --runs 2 --threads 1") == 0);
     CHECK_CONTAINS(out_text, "harris 32 x 48, 1 threads: compile");
