@@ -935,6 +935,73 @@ static pm_pipeline *build_histogram(pm_ctx *ctx)
                   (pm_func *const[]){lookup, hist, maxv});
 }
 
+/* A definition whose nodes are shared: each level reads the one below three times (a
+ * test on it and both sides of a select), so written out as a tree it has 3^7 nodes.
+ * `deep` is point-wise (inlined into `out`), and `out`'s cases are decided per row (a
+ * branch per case, each path with values of its own). */
+#define SHARED_LEVELS 7
+static pm_pipeline *build_shared_nodes(pm_ctx *ctx)
+{
+    DOMAIN2(ctx, R, C, x, y, row, col);
+    pm_func *in = pm_image(ctx, "in", PM_F32, R, C);
+    pm_expr *const xy[] = {x, y};
+    pm_interval *const dom[] = {row, col};
+    pm_expr *v = pm_call(in, x, y);
+    for (int k = 0; k < SHARED_LEVELS; k++)
+        v = pm_select(pm_gt(v, pm_float(ctx, 0.5)), pm_addf(v, -0.25), pm_addf(v, 0.375));
+    pm_func *deep = pm_func_new(ctx, "deep", PM_F32, 2, xy, dom);
+    pm_func_define_expr(deep, v);
+    pm_func *out = pm_func_new(ctx, "out", PM_F32, 2, xy, dom);
+    /* out's cases are the rows' residues modulo 4, taken by a branch per row; x % 4 is
+     * one node, in the second case's value (computed on its path) and the later cases'
+     * conditions (tested after that path, where its values are not available) */
+    pm_expr *r = pm_modi(x, 4), *up = pm_addi(x, -1);
+    pm_define(out, pm_case_new(pm_eq(r, pm_int(ctx, 0)), pm_add(pm_call(deep, x, y), pm_call(in, x, y))),
+              pm_case_new(pm_eq(r, pm_int(ctx, 1)),
+                          pm_add(pm_sub(pm_call(deep, up, y), pm_call(deep, x, y)), pm_cast(PM_F32, r))),
+              pm_case_new(pm_eq(r, pm_int(ctx, 2)), pm_mulf(pm_call(deep, up, y), 0.5)),
+              pm_case_new(pm_eq(r, pm_int(ctx, 3)), pm_sub(pm_call(deep, x, y), pm_call(deep, up, y))));
+    return finish_rc(ctx, "shared_nodes", R, C, 1, (pm_func *const[]){in}, 1,
+                     (pm_func *const[]){out});
+}
+
+/* The emitter computes a shared node once per point: the IR it builds stays far below
+ * the written-out tree's size (about 2 instructions per tree node), and the values equal
+ * the interpreter's at 1 and 2 threads. */
+static void test_shared_nodes(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_shared_nodes(ctx);
+    if (!CHECK(p != NULL)) {
+        fprintf(stderr, "  shared_nodes: %s\n", pm_ctx_errmsg(ctx));
+        pm_ctx_free(ctx);
+        return;
+    }
+    static const int64_t sizes[][2] = {{1, 1}, {2, 3}, {5, 17}, {17, 40}};
+    pm_value est[2] = {PM_I(64), PM_I(64)};
+    for (int threads = 1; threads <= 2; threads++) {
+        pm_kernel *k = compile(p, est, threads);
+        if (!k)
+            continue;
+        pm_compile_stats st;
+        if (CHECK(pm_kernel_compile_stats(k, &st, sizeof st) == PM_OK) &&
+            !CHECK(st.ir_instructions_before < 1500))
+            fprintf(stderr, "  shared_nodes: %lld IR instructions built\n",
+                    (long long)st.ir_instructions_before);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            pm_value params[2] = {PM_I(sizes[s][0]), PM_I(sizes[s][1])};
+            char label[128];
+            snprintf(label, sizeof label, "shared_nodes %lldx%lld threads=%d",
+                     (long long)sizes[s][0], (long long)sizes[s][1], threads);
+            double d = differential(p, k, params, 5 + (unsigned)s, NULL, label);
+            if (!CHECK(d <= 0))
+                fprintf(stderr, "  %s: max diff %g\n", label, d);
+        }
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+}
+
 /* A time-iterated 1-D stencil over rows: f(t, y) from f(t-1, y-1 .. y+1). */
 static pm_pipeline *build_iterated(pm_ctx *ctx)
 {
@@ -1357,7 +1424,7 @@ int main(void)
         {"threads", test_thread_counts}, {"wide_gather", test_wide_gather},
         {"narrow_gather", test_narrow_gather},
         {"float_casts", test_float_casts}, {"parity", test_parity},
-        {"parity_merge", test_parity_merge}};
+        {"parity_merge", test_parity_merge}, {"shared_nodes", test_shared_nodes}};
     const char *only = getenv("PM_TEST_ONLY");
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
         if (!only || strcmp(only, groups[i].name) == 0)

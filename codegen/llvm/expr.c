@@ -433,23 +433,66 @@ static bool same_point(const pm_point *a, const pm_point *b)
     return true;
 }
 
-/* A call's value, once per statement and point (pm_llvm.nmemo). */
-static LLVMValueRef memo_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
+void pm_llvm_memo_reset(pm_llvm *g)
 {
-    for (int i = 0; i < g->nmemo; i++)
-        if (g->memo_call[i] == call && same_point(&g->memo_point[i], pt))
-            return g->memo_value[i];
-    LLVMValueRef v = pm_llvm_load(g, pt, call);
+    g->nmemo = -1;
+    if (!g->memo || !g->memo_slot)
+        return; /* not allocated: every node is emitted where used */
+    g->nmemo = 0;
+    if (++g->memo_gen == 0) { /* wrapped: slots of generation 0 would look current */
+        memset(g->memo_slot, 0, 2 * PM_LLVM_MEMO * sizeof *g->memo_slot);
+        g->memo_gen = 1;
+    }
+}
+
+void pm_llvm_memo_off(pm_llvm *g) { g->nmemo = -1; }
+
+/* The index slot where (e, pt) is or would go: its hash mixes the node, the statement
+ * and the innermost variable (points of one node in one statement differ mostly there),
+ * probed linearly. */
+static pm_llvm_memo_slot *memo_find(pm_llvm *g, const pm_point *pt, const pm_expr *e)
+{
+    const pm_poly_stmt *s = pt->stmt;
+    uintptr_t h = (uintptr_t)e * 0x9E3779B97F4A7C15u;
+    h ^= ((uintptr_t)s + (uintptr_t)pt->W) * 0xC2B2AE3D27D4EB4Fu;
+    if (s && s->ndims > 0)
+        h ^= (uintptr_t)pt->var[s->ndims - 1] * 0x165667B19E3779F9u;
+    size_t mask = 2 * PM_LLVM_MEMO - 1, i = (size_t)(h >> 17) & mask;
+    for (;; i = (i + 1) & mask) {
+        pm_llvm_memo_slot *slot = &g->memo_slot[i];
+        if (slot->gen != g->memo_gen)
+            return slot;
+        const pm_llvm_memo *m = &g->memo[slot->idx];
+        if (m->e == e && same_point(&m->pt, pt))
+            return slot;
+    }
+}
+
+/* pm_llvm_expr's value of a node, emitted once per statement and point (pm_llvm.memo). */
+static LLVMValueRef expr_value(pm_llvm *g, const pm_point *pt, const pm_expr *e);
+
+LLVMValueRef pm_llvm_expr(pm_llvm *g, const pm_point *pt, const pm_expr *e)
+{
+    /* constants are LLVM constants: nothing to remember */
+    if (g->nmemo < 0 || e->kind == PM_EXPR_INT || e->kind == PM_EXPR_FLOAT ||
+        g->err->status != PM_OK)
+        return expr_value(g, pt, e);
+    pm_llvm_memo_slot *slot = memo_find(g, pt, e);
+    if (slot->gen == g->memo_gen)
+        return g->memo[slot->idx].v;
+    LLVMValueRef v = expr_value(g, pt, e);
+    /* the evaluation may have remembered others: find the slot again; the index stays
+     * at most half full, so probes end */
     if (g->nmemo >= 0 && g->nmemo < PM_LLVM_MEMO) {
-        g->memo_call[g->nmemo] = call;
-        g->memo_point[g->nmemo] = *pt;
-        g->memo_value[g->nmemo] = v;
+        slot = memo_find(g, pt, e);
+        g->memo[g->nmemo] = (pm_llvm_memo){.e = e, .pt = *pt, .v = v};
+        *slot = (pm_llvm_memo_slot){.idx = g->nmemo, .gen = g->memo_gen};
         g->nmemo++;
     }
     return v;
 }
 
-LLVMValueRef pm_llvm_expr(pm_llvm *g, const pm_point *pt, const pm_expr *e)
+static LLVMValueRef expr_value(pm_llvm *g, const pm_point *pt, const pm_expr *e)
 {
     if (g->err->status != PM_OK)
         return pm_llvm_const(g, pt, e->type == PM_BOOL ? PM_U8 : e->type, 0, 0);
@@ -506,7 +549,7 @@ LLVMValueRef pm_llvm_expr(pm_llvm *g, const pm_point *pt, const pm_expr *e)
     case PM_EXPR_MATH:
         return math(g, pt, e);
     case PM_EXPR_CALL:
-        return memo_load(g, pt, e);
+        return pm_llvm_load(g, pt, e);
     }
     pm_error_set(g->err, PM_ERR_UNSUPPORTED, "%s: expression kind %d", g->poly->pipeline->name,
                  (int)e->kind);

@@ -68,7 +68,21 @@ typedef struct pm_point {
     int where;
 } pm_point;
 
-#define PM_LLVM_MEMO 32
+/* Expression values remembered per statement (pm_llvm.memo): at most this many. */
+#define PM_LLVM_MEMO 2048
+
+typedef struct pm_llvm_memo {
+    const pm_expr *e;
+    pm_point pt;
+    LLVMValueRef v;
+} pm_llvm_memo;
+
+/* An open-addressing slot of the memo's index: entry idx when gen is the memo's current
+ * generation, else empty (a reset bumps the generation instead of clearing the index). */
+typedef struct pm_llvm_memo_slot {
+    int idx;
+    unsigned gen;
+} pm_llvm_memo_slot;
 
 typedef struct pm_llvm {
     LLVMContextRef C;
@@ -88,15 +102,18 @@ typedef struct pm_llvm {
                                        (whose 32-bit offsets the loop's guard checks), or
                                        NULL outside vector loops                         */
     char entry_name[64];
-    /* Calls evaluated in the statement being emitted: a call node used twice at the same
-     * point (bilateral grid's weight, in the test and the division) is loaded or
-     * computed once. Valid because a statement's expression code is straight-line (a
-     * gather's 32/64-bit diamond joins before its value is used); cleared per
-     * statement, off (nmemo < 0) outside statements. */
+    /* Expression nodes evaluated in the statement being emitted, by node and point: a
+     * node used twice at the same point is emitted once (a call read in bilateral grid's
+     * test and division; a lerp's first operand, which the lerp nested in another lerp
+     * uses twice: without this the emitted IR grows with the nesting, and LLVM's passes
+     * spent their time removing the copies). Valid because a statement's expression
+     * code is straight-line (a gather's 32/64-bit diamond joins before its value is
+     * used); reset per statement and per path of a branch (pm_llvm_memo_reset), off
+     * (nmemo < 0) outside statements and when the tables could not be allocated. */
     int nmemo;
-    const pm_expr *memo_call[PM_LLVM_MEMO];
-    LLVMValueRef memo_value[PM_LLVM_MEMO];
-    pm_point memo_point[PM_LLVM_MEMO];
+    unsigned memo_gen;
+    pm_llvm_memo *memo;          /* PM_LLVM_MEMO entries                                */
+    pm_llvm_memo_slot *memo_slot; /* 2 * PM_LLVM_MEMO                                   */
     pm_error *err;                  /* never NULL; its status is the first failure, and
                                        emission continues harmlessly after one           */
     LLVMValueRef *buffer_tag;       /* per storage: its accesses' TBAA tag (module.c), or
@@ -176,6 +193,10 @@ bool pm_llvm_point_of_call(pm_llvm *g, __isl_keep isl_ast_expr *call, pm_point *
 
 /* expr.c */
 LLVMValueRef pm_llvm_expr(pm_llvm *g, const pm_point *pt, const pm_expr *e);
+/* Forgets every remembered expression value (a statement or a branch's path begins) and
+ * turns the memo on; pm_llvm_memo_off turns it off (between statements). */
+void pm_llvm_memo_reset(pm_llvm *g);
+void pm_llvm_memo_off(pm_llvm *g);
 /* op (a pm_binop) on values of type t (for comparisons: the operands' type). */
 LLVMValueRef pm_llvm_binop(pm_llvm *g, int op, pm_type t, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef pm_llvm_convert(pm_llvm *g, LLVMValueRef v, pm_type from, pm_type to);

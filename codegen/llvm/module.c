@@ -347,6 +347,9 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
 {
     pm_llvm g = {0};
     g.nmemo = -1; /* no statement yet */
+    g.memo = malloc(PM_LLVM_MEMO * sizeof *g.memo);
+    g.memo_slot = calloc(2 * PM_LLVM_MEMO, sizeof *g.memo_slot);
+    g.memo_gen = 1;
     g.C = C;
     g.poly = poly;
     g.ast = ast;
@@ -425,6 +428,8 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
     free(g.env.param_raw);
     free(g.env.bufs);
     free(g.buffer_tag);
+    free(g.memo);
+    free(g.memo_slot);
     LLVMDisposeBuilder(g.B);
     if (g.err->status == PM_OK) {
         char *msg = NULL;

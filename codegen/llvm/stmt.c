@@ -67,18 +67,20 @@ static void branch_cases(pm_llvm *g, const pm_point *pt, pm_func *f)
     for (int c = s->case_index; c <= last; c++) {
         const pm_case *k = f->cases[c];
         if (c < last) {
+            /* this block follows the previous case's path, whose values it cannot use */
+            pm_llvm_memo_reset(g);
             LLVMValueRef holds =
                 pm_llvm_convert(g, pm_llvm_expr(g, &row, k->cond), k->cond->type, PM_BOOL);
             LLVMBasicBlockRef yes = pm_llvm_block(g, "case"), next = pm_llvm_block(g, "case_next");
             LLVMBuildCondBr(g->B, holds, yes, next);
             LLVMPositionBuilderAtEnd(g->B, yes);
-            g->nmemo = 0;
+            pm_llvm_memo_reset(g);
             LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, k->value), k->value->type, f->type);
             pm_llvm_store_own(g, pt, v, NULL);
             LLVMBuildBr(g->B, done);
             LLVMPositionBuilderAtEnd(g->B, next);
         } else {
-            g->nmemo = 0;
+            pm_llvm_memo_reset(g);
             LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, k->value), k->value->type, f->type);
             pm_llvm_store_own(g, pt, v, NULL);
             LLVMBuildBr(g->B, done);
@@ -297,11 +299,11 @@ void pm_llvm_stmt(pm_llvm *g, const pm_point *pt)
         return;
     }
     pm_func *f = g->poly->stages[pt->stmt->stage].func;
-    g->nmemo = 0; /* calls are computed once per statement (llvm.h) */
+    pm_llvm_memo_reset(g); /* nodes are computed once per statement and point (llvm.h) */
     switch (pt->stmt->kind) {
     case PM_STMT_CASE: case_stmt(g, pt, f); break;
     case PM_STMT_INIT: init_stmt(g, pt, f); break;
     case PM_STMT_UPDATE: update_stmt(g, pt, f); break;
     }
-    g->nmemo = -1;
+    pm_llvm_memo_off(g);
 }
