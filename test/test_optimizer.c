@@ -999,6 +999,74 @@ static void check_streamed_outputs(pm_type type)
     pm_ctx_free(ctx);
 }
 
+/* U(x, y), pyramid blending's up-sampling of a stored half-width D: the even case
+ * reads D(y/2 - 1 .. y/2 + 1), the odd one D((y - 1)/2) and D((y + 1)/2); U starts at
+ * column 1 and is inlined into out = U + in, so its even case is evaluated at the odd
+ * lane of column 1 too, reading D(-1): not proven inside D's box. Such row reads check
+ * that their elements lie inside the buffer and then load the row ("row_read"), else
+ * gather clamped indices ("clamped_read"; llvm/access.c). Level 0 keeps the blocks'
+ * names; at every size both levels equal the interpreter (the first vector of each row
+ * takes the gathers; at N = 5 every vector). */
+static void check_guarded_rows(void)
+{
+    static const pm_sample_app app = {.name = "small", .fill_input = fill_any};
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *N = pm_param(ctx, PM_I32, "N");
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_func *in = pm_image(ctx, "in", PM_F32, N, N);
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1);
+    pm_interval *half = pm_interval_new(pm_int(ctx, 0), pm_divi(pm_addi(N, -1), 2), 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 1), pm_addi(N, -3), 1);
+    pm_expr *const xy[] = {x, y};
+    pm_func *D = pm_func_new(ctx, "D", PM_F32, 2, xy, pm_intervals(rows, half));
+    pm_func_define_expr(D, pm_addf(pm_mulf(pm_call(in, x, pm_muli(y, 2)), 0.5), 1));
+    pm_func *U = pm_func_new(ctx, "U", PM_F32, 2, xy, pm_intervals(rows, cols));
+    pm_expr *h = pm_divi(y, 2), *lo = pm_divi(pm_addi(y, -1), 2), *hi = pm_divi(pm_addi(y, 1), 2);
+    pm_expr *even = pm_add(pm_add(pm_call(D, x, pm_addi(h, -1)), pm_mulf(pm_call(D, x, h), 6)),
+                           pm_call(D, x, pm_addi(h, 1)));
+    pm_expr *odd = pm_mulf(pm_add(pm_call(D, x, lo), pm_call(D, x, hi)), 4);
+    pm_define(U, pm_case_new(pm_eq(pm_modi(y, 2), pm_int(ctx, 0)), pm_mulf(even, 0.125)),
+              pm_case_new(pm_eq(pm_modi(y, 2), pm_int(ctx, 1)), pm_mulf(odd, 0.125)));
+    pm_func *out = pm_func_new(ctx, "out", PM_F32, 2, xy, pm_intervals(rows, cols));
+    pm_func_define_expr(out, pm_add(pm_call(U, x, y), pm_call(in, x, y)));
+    pm_pipeline *p = NULL;
+    if (!CHECK(pm_pipeline_new(ctx, "guarded", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
+        fprintf(stderr, "  guarded rows: %s\n", pm_ctx_errmsg(ctx));
+        pm_ctx_free(ctx);
+        return;
+    }
+    static const int64_t sizes[] = {5, 6, 7, 18, 37, 40, 300};
+    for (int run = 0; run < 4; run++) {
+        int level = run % 2, threads = 1 + run / 2;
+        pm_compile_options o = pm_compile_options_default();
+        o.threads = threads;
+        o.vector_width = 16;
+        o.keep = "llvm,groups";
+        o.opt_level = level == 0 ? 0 : PM_OPT_TUNED;
+        pm_value est[1] = {PM_I(256)};
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+        if (!CHECK(k != NULL)) {
+            fprintf(stderr, "  guarded rows: %s\n", err.message);
+            continue;
+        }
+        const char *ir = pm_kernel_dump(k, "llvm"), *groups = pm_kernel_dump(k, "groups");
+        if (!CHECK(groups && strstr(groups, "inlined: U\n")))
+            fprintf(stderr, "  guarded rows: U not inlined:\n%s\n", groups ? groups : "");
+        if (level == 0 && !CHECK(ir && strstr(ir, "\nrow_read") && strstr(ir, "\nclamped_read")))
+            fprintf(stderr, "  guarded rows: no row_read and clamped_read blocks in the IR\n");
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            pm_value params[1] = {PM_I(sizes[i])};
+            double d = differential(p, k, &app, params);
+            if (!CHECK(d <= 1e-5))
+                fprintf(stderr, "  guarded rows level %d, %d threads, N=%lld: max|diff| %g\n",
+                        level, threads, (long long)sizes[i], d);
+        }
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+}
+
 /* U(x, y), an up-sampling of a stored half-width D with a case per residue of its
  * column, read once by out(x, y) = U(x, y) + in(x, y). Every lane evaluates every case:
  * with two cases (pyramid blending's Uy) that is at most the inline limit (2) times the
@@ -1264,6 +1332,7 @@ static void check_structure(void)
     check_prefetched_reads(true);
     check_residue_inline(2, "inlined: U\n");
     check_residue_inline(3, "inlined: none");
+    check_guarded_rows();
     check_transparent_inline(0, "inlined: S A B\n");
     check_transparent_inline(1, "inlined: A B\n");
     check_dynamic_inline(1, false, "inlined: H L\nrecomputed where read at data-dependent points: G\n");
