@@ -1432,6 +1432,78 @@ static int output_index(const pm_pipeline *p, const pm_func *f)
     return -1;
 }
 
+/* ---- which stages round as the interpreter does ---------------------------------------- */
+
+/* Does e's value decide something discrete from its float operands: a conversion of a
+ * float to an integer or a boolean, a comparison or modulo of floats, floor, ceil,
+ * round, trunc or atan2 (whose branch cut is a jump)? Its operands are then evaluated
+ * exactly. */
+bool pm_poly_discrete_of_float(const pm_expr *e)
+{
+    switch (e->kind) {
+    case PM_EXPR_CAST:
+        return pm_type_is_float(e->a->type) && !pm_type_is_float(e->type);
+    case PM_EXPR_UNARY:
+        return e->op == PM_OP_NOT && pm_type_is_float(e->a->type);
+    case PM_EXPR_BINARY:
+        return pm_type_is_float(e->a->type) &&
+               ((e->op >= PM_OP_LT && e->op <= PM_OP_GT) || e->op == PM_OP_MOD ||
+                e->op == PM_OP_CMOD || e->op == PM_OP_AND || e->op == PM_OP_OR);
+    case PM_EXPR_MATH:
+        return e->op == PM_FLOOR || e->op == PM_CEIL || e->op == PM_ROUND ||
+               e->op == PM_TRUNC || e->op == PM_MATH_ATAN2;
+    default:
+        return false;
+    }
+}
+
+/* Marks the callees e reads where an exact value is needed: everywhere when exact, else
+ * below a discrete operation and in a select's condition. */
+static void mark_exact_reads(pm_poly *poly, const pm_expr *e, bool exact)
+{
+    if (!e)
+        return;
+    if (e->kind == PM_EXPR_CALL) {
+        for (int i = 0; exact && i < poly->nstages; i++)
+            if (poly->stages[i].func == e->callee)
+                poly->stages[i].float_exact = true;
+        for (int a = 0; a < e->nargs; a++)
+            mark_exact_reads(poly, e->args[a], true); /* indices are discrete */
+        return;
+    }
+    bool below = exact || pm_poly_discrete_of_float(e);
+    mark_exact_reads(poly, e->a, below || e->kind == PM_EXPR_SELECT);
+    mark_exact_reads(poly, e->b, below);
+    mark_exact_reads(poly, e->c, below);
+}
+
+/* A stage is exact when it is not of a float type, or when a reader reads it where an
+ * exact value is needed, or an exact stage reads it. Readers come after their callees
+ * (a self-read marks the stage itself), so one pass from the last stage settles it.
+ * Conditions (cases, reductions' indices) are discrete. */
+static void mark_exact_stages(pm_poly *poly)
+{
+    for (int i = poly->nstages - 1; i >= 0; i--) {
+        pm_poly_stage *sg = &poly->stages[i];
+        const pm_func *f = sg->func;
+        if (!pm_type_is_float(f->type))
+            sg->float_exact = true;
+        bool exact = sg->float_exact;
+        for (int c = 0; c < f->ncases; c++) {
+            mark_exact_reads(poly, f->cases[c]->cond, true);
+            mark_exact_reads(poly, f->cases[c]->value, exact);
+        }
+        if (f->kind == PM_FUNC_REDUCTION) {
+            for (int d = 0; f->rindex && d < f->ndims; d++)
+                mark_exact_reads(poly, f->rindex[d], true);
+            mark_exact_reads(poly, f->rvalue, exact);
+        }
+        /* a self-read made the stage exact only now: its reads again, exactly */
+        if (sg->float_exact && !exact)
+            i++;
+    }
+}
+
 pm_poly *pm_poly_new(isl_ctx *ctx, pm_pipeline *p, pm_error *err)
 {
     pm_poly *poly = calloc(1, sizeof *poly);
@@ -1475,6 +1547,8 @@ pm_poly *pm_poly_new(isl_ctx *ctx, pm_pipeline *p, pm_error *err)
     for (int i = 0; i < p->nstages && st == PM_OK; i++)
         st = build_stage(poly, i, &next, &cap, err);
     poly->nstmts = next;
+    if (st == PM_OK)
+        mark_exact_stages(poly);
     if (st != PM_OK) {
         pm_poly_free(poly);
         return NULL;
@@ -1600,7 +1674,11 @@ char *pm_poly_to_string(const pm_poly *poly)
     }
     for (int i = 0; i < poly->nstages; i++) {
         const pm_poly_stage *sg = &poly->stages[i];
-        pm_str_append(&out, "stage %d: %s\n", i, sg->func->name);
+        pm_str_append(&out, "stage %d: %s%s\n", i, sg->func->name,
+                      pm_type_is_float(sg->func->type)
+                          ? sg->float_exact ? " (float arithmetic exact: its values reach a discrete result)"
+                                            : " (multiply-adds may fuse)"
+                          : "");
         for (int k = 0; k < sg->nstmts; k++)
             print_stmt(&out, poly, &poly->stmts[sg->first_stmt + k], "  ");
     }

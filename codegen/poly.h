@@ -179,6 +179,12 @@ typedef struct pm_poly_stage {
     pm_func *func;
     int first_stmt, nstmts;  /* its statements, in execution order of kinds            */
     int storage;             /* index in pm_poly.storage                                */
+    /* Its float arithmetic rounds every operation as the interpreter does: its values
+     * reach a discrete result (a cast to an integer, a comparison, floor and the like,
+     * an integer stage) through some reader. Elsewhere a multiply and an add may
+     * contract into one fused multiply-add (one rounding instead of two, within the
+     * float tolerance; pm_poly_mark_exact_stages). */
+    bool float_exact;
 } pm_poly_stage;
 
 typedef struct pm_poly {
@@ -223,6 +229,10 @@ bool pm_poly_call_inlined(const pm_poly *poly, const pm_expr *call);
 bool pm_poly_call_inside(const pm_poly *poly, const pm_expr *call);
 /* Is this call one of prefetch_calls? */
 bool pm_poly_call_prefetched(const pm_poly *poly, const pm_expr *call);
+/* e decides something discrete from float operands (a float -> integer cast, a float
+ * comparison or modulo, floor, ceil, round, trunc, atan2): its operands must round as
+ * the interpreter's do (pm_poly_stage.float_exact). */
+bool pm_poly_discrete_of_float(const pm_expr *e);
 /* The access record of a call node in a statement, or NULL. */
 const pm_poly_access *pm_poly_access_of(const pm_poly_stmt *s, const pm_expr *call);
 

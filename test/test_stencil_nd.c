@@ -157,7 +157,8 @@ static void run(pm_jit *jit, const char *name, int which, ref_fn ref)
     pm_ctx_free(ctx);
 }
 
-/* pm_stencil_nd(dims {1, 0}) is pm_stencil: the same definitions, bit-identical f32. */
+/* pm_stencil_nd(dims {1, 0}) is pm_stencil: the same definitions, bit-identical f32 from
+ * the two kernels, and the interpreter's within 1e-5. */
 static void test_same_as_pm_stencil(pm_jit *jit)
 {
     static const double w[15] = {1, -2, 0.5, 3, 0.25, -1, 2, 7, 0.125, 1, 0, -3, 1, 1, 2};
@@ -200,7 +201,8 @@ static void test_same_as_pm_stencil(pm_jit *jit)
         }
         CHECK_STATUS(pm_interpret(p[1], params, &in, &out[2]), PM_OK);
         CHECK(memcmp(out[0].data, out[1].data, 21 * 17 * sizeof(float)) == 0);
-        CHECK(memcmp(out[0].data, out[2].data, 21 * 17 * sizeof(float)) == 0);
+        /* compiled multiply-adds may fuse: one rounding where the interpreter has two */
+        CHECK(check_buffer_maxdiff(&out[0], &out[2]) <= 1e-5);
         for (int v = 0; v < 3; v++)
             check_buffer_free(&out[v]);
         check_buffer_free(&in);

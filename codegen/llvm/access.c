@@ -595,7 +595,7 @@ static LLVMValueRef inline_call(pm_llvm *g, const pm_point *pt, const pm_expr *c
     for (int c = f->ncases - 2; c >= 0; c--) {
         const pm_case *k = f->cases[c];
         LLVMValueRef here = pm_llvm_convert(g, pm_llvm_expr(g, &q, k->value), k->value->type, f->type);
-        v = k->cond ? LLVMBuildSelect(g->B, pm_llvm_expr(g, &q, k->cond), here, v, "") : here;
+        v = k->cond ? LLVMBuildSelect(g->B, pm_llvm_cond(g, &q, k->cond), here, v, "") : here;
     }
     return v;
 }

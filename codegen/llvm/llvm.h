@@ -74,6 +74,7 @@ typedef struct pm_point {
 typedef struct pm_llvm_memo {
     const pm_expr *e;
     pm_point pt;
+    bool exact; /* emitted with pm_llvm.exact > 0 */
     LLVMValueRef v;
 } pm_llvm_memo;
 
@@ -110,6 +111,10 @@ typedef struct pm_llvm {
      * code is straight-line (a gather's 32/64-bit diamond joins before its value is
      * used); reset per statement and per path of a branch (pm_llvm_memo_reset), off
      * (nmemo < 0) outside statements and when the tables could not be allocated. */
+    /* > 0: float adds, subtracts and multiplies round as the interpreter's do (the
+     * statement's stage is float_exact, or the expression is below a discrete operation:
+     * poly.h); 0: they may contract into fused multiply-adds. */
+    int exact;
     int nmemo;
     unsigned memo_gen;
     pm_llvm_memo *memo;          /* PM_LLVM_MEMO entries                                */
@@ -193,6 +198,8 @@ bool pm_llvm_point_of_call(pm_llvm *g, __isl_keep isl_ast_expr *call, pm_point *
 
 /* expr.c */
 LLVMValueRef pm_llvm_expr(pm_llvm *g, const pm_point *pt, const pm_expr *e);
+/* A condition's i1 (or <W x i1>) value, its float arithmetic exact (pm_llvm.exact). */
+LLVMValueRef pm_llvm_cond(pm_llvm *g, const pm_point *pt, const pm_expr *cond);
 /* Forgets every remembered expression value (a statement or a branch's path begins) and
  * turns the memo on; pm_llvm_memo_off turns it off (between statements). */
 void pm_llvm_memo_reset(pm_llvm *g);

@@ -70,7 +70,7 @@ static void branch_cases(pm_llvm *g, const pm_point *pt, pm_func *f)
             /* this block follows the previous case's path, whose values it cannot use */
             pm_llvm_memo_reset(g);
             LLVMValueRef holds =
-                pm_llvm_convert(g, pm_llvm_expr(g, &row, k->cond), k->cond->type, PM_BOOL);
+                pm_llvm_cond(g, &row, k->cond);
             LLVMBasicBlockRef yes = pm_llvm_block(g, "case"), next = pm_llvm_block(g, "case_next");
             LLVMBuildCondBr(g->B, holds, yes, next);
             LLVMPositionBuilderAtEnd(g->B, yes);
@@ -95,7 +95,7 @@ static void case_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
     LLVMValueRef mask = NULL;
     for (int r = 0; r < s->nresidual; r++) {
         const pm_expr *c = s->residual[r];
-        LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, c), c->type, PM_BOOL);
+        LLVMValueRef v = pm_llvm_cond(g, pt, c);
         mask = mask ? LLVMBuildAnd(g->B, mask, v, "") : v;
     }
     if (s->branch_cases) {
@@ -109,7 +109,7 @@ static void case_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
         for (int c = last - 1; c >= s->case_index; c--) {
             const pm_case *k = f->cases[c];
             LLVMValueRef cv = pm_llvm_convert(g, pm_llvm_expr(g, pt, k->value), k->value->type, f->type);
-            LLVMValueRef holds = pm_llvm_convert(g, pm_llvm_expr(g, pt, k->cond), k->cond->type, PM_BOOL);
+            LLVMValueRef holds = pm_llvm_cond(g, pt, k->cond);
             v = LLVMBuildSelect(g->B, holds, cv, v, "");
         }
         pm_llvm_store_own(g, pt, v, NULL);
@@ -169,7 +169,9 @@ static void update_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
     LLVMValueRef zero = LLVMConstInt(g->t_i64, 0, 0);
     for (int d = 0; d < f->ndims; d++) {
         const pm_expr *ie = f->rindex[d];
+        g->exact++; /* an index is discrete */
         LLVMValueRef c = pm_llvm_convert(g, pm_llvm_expr(g, pt, ie), ie->type, PM_I64);
+        g->exact--;
         idx[d] = pm_llvm_index(g, pt, s, d, c);
         if (d < 32 && (pt->stmt->write_inside_dims & (1u << d)) && st->step[d] == 1)
             continue; /* proven inside (poly.c) */
@@ -198,7 +200,12 @@ static void update_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
     LLVMSetAlignment(old, (unsigned)pm_type_size(f->type));
     pm_llvm_tag_access(g, old, s);
     LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, f->rvalue), f->rvalue->type, f->type);
+    /* the update itself rounds as the interpreter's does: a product added to the cell
+     * (hist += px * w) stays two roundings, so sums keep the interpreter's value in its
+     * order */
+    g->exact++;
     LLVMValueRef nv = pm_llvm_binop(g, reduce_binop(f->reduce_op), f->type, old, v);
+    g->exact--;
     LLVMValueRef store = LLVMBuildStore(B, nv, p);
     LLVMSetAlignment(store, (unsigned)pm_type_size(f->type));
     pm_llvm_tag_access(g, store, s);
@@ -300,10 +307,12 @@ void pm_llvm_stmt(pm_llvm *g, const pm_point *pt)
     }
     pm_func *f = g->poly->stages[pt->stmt->stage].func;
     pm_llvm_memo_reset(g); /* nodes are computed once per statement and point (llvm.h) */
+    g->exact = g->poly->stages[pt->stmt->stage].float_exact;
     switch (pt->stmt->kind) {
     case PM_STMT_CASE: case_stmt(g, pt, f); break;
     case PM_STMT_INIT: init_stmt(g, pt, f); break;
     case PM_STMT_UPDATE: update_stmt(g, pt, f); break;
     }
+    g->exact = 0;
     pm_llvm_memo_off(g);
 }
