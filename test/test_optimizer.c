@@ -999,6 +999,31 @@ static void check_streamed_outputs(pm_type type)
     pm_ctx_free(ctx);
 }
 
+/* in (N x N), and D(x, y) = in(x, 2y) / 2 + 1 stored over the rows and half the
+ * columns: the producer of the up-sampling checks below. */
+typedef struct half_width {
+    pm_ctx *ctx;
+    pm_expr *N, *x, *y;
+    pm_func *in, *D;
+    pm_interval *rows;
+} half_width;
+
+static half_width half_width_new(void)
+{
+    half_width h;
+    h.ctx = pm_ctx_new();
+    pm_ctx *ctx = h.ctx;
+    h.N = pm_param(ctx, PM_I32, "N");
+    h.x = pm_var(ctx, "x");
+    h.y = pm_var(ctx, "y");
+    h.in = pm_image(ctx, "in", PM_F32, h.N, h.N);
+    h.rows = pm_interval_new(pm_int(ctx, 0), pm_addi(h.N, -1), 1);
+    pm_interval *half = pm_interval_new(pm_int(ctx, 0), pm_divi(pm_addi(h.N, -1), 2), 1);
+    h.D = pm_func_new(ctx, "D", PM_F32, 2, pm_exprs(h.x, h.y), pm_intervals(h.rows, half));
+    pm_func_define_expr(h.D, pm_addf(pm_mulf(pm_call(h.in, h.x, pm_muli(h.y, 2)), 0.5), 1));
+    return h;
+}
+
 /* U(x, y), pyramid blending's up-sampling of a stored half-width D: the even case
  * reads D(y/2 - 1 .. y/2 + 1), the odd one D((y - 1)/2) and D((y + 1)/2); U starts at
  * column 1 and is inlined into out = U + in, so its even case is evaluated at the odd
@@ -1010,16 +1035,13 @@ static void check_streamed_outputs(pm_type type)
 static void check_guarded_rows(void)
 {
     static const pm_sample_app app = {.name = "small", .fill_input = fill_any};
-    pm_ctx *ctx = pm_ctx_new();
-    pm_expr *N = pm_param(ctx, PM_I32, "N");
-    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
-    pm_func *in = pm_image(ctx, "in", PM_F32, N, N);
-    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1);
-    pm_interval *half = pm_interval_new(pm_int(ctx, 0), pm_divi(pm_addi(N, -1), 2), 1);
+    half_width hw = half_width_new();
+    pm_ctx *ctx = hw.ctx;
+    pm_expr *N = hw.N, *x = hw.x, *y = hw.y;
+    pm_func *in = hw.in, *D = hw.D;
+    pm_interval *rows = hw.rows;
     pm_interval *cols = pm_interval_new(pm_int(ctx, 1), pm_addi(N, -3), 1);
     pm_expr *const xy[] = {x, y};
-    pm_func *D = pm_func_new(ctx, "D", PM_F32, 2, xy, pm_intervals(rows, half));
-    pm_func_define_expr(D, pm_addf(pm_mulf(pm_call(in, x, pm_muli(y, 2)), 0.5), 1));
     pm_func *U = pm_func_new(ctx, "U", PM_F32, 2, xy, pm_intervals(rows, cols));
     pm_expr *h = pm_divi(y, 2), *lo = pm_divi(pm_addi(y, -1), 2), *hi = pm_divi(pm_addi(y, 1), 2);
     pm_expr *even = pm_add(pm_add(pm_call(D, x, pm_addi(h, -1)), pm_mulf(pm_call(D, x, h), 6)),
@@ -1150,16 +1172,13 @@ static void check_exact_floats(void)
  * columns. */
 static void check_residue_inline(int ncases, const char *want)
 {
-    pm_ctx *ctx = pm_ctx_new();
-    pm_expr *N = pm_param(ctx, PM_I32, "N");
-    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
-    pm_func *in = pm_image(ctx, "in", PM_F32, N, N);
-    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1);
-    pm_interval *half = pm_interval_new(pm_int(ctx, 0), pm_divi(pm_addi(N, -1), 2), 1);
+    half_width hw = half_width_new();
+    pm_ctx *ctx = hw.ctx;
+    pm_expr *N = hw.N, *x = hw.x, *y = hw.y;
+    pm_func *in = hw.in, *D = hw.D;
+    pm_interval *rows = hw.rows;
     pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(N, -5), 1);
     pm_expr *const xy[] = {x, y};
-    pm_func *D = pm_func_new(ctx, "D", PM_F32, 2, xy, pm_intervals(rows, half));
-    pm_func_define_expr(D, pm_addf(pm_mulf(pm_call(in, x, pm_muli(y, 2)), 0.5), 1));
     pm_func *U = pm_func_new(ctx, "U", PM_F32, 2, xy, pm_intervals(rows, cols));
     pm_case *cases[3];
     for (int r = 0; r < ncases && r < 3; r++) {
