@@ -103,18 +103,19 @@ typedef struct pm_llvm {
                                        (whose 32-bit offsets the loop's guard checks), or
                                        NULL outside vector loops                         */
     char entry_name[64];
-    /* Expression nodes evaluated in the statement being emitted, by node and point: a
-     * node used twice at the same point is emitted once (a call read in bilateral grid's
-     * test and division; a lerp's first operand, which the lerp nested in another lerp
-     * uses twice: without this the emitted IR grows with the nesting, and LLVM's passes
-     * spent their time removing the copies). Valid because a statement's expression
-     * code is straight-line (a gather's 32/64-bit diamond joins before its value is
-     * used); reset per statement and per path of a branch (pm_llvm_memo_reset), off
-     * (nmemo < 0) outside statements and when the tables could not be allocated. */
     /* > 0: float adds, subtracts and multiplies round as the interpreter's do (the
      * statement's stage is float_exact, or the expression is below a discrete operation:
      * poly.h); 0: they may contract into fused multiply-adds. */
     int exact;
+    /* Expression nodes evaluated in the statement being emitted, by node, point and
+     * exactness: a node used twice at the same point is emitted once (a call read in
+     * bilateral grid's test and division; a lerp's first operand, which the lerp nested
+     * in another lerp uses twice: without this the emitted IR grows with the nesting,
+     * and LLVM's passes spent their time removing the copies). Valid because a value is
+     * only reused where it was computed on every path: the memo is reset per statement,
+     * per path of a branch (pm_llvm_memo_reset) and around a guarded row read's two
+     * sides (access.c); off (nmemo < 0) outside statements and when the tables could
+     * not be allocated. */
     int nmemo;
     unsigned memo_gen;
     pm_llvm_memo *memo;          /* PM_LLVM_MEMO entries                                */
