@@ -1164,6 +1164,57 @@ static void check_exact_floats(void)
     pm_ctx_free(ctx);
 }
 
+/* The gathers of lut (a stored float table, read at in(x, y)) in the IR at level 0 of
+ * out = select(test, 100 / lut(in), 0), the test on that read's value (one call node in
+ * both places) or on in's. */
+static int count_table_gathers(bool test_on_table)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *N = pm_param(ctx, PM_I32, "N");
+    pm_func *in = pm_image(ctx, "in", PM_U8, N, N);
+    pm_expr *v = pm_var(ctx, "v"), *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_func *lut = pm_func_new(ctx, "lut", PM_F32, 1, pm_exprs(v),
+                               pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 255), 1)));
+    pm_func_define_expr(lut, pm_addf(pm_mulf(pm_cast(PM_F32, v), 0.5), 0.25));
+    pm_interval *all = pm_interval_new(pm_int(ctx, 0), pm_addi(N, -1), 1);
+    pm_func *out = pm_func_new(ctx, "out", PM_F32, 2, pm_exprs(x, y), pm_intervals(all, all));
+    pm_expr *at = pm_cast(PM_I32, pm_call(in, x, y)), *entry = pm_call(lut, at);
+    pm_expr *test = test_on_table ? pm_gt(entry, pm_float(ctx, 10)) : pm_gt(at, pm_int(ctx, 20));
+    pm_func_define_expr(out, pm_select(test, pm_div(pm_float(ctx, 100), entry), pm_float(ctx, 0)));
+    pm_pipeline *p = NULL;
+    int n = -1;
+    if (CHECK(pm_pipeline_new(ctx, "table_test", 1, &N, 1, &in, 2, (pm_func *const[]){lut, out},
+                              &p) == PM_OK)) {
+        pm_compile_options o = pm_compile_options_default();
+        o.keep = "llvm";
+        o.opt_level = 0;
+        pm_value est[1] = {PM_I(256)};
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+        const char *ir = k ? pm_kernel_dump(k, "llvm") : NULL;
+        if (CHECK(ir != NULL)) {
+            n = 0;
+            for (const char *q = ir; (q = strstr(q, "= call <16 x float> @llvm.")) != NULL; q++)
+                n += strncmp(q + 26, "x86.avx512.mask.gather", 22) == 0 ||
+                     strncmp(q + 26, "masked.gather", 13) == 0;
+        }
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+    return n;
+}
+
+/* A read both in a comparison (exact) and elsewhere is gathered once: the exact value
+ * serves where a fused one would do (bilateral grid's weight gathered its eight corners
+ * twice when the memo kept the two apart). */
+static void check_exact_reuse(void)
+{
+    int on_table = count_table_gathers(true), on_input = count_table_gathers(false);
+    if (!CHECK(on_table > 0 && on_table == on_input))
+        fprintf(stderr, "  exact reuse: %d gathers with the test on the table, %d without\n",
+                on_table, on_input);
+}
+
 /* U(x, y), an up-sampling of a stored half-width D with a case per residue of its
  * column, read once by out(x, y) = U(x, y) + in(x, y). Every lane evaluates every case:
  * with two cases (pyramid blending's Uy) that is at most the inline limit (2) times the
@@ -1428,6 +1479,7 @@ static void check_structure(void)
     check_residue_inline(3, "inlined: none");
     check_guarded_rows();
     check_exact_floats();
+    check_exact_reuse();
     check_transparent_inline(0, "inlined: S A B\n");
     check_transparent_inline(1, "inlined: A B\n");
     check_dynamic_inline(1, false, "inlined: H L\nrecomputed where read at data-dependent points: G\n");

@@ -467,9 +467,9 @@ void pm_llvm_memo_reset(pm_llvm *g)
 
 void pm_llvm_memo_off(pm_llvm *g) { g->nmemo = -1; }
 
-/* The index slot where (e, pt) is or would go: its hash mixes the node, the statement
- * and the innermost variable (points of one node in one statement differ mostly there),
- * probed linearly. */
+/* The index slot where (e, pt), emitted as exactly as now needed, is or would go: its
+ * hash mixes the node, the statement and the innermost variable (points of one node in
+ * one statement differ mostly there), probed linearly. */
 static pm_llvm_memo_slot *memo_find(pm_llvm *g, const pm_point *pt, const pm_expr *e)
 {
     const pm_poly_stmt *s = pt->stmt;
@@ -482,8 +482,11 @@ static pm_llvm_memo_slot *memo_find(pm_llvm *g, const pm_point *pt, const pm_exp
         pm_llvm_memo_slot *slot = &g->memo_slot[i];
         if (slot->gen != g->memo_gen)
             return slot;
+        /* an exact value serves anywhere, one that may have fused only where exactness
+         * is not needed (bilateral grid's weight: exact in the test, reused as the
+         * divisor rather than gathered again) */
         const pm_llvm_memo *m = &g->memo[slot->idx];
-        if (m->e == e && m->exact == (g->exact > 0) && same_point(&m->pt, pt))
+        if (m->e == e && (m->exact || g->exact <= 0) && same_point(&m->pt, pt))
             return slot;
     }
 }
