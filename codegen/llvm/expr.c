@@ -494,25 +494,27 @@ static pm_llvm_memo_slot *memo_find(pm_llvm *g, const pm_point *pt, const pm_exp
 /* pm_llvm_expr's value of a node, emitted once per statement and point (pm_llvm.memo). */
 static LLVMValueRef expr_value(pm_llvm *g, const pm_point *pt, const pm_expr *e);
 
-LLVMValueRef pm_llvm_expr(pm_llvm *g, const pm_point *pt, const pm_expr *e)
+/* expr_value, with a discrete result's float operands rounding as the interpreter's
+ * do (poly.h). */
+static LLVMValueRef value_in_context(pm_llvm *g, const pm_point *pt, const pm_expr *e)
 {
-    /* constants are LLVM constants: nothing to remember */
-    if (g->nmemo < 0 || e->kind == PM_EXPR_INT || e->kind == PM_EXPR_FLOAT ||
-        g->err->status != PM_OK) {
-        bool discrete = pm_poly_discrete_of_float(e);
-        g->exact += discrete;
-        LLVMValueRef v = expr_value(g, pt, e);
-        g->exact -= discrete;
-        return v;
-    }
-    pm_llvm_memo_slot *slot = memo_find(g, pt, e);
-    if (slot->gen == g->memo_gen)
-        return g->memo[slot->idx].v;
-    /* a discrete result's float operands round as the interpreter's do (poly.h) */
     bool discrete = pm_poly_discrete_of_float(e);
     g->exact += discrete;
     LLVMValueRef v = expr_value(g, pt, e);
     g->exact -= discrete;
+    return v;
+}
+
+LLVMValueRef pm_llvm_expr(pm_llvm *g, const pm_point *pt, const pm_expr *e)
+{
+    /* constants are LLVM constants: nothing to remember */
+    if (g->nmemo < 0 || e->kind == PM_EXPR_INT || e->kind == PM_EXPR_FLOAT ||
+        g->err->status != PM_OK)
+        return value_in_context(g, pt, e);
+    pm_llvm_memo_slot *slot = memo_find(g, pt, e);
+    if (slot->gen == g->memo_gen)
+        return g->memo[slot->idx].v;
+    LLVMValueRef v = value_in_context(g, pt, e);
     /* the evaluation may have remembered others: find the slot again; the index stays
      * at most half full, so probes end */
     if (g->nmemo >= 0 && g->nmemo < PM_LLVM_MEMO) {
