@@ -15,7 +15,10 @@
  *    the buffer, and a shufflevector picking the even elements;
  *  - innermost argument (e)/2 with e +1 per lane (upsampling): one masked load of the
  *    W/2 (+1) elements the lanes share and a shufflevector duplicating them;
- *  - otherwise: a gather of clamped or proven indices at 32-bit offsets (gather_at).
+ *  - otherwise: a gather of clamped or proven indices at 32-bit offsets (gather_at);
+ *    from a callee of short rows (a constant innermost extent of at most W) at a
+ *    data-dependent innermost index, first the two rows of lanes 0 and W-1 loaded whole
+ *    and permuted by lane, when every lane reads one of them (table_read).
  * A row read of the last three kinds whose points are not proven loads the row as
  * above when all its elements lie inside the buffer, checked per vector, and gathers
  * clamped indices only otherwise (guarded_row_load).
@@ -24,6 +27,8 @@
  */
 #include "codegen/llvm/llvm.h"
 
+#include <isl/aff.h>
+#include <isl/val.h>
 #include <limits.h>
 #include <string.h>
 
@@ -440,15 +445,18 @@ LLVMValueRef pm_llvm_offsets_fit_i32(pm_llvm *g, int s)
  * pm_llvm_offsets_fit_i32 for every buffer recorded in g->gathered), and a buffer that
  * fits is not empty, so clamping keeps every lane inside it; otherwise the loop's scalar
  * code reads with 64-bit indices. */
+static LLVMValueRef table_read(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef off,
+                               LLVMValueRef inner, LLVMValueRef row_term);
+
 static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call,
-                              LLVMValueRef *idx, bool clamp)
+                              LLVMValueRef *idx, bool clamp, bool table)
 {
     const pm_poly_storage *st = &g->poly->storage[s];
     const pm_llvm_buf *b = &g->env.bufs[s];
     if (g->gathered)
         g->gathered[s] = true;
     LLVMTypeRef v32 = LLVMVectorType(g->t_i32, (unsigned)pt->W);
-    LLVMValueRef off = NULL;
+    LLVMValueRef off = NULL, inner = NULL, inner_term = NULL;
     for (int d = 0; d < st->ndims; d++) {
         const pm_expr *a = call->args[d];
         LLVMValueRef i32;
@@ -475,13 +483,176 @@ static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, const pm_ex
         LLVMValueRef s32 = pm_llvm_splat(g, pt, LLVMBuildTrunc(g->B, b->stride[d], g->t_i32, ""));
         LLVMValueRef t = LLVMBuildNSWMul(g->B, i32, s32, "");
         off = off ? LLVMBuildNSWAdd(g->B, off, t, "") : t;
+        inner = i32;
+        inner_term = t;
     }
+    if (table && inner)
+        return table_read(g, pt, s, off, inner, inner_term);
     LLVMValueRef v = x86_gather32(g, pt, s, b->base, off);
     if (!v) {
         LLVMValueRef p32 = LLVMBuildGEP2(g->B, pm_llvm_type(g, st->type), b->base, &off, 1, "");
         v = masked_gather(g, pt, s, p32, elem_align(st));
     }
     return v;
+}
+
+/* The AVX-512 permute of two tables by lane (vpermi2ps and its kin) for storage s's
+ * element type at pt's width, or NULL when the target or the shape has none. */
+static const char *two_table_permute(const pm_llvm *g, const pm_point *pt, int s)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    int bytes = pm_type_size(st->type);
+    bool fp = !pm_type_is_int(st->type);
+    if (!g->avx512f)
+        return NULL;
+    if (bytes == 4 && pt->W == 16)
+        return fp ? "llvm.x86.avx512.vpermi2var.ps.512" : "llvm.x86.avx512.vpermi2var.d.512";
+    if (bytes == 4 && pt->W == 8 && g->avx512vl)
+        return fp ? "llvm.x86.avx512.vpermi2var.ps.256" : "llvm.x86.avx512.vpermi2var.d.256";
+    if (bytes == 8 && pt->W == 8)
+        return fp ? "llvm.x86.avx512.vpermi2var.pd.512" : "llvm.x86.avx512.vpermi2var.q.512";
+    return NULL;
+}
+
+/* A read from a table of short rows (table_shaped): each lane's element lies in one of
+ * the rows of lanes 0 and W-1 — the usual case, where the outer indices change once
+ * across the vector (bilateral grid's y/8) and the innermost one is data-dependent
+ * (its z bin) — loads both rows whole (a masked load of the row's ext <= W elements)
+ * and picks each lane's element with one two-table permute; otherwise it gathers.
+ * off is each lane's element offset, inner its innermost index, row_term the part of
+ * off that index makes; nothing here evaluates an expression, so the memo's values
+ * stay valid on both sides. */
+static LLVMValueRef table_read(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef off,
+                               LLVMValueRef inner, LLVMValueRef row_term)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    const pm_llvm_buf *b = &g->env.bufs[s];
+    LLVMBuilderRef B = g->B;
+    unsigned W = (unsigned)pt->W;
+    int n = st->ndims;
+    LLVMTypeRef et = pm_llvm_type(g, st->type), vt = LLVMVectorType(et, W);
+    LLVMTypeRef v32 = LLVMVectorType(g->t_i32, W);
+    /* the offset of each lane's row, and the rows of the first and the last lane */
+    LLVMValueRef row = LLVMBuildNSWSub(B, off, row_term, "row");
+    LLVMValueRef r0 = LLVMBuildExtractElement(B, row, LLVMConstInt(g->t_i32, 0, 0), "");
+    LLVMValueRef r1 = LLVMBuildExtractElement(B, row, LLVMConstInt(g->t_i32, W - 1, 0), "");
+    LLVMValueRef second = LLVMBuildICmp(B, LLVMIntNE, row, pm_llvm_splat(g, pt, r0), "");
+    LLVMValueRef other = LLVMBuildAnd(B, second,
+                                      LLVMBuildICmp(B, LLVMIntNE, row, pm_llvm_splat(g, pt, r1), ""), "");
+    LLVMValueRef bits = LLVMBuildBitCast(B, other, LLVMIntTypeInContext(g->C, W), "");
+    LLVMValueRef two_rows = LLVMBuildICmp(B, LLVMIntEQ, bits, LLVMConstInt(LLVMTypeOf(bits), 0, 0), "");
+    /* a row is ext <= W contiguous elements (checked here; the vector loop's caller
+     * buffers have unit innermost strides, scratch buffers are dense) */
+    LLVMValueRef short_rows = LLVMBuildAnd(
+        B, LLVMBuildICmp(B, LLVMIntSLE, b->ext[n - 1], c64(g, W), ""),
+        LLVMBuildICmp(B, LLVMIntEQ, b->stride[n - 1], c64(g, 1), ""), "");
+    LLVMValueRef ok = LLVMBuildAnd(B, short_rows, two_rows, "table_ok");
+    /* Lanes 0 and W-1 read inside the buffer (proven or clamped indices) and rows are
+     * contiguous in a vector loop, so both rows' loads are safe before the check: reads
+     * of the same rows share them (bilateral grid's z and z + 1 corners). */
+    LLVMValueRef lane[64];
+    for (unsigned l = 0; l < W; l++)
+        lane[l] = LLVMConstInt(g->t_i64, l, 0);
+    LLVMValueRef in_row = LLVMBuildICmp(B, LLVMIntSLT, LLVMConstVector(lane, W),
+                                        pm_llvm_splat_n(g, W, b->ext[n - 1]), "");
+    LLVMTypeRef tys[2] = {vt, g->t_ptr};
+    LLVMTypeRef load_ty, perm_ty;
+    LLVMValueRef load = pm_llvm_intrinsic(g, "llvm.masked.load", tys, 2, &load_ty);
+    LLVMValueRef perm = pm_llvm_intrinsic(g, two_table_permute(g, pt, s), NULL, 0, &perm_ty);
+    LLVMValueRef t[2];
+    LLVMValueRef r[2] = {r0, r1};
+    for (int k = 0; k < 2; k++) {
+        LLVMValueRef at = LLVMBuildSExt(B, r[k], g->t_i64, "");
+        LLVMValueRef p = LLVMBuildGEP2(B, et, b->base, &at, 1, "");
+        LLVMValueRef args[4] = {p, LLVMConstInt(g->t_i32, elem_align(st), 0), in_row,
+                                LLVMGetPoison(vt)};
+        t[k] = pm_llvm_tag_access(g, LLVMBuildCall2(B, load_ty, load, args, 4, "table"), s);
+    }
+    /* lanes of the second row index the permute's second table: + W */
+    LLVMValueRef pick = LLVMBuildAdd(
+        B, inner,
+        LLVMBuildSelect(B, second, pm_llvm_splat_n(g, W, LLVMConstInt(g->t_i32, W, 0)),
+                        LLVMConstNull(v32), ""), "pick");
+    if (pm_type_size(st->type) == 8) /* the 64-bit permutes index with 64-bit lanes */
+        pick = LLVMBuildSExt(B, pick, LLVMVectorType(g->t_i64, W), "");
+    LLVMValueRef pargs[3] = {t[0], pick, t[1]};
+    LLVMValueRef fast = LLVMBuildCall2(B, perm_ty, perm, pargs, 3, "looked_up");
+    LLVMBasicBlockRef fast_end = LLVMGetInsertBlock(B);
+    LLVMBasicBlockRef gat = pm_llvm_block(g, "table_gather"), join = pm_llvm_block(g, "table_join");
+    LLVMBuildCondBr(B, ok, join, gat);
+
+    LLVMPositionBuilderAtEnd(B, gat);
+    LLVMValueRef slow = x86_gather32(g, pt, s, b->base, off);
+    if (!slow) {
+        LLVMValueRef p32 = LLVMBuildGEP2(B, et, b->base, &off, 1, "");
+        slow = masked_gather(g, pt, s, p32, elem_align(st));
+    }
+    LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(B);
+    LLVMBuildBr(B, join);
+
+    LLVMPositionBuilderAtEnd(B, join);
+    LLVMValueRef v = LLVMBuildPhi(B, vt, "read");
+    LLVMValueRef vals[2] = {fast, slow};
+    LLVMBasicBlockRef from[2] = {fast_end, slow_end};
+    LLVMAddIncoming(v, vals, from, 2);
+    return v;
+}
+
+static bool reads_data(const pm_expr *e)
+{
+    if (!e)
+        return false;
+    if (e->kind == PM_EXPR_CALL)
+        return true;
+    return reads_data(e->a) || reads_data(e->b) || reads_data(e->c);
+}
+
+/* An outer index whose lanes take at most two values when the vector starts suitably
+ * aligned: uniform, or (e + k*lane) / K (+ a constant) with k*W <= 2K. */
+static bool two_rows_at_most(const pm_point *pt, const pm_expr *e)
+{
+    if (reads_data(e))
+        return false;
+    if (e->kind == PM_EXPR_BINARY && (e->op == PM_OP_ADD || e->op == PM_OP_SUB) &&
+        e->b->kind == PM_EXPR_INT)
+        e = e->a;
+    if (lane_coef(pt, e) == 0)
+        return true;
+    if (e->kind != PM_EXPR_BINARY || e->op != PM_OP_DIV || !pm_type_is_int(e->type) ||
+        e->b->kind != PM_EXPR_INT || e->b->ival <= 0)
+        return false;
+    int k = lane_coef(pt, e->a);
+    return k != NONLINEAR && (int64_t)(k < 0 ? -k : k) * pt->W <= 2 * e->b->ival;
+}
+
+/* A gathered read shaped for table_read: its callee's rows are short (the innermost
+ * extent a constant of at most W elements: bilateral grid's 11 z bins), its innermost
+ * index reads data (a bin from a pixel's value), and its outer indices take at most two
+ * values across the vector. */
+static bool table_shaped(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    int n = call->nargs;
+    if (n < 1 || !two_table_permute(g, pt, s) || st->step[n - 1] != 1 ||
+        !reads_data(call->args[n - 1]))
+        return false;
+    for (int d = 0; d < n - 1; d++)
+        if (!two_rows_at_most(pt, call->args[d]))
+            return false;
+    if (st->kind == PM_STORAGE_TILE)
+        return st->tile_ext[n - 1] <= pt->W;
+    isl_pw_aff *extent = isl_pw_aff_sub(isl_pw_aff_copy(st->ub[n - 1]), isl_pw_aff_copy(st->lb[n - 1]));
+    bool small = false;
+    if (isl_pw_aff_is_cst(extent) == isl_bool_true && isl_pw_aff_n_piece(extent) == 1) {
+        isl_aff *a = isl_pw_aff_as_aff(isl_pw_aff_copy(extent));
+        isl_val *v = a ? isl_aff_get_constant_val(a) : NULL;
+        small = v && isl_val_is_int(v) && isl_val_get_num_si(v) >= 0 &&
+                isl_val_get_num_si(v) < pt->W;
+        isl_val_free(v);
+        isl_aff_free(a);
+    }
+    isl_pw_aff_free(extent);
+    return small;
 }
 
 static LLVMValueRef gather(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call, bool clamp)
@@ -492,7 +663,7 @@ static LLVMValueRef gather(pm_llvm *g, const pm_point *pt, int s, const pm_expr 
         idx[d] = pm_llvm_splat(g, pt, idx[d]);
     if (call->nargs == 0) /* 0-dimensional: every lane reads the one element */
         return pm_llvm_splat(g, pt, scalar_load(g, pt, s, call, clamp));
-    return gather_at(g, pt, s, call, idx, clamp);
+    return gather_at(g, pt, s, call, idx, clamp, table_shaped(g, pt, s, call));
 }
 
 /* e / 2 (floor), or e / 2 plus or minus a constant, with e moving +1 per lane:
