@@ -446,7 +446,8 @@ LLVMValueRef pm_llvm_offsets_fit_i32(pm_llvm *g, int s)
  * fits is not empty, so clamping keeps every lane inside it; otherwise the loop's scalar
  * code reads with 64-bit indices. */
 static LLVMValueRef table_read(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef off,
-                               LLVMValueRef inner, LLVMValueRef row_term);
+                               LLVMValueRef inner, LLVMValueRef row_term, LLVMValueRef key);
+static const pm_expr *strip_constant(const pm_expr *e);
 
 static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call,
                               LLVMValueRef *idx, bool clamp, bool table)
@@ -456,7 +457,7 @@ static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, const pm_ex
     if (g->gathered)
         g->gathered[s] = true;
     LLVMTypeRef v32 = LLVMVectorType(g->t_i32, (unsigned)pt->W);
-    LLVMValueRef off = NULL, inner = NULL, inner_term = NULL;
+    LLVMValueRef off = NULL, inner = NULL, inner_term = NULL, key = NULL;
     for (int d = 0; d < st->ndims; d++) {
         const pm_expr *a = call->args[d];
         LLVMValueRef i32;
@@ -485,9 +486,18 @@ static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, const pm_ex
         off = off ? LLVMBuildNSWAdd(g->B, off, t, "") : t;
         inner = i32;
         inner_term = t;
+        /* table_read's row key: the outer indices' lane-varying cores (y/8 of y/8 + 1)
+         * times their strides, the same for every read whose rows move alike */
+        const pm_expr *core = table && !clamp && d < st->ndims - 1 ? strip_constant(a) : NULL;
+        if (core && lane_coef(pt, core) != 0) {
+            LLVMValueRef c = pm_llvm_splat(g, pt, pm_llvm_convert(g, pm_llvm_expr(g, pt, core), core->type, PM_I32));
+            LLVMValueRef k = LLVMBuildMul(g->B, c, s32, "");
+            key = key ? LLVMBuildAdd(g->B, key, k, "") : k;
+        }
     }
     if (table && inner)
-        return table_read(g, pt, s, off, inner, inner_term);
+        return table_read(g, pt, s, off, inner, inner_term,
+                          clamp ? NULL : key ? key : LLVMConstNull(v32));
     LLVMValueRef v = x86_gather32(g, pt, s, b->base, off);
     if (!v) {
         LLVMValueRef p32 = LLVMBuildGEP2(g->B, pm_llvm_type(g, st->type), b->base, &off, 1, "");
@@ -520,10 +530,12 @@ static const char *two_table_permute(const pm_llvm *g, const pm_point *pt, int s
  * (its z bin) — loads both rows whole (a masked load of the row's ext <= W elements)
  * and picks each lane's element with one two-table permute; otherwise it gathers.
  * off is each lane's element offset, inner its innermost index, row_term the part of
- * off that index makes; nothing here evaluates an expression, so the memo's values
- * stay valid on both sides. */
+ * off that index makes, key the outer indices' lane-varying part (the row is key plus
+ * a uniform offset, so key decides which lanes share a row; NULL: the row itself);
+ * nothing here evaluates an expression, so the memo's values stay valid on both
+ * sides. */
 static LLVMValueRef table_read(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef off,
-                               LLVMValueRef inner, LLVMValueRef row_term)
+                               LLVMValueRef inner, LLVMValueRef row_term, LLVMValueRef key)
 {
     const pm_poly_storage *st = &g->poly->storage[s];
     const pm_llvm_buf *b = &g->env.bufs[s];
@@ -536,9 +548,15 @@ static LLVMValueRef table_read(pm_llvm *g, const pm_point *pt, int s, LLVMValueR
     LLVMValueRef row = LLVMBuildNSWSub(B, off, row_term, "row");
     LLVMValueRef r0 = LLVMBuildExtractElement(B, row, LLVMConstInt(g->t_i32, 0, 0), "");
     LLVMValueRef r1 = LLVMBuildExtractElement(B, row, LLVMConstInt(g->t_i32, W - 1, 0), "");
-    LLVMValueRef second = LLVMBuildICmp(B, LLVMIntNE, row, pm_llvm_splat(g, pt, r0), "");
+    if (!key) /* clamped indices: the rows themselves */
+        key = row;
+    /* row = key + a uniform offset: the lanes' rows are those of lanes 0 and W-1 where
+     * their keys are, and reads with equal keys share this check */
+    LLVMValueRef k0 = LLVMBuildExtractElement(B, key, LLVMConstInt(g->t_i32, 0, 0), "");
+    LLVMValueRef k1 = LLVMBuildExtractElement(B, key, LLVMConstInt(g->t_i32, W - 1, 0), "");
+    LLVMValueRef second = LLVMBuildICmp(B, LLVMIntNE, key, pm_llvm_splat(g, pt, k0), "");
     LLVMValueRef other = LLVMBuildAnd(B, second,
-                                      LLVMBuildICmp(B, LLVMIntNE, row, pm_llvm_splat(g, pt, r1), ""), "");
+                                      LLVMBuildICmp(B, LLVMIntNE, key, pm_llvm_splat(g, pt, k1), ""), "");
     LLVMValueRef bits = LLVMBuildBitCast(B, other, LLVMIntTypeInContext(g->C, W), "");
     LLVMValueRef two_rows = LLVMBuildICmp(B, LLVMIntEQ, bits, LLVMConstInt(LLVMTypeOf(bits), 0, 0), "");
     /* a row is ext <= W contiguous elements (checked here; the vector loop's caller
@@ -607,15 +625,22 @@ static bool reads_data(const pm_expr *e)
     return reads_data(e->a) || reads_data(e->b) || reads_data(e->c);
 }
 
+/* e without an added or subtracted integer constant. */
+static const pm_expr *strip_constant(const pm_expr *e)
+{
+    if (e->kind == PM_EXPR_BINARY && (e->op == PM_OP_ADD || e->op == PM_OP_SUB) &&
+        e->b->kind == PM_EXPR_INT)
+        return e->a;
+    return e;
+}
+
 /* An outer index whose lanes take at most two values when the vector starts suitably
  * aligned: uniform, or (e + k*lane) / K (+ a constant) with k*W <= 2K. */
 static bool two_rows_at_most(const pm_point *pt, const pm_expr *e)
 {
     if (reads_data(e))
         return false;
-    if (e->kind == PM_EXPR_BINARY && (e->op == PM_OP_ADD || e->op == PM_OP_SUB) &&
-        e->b->kind == PM_EXPR_INT)
-        e = e->a;
+    e = strip_constant(e);
     if (lane_coef(pt, e) == 0)
         return true;
     if (e->kind != PM_EXPR_BINARY || e->op != PM_OP_DIV || !pm_type_is_int(e->type) ||
@@ -911,6 +936,95 @@ LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
     if (proven)
         return row_load(g, pt, s, call, &r);
     return guarded_row_load(g, pt, s, call, &r);
+}
+
+/* AVX-512's masked gather and scatter of storage s's element type at pt's width with
+ * 32-bit offsets, or NULL names when it has none. */
+static void x86_cell_ops(const pm_llvm *g, const pm_point *pt, int s, const char **gather_name,
+                         const char **scatter_name)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    int bytes = pm_type_size(st->type);
+    bool fp = !pm_type_is_int(st->type);
+    *gather_name = *scatter_name = NULL;
+    if (!g->avx512f)
+        return;
+    if (bytes == 4 && pt->W == 16) {
+        *gather_name = fp ? "llvm.x86.avx512.mask.gather.dps.512" : "llvm.x86.avx512.mask.gather.dpi.512";
+        *scatter_name = fp ? "llvm.x86.avx512.mask.scatter.dps.512" : "llvm.x86.avx512.mask.scatter.dpi.512";
+    } else if (bytes == 4 && pt->W == 8 && g->avx512vl) {
+        *gather_name = fp ? "llvm.x86.avx512.mask.gather3siv8.sf" : "llvm.x86.avx512.mask.gather3siv8.si";
+        *scatter_name = fp ? "llvm.x86.avx512.mask.scattersiv8.sf" : "llvm.x86.avx512.mask.scattersiv8.si";
+    } else if (bytes == 8 && pt->W == 8) {
+        *gather_name = fp ? "llvm.x86.avx512.mask.gather.dpd.512" : "llvm.x86.avx512.mask.gather.dpq.512";
+        *scatter_name = fp ? "llvm.x86.avx512.mask.scatter.dpd.512" : "llvm.x86.avx512.mask.scatter.dpq.512";
+    }
+}
+
+/* The mask as the intrinsic's parameter k wants it: <W x i1>, or an integer of W bits. */
+static LLVMValueRef mask_as(pm_llvm *g, LLVMTypeRef fnty, unsigned k, LLVMValueRef mask)
+{
+    LLVMTypeRef params[8];
+    if (LLVMCountParamTypes(fnty) > 8)
+        return mask;
+    LLVMGetParamTypes(fnty, params);
+    LLVMTypeRef want = params[k];
+    if (LLVMGetTypeKind(want) != LLVMIntegerTypeKind)
+        return mask;
+    unsigned W = LLVMGetVectorSize(LLVMTypeOf(mask));
+    LLVMValueRef bits = LLVMBuildBitCast(g->B, mask, LLVMIntTypeInContext(g->C, W), "");
+    return LLVMGetIntTypeWidth(want) == W ? bits : LLVMBuildZExt(g->B, bits, want, "");
+}
+
+LLVMValueRef pm_llvm_gather_cells(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef off,
+                                  LLVMValueRef mask)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    const pm_llvm_buf *b = &g->env.bufs[s];
+    if (g->gathered)
+        g->gathered[s] = true;
+    LLVMTypeRef et = pm_llvm_type(g, st->type), vt = LLVMVectorType(et, (unsigned)pt->W);
+    const char *gname, *sname;
+    x86_cell_ops(g, pt, s, &gname, &sname);
+    LLVMTypeRef fnty;
+    LLVMValueRef fn = gname ? pm_llvm_intrinsic(g, gname, NULL, 0, &fnty) : NULL;
+    if (fn) {
+        LLVMValueRef args[5] = {LLVMConstNull(vt), b->base, off, mask_as(g, fnty, 3, mask),
+                                LLVMConstInt(g->t_i32, (unsigned)pm_type_size(st->type), 0)};
+        return pm_llvm_tag_access(g, LLVMBuildCall2(g->B, fnty, fn, args, 5, "cells"), s);
+    }
+    LLVMValueRef ptrs = LLVMBuildGEP2(g->B, et, b->base, &off, 1, "");
+    LLVMTypeRef tys[2] = {vt, LLVMTypeOf(ptrs)};
+    fn = pm_llvm_intrinsic(g, "llvm.masked.gather", tys, 2, &fnty);
+    if (!fn)
+        return LLVMGetPoison(vt);
+    LLVMValueRef args[4] = {ptrs, LLVMConstInt(g->t_i32, elem_align(st), 0), mask, LLVMConstNull(vt)};
+    return pm_llvm_tag_access(g, LLVMBuildCall2(g->B, fnty, fn, args, 4, "cells"), s);
+}
+
+void pm_llvm_scatter_cells(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef off,
+                           LLVMValueRef mask, LLVMValueRef v)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    const pm_llvm_buf *b = &g->env.bufs[s];
+    LLVMTypeRef et = pm_llvm_type(g, st->type);
+    const char *gname, *sname;
+    x86_cell_ops(g, pt, s, &gname, &sname);
+    LLVMTypeRef fnty;
+    LLVMValueRef fn = sname ? pm_llvm_intrinsic(g, sname, NULL, 0, &fnty) : NULL;
+    if (fn) {
+        LLVMValueRef args[5] = {b->base, mask_as(g, fnty, 1, mask), off, v,
+                                LLVMConstInt(g->t_i32, (unsigned)pm_type_size(st->type), 0)};
+        pm_llvm_tag_access(g, LLVMBuildCall2(g->B, fnty, fn, args, 5, ""), s);
+        return;
+    }
+    LLVMValueRef ptrs = LLVMBuildGEP2(g->B, et, b->base, &off, 1, "");
+    LLVMTypeRef tys[2] = {LLVMTypeOf(v), LLVMTypeOf(ptrs)};
+    fn = pm_llvm_intrinsic(g, "llvm.masked.scatter", tys, 2, &fnty);
+    if (!fn)
+        return;
+    LLVMValueRef args[4] = {v, ptrs, LLVMConstInt(g->t_i32, elem_align(st), 0), mask};
+    pm_llvm_tag_access(g, LLVMBuildCall2(g->B, fnty, fn, args, 4, ""), s);
 }
 
 LLVMValueRef pm_llvm_own_addr(pm_llvm *g, const pm_point *pt)

@@ -230,6 +230,13 @@ int pm_llvm_storage_index(const pm_llvm *g, const pm_func *f);
  * (extent - 1) * |stride| over its dimensions is at most INT32_MAX), and so does every
  * coordinate of it. Loop-invariant; constant for scratchpads. */
 LLVMValueRef pm_llvm_offsets_fit_i32(pm_llvm *g, int s);
+/* The lanes of storage s at the 32-bit element offsets off (<W x i32>) where mask
+ * (<W x i1>) is on, and the store of v there: a reduction's update of W different cells
+ * (stmt.c). The vector loop runs only where s's offsets fit 32 bits (marked here). */
+LLVMValueRef pm_llvm_gather_cells(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef off,
+                                  LLVMValueRef mask);
+void pm_llvm_scatter_cells(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef off,
+                           LLVMValueRef mask, LLVMValueRef v);
 
 /* parallel.c */
 /* Emits the for node `node` as a parallel loop (outlined, GOMP_parallel); returns false

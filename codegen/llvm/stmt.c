@@ -5,6 +5,8 @@
  *  cases merged by row: if (cond_0) f(x) = value_0; else if (cond_1) ... else value_last
  *  init:        f(x) = initial
  *  update:      i = index(r); if (i inside f's domain) f(i) = op(f(i), value(r))
+ *               (vectors, lanes on W different cells: gather, op, scatter, masked to
+ *               the lanes inside)
  *  merged:      the part whose interval at the point's row holds it (poly.h)
  * A point's coordinates come from the user node's arguments (i64 expressions of the
  * iterators) converted to the variables' type, i32.
@@ -153,6 +155,49 @@ static int reduce_binop(pm_reduce_op op)
     return PM_OP_ADD;
 }
 
+/* The updates of pt's W lanes, which write W different cells (vector.c,
+ * update_vector_ok): each lane's cell index and inside test as vectors, the cells
+ * gathered where inside, combined with the lanes' values and scattered back. */
+static void vector_update(pm_llvm *g, const pm_point *pt, pm_func *f, int s)
+{
+    LLVMBuilderRef B = g->B;
+    const pm_poly_storage *st = &g->poly->storage[s];
+    const pm_llvm_buf *b = &g->env.bufs[s];
+    unsigned W = (unsigned)pt->W;
+    LLVMTypeRef v32 = LLVMVectorType(g->t_i32, W);
+    LLVMValueRef inside = pm_llvm_splat(g, pt, LLVMConstInt(g->t_i1, 1, 0)), off = NULL;
+    for (int d = 0; d < f->ndims; d++) {
+        const pm_expr *ie = f->rindex[d];
+        g->exact++; /* an index is discrete */
+        LLVMValueRef c = pm_llvm_convert(g, pm_llvm_expr(g, pt, ie), ie->type, PM_I64);
+        g->exact--;
+        LLVMValueRef i = pm_llvm_index(g, pt, s, d, pm_llvm_splat(g, pt, c));
+        if (!(d < 32 && (pt->stmt->write_inside_dims & (1u << d)) && st->step[d] == 1)) {
+            LLVMValueRef ok = LLVMBuildICmp(B, LLVMIntULT, i, pm_llvm_splat(g, pt, b->ext[d]), "");
+            if (st->step[d] != 1) {
+                LLVMValueRef step = pm_llvm_splat(g, pt, LLVMConstInt(g->t_i64, (unsigned long long)st->step[d], 0));
+                LLVMValueRef rel = LLVMBuildSub(B, pm_llvm_splat(g, pt, c), pm_llvm_splat(g, pt, b->lb[d]), "");
+                ok = LLVMBuildAnd(B, ok, LLVMBuildICmp(B, LLVMIntEQ, LLVMBuildSRem(B, rel, step, ""),
+                                                       LLVMConstNull(LLVMTypeOf(rel)), ""), "");
+            }
+            inside = LLVMBuildAnd(B, inside, ok, "");
+        }
+        /* no wrap flags: a lane outside the domain may hold any index (it is masked) */
+        LLVMValueRef t = LLVMBuildMul(B, LLVMBuildTrunc(B, i, v32, ""),
+                                      pm_llvm_splat(g, pt, LLVMBuildTrunc(B, b->stride[d], g->t_i32, "")), "");
+        off = off ? LLVMBuildAdd(B, off, t, "") : t;
+    }
+    if (!off)
+        return;
+    LLVMValueRef v = pm_llvm_splat(g, pt, pm_llvm_convert(g, pm_llvm_expr(g, pt, f->rvalue),
+                                                          f->rvalue->type, f->type));
+    LLVMValueRef old = pm_llvm_gather_cells(g, pt, s, off, inside);
+    g->exact++; /* as the scalar update: the interpreter's rounding, cell by cell */
+    LLVMValueRef nv = pm_llvm_binop(g, reduce_binop(f->reduce_op), f->type, old, v);
+    g->exact--;
+    pm_llvm_scatter_cells(g, pt, s, off, inside, nv);
+}
+
 static void update_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
 {
     LLVMBuilderRef B = g->B;
@@ -162,6 +207,10 @@ static void update_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
     if (pm_type_is_float(f->type) &&
         (f->reduce_op == PM_REDUCE_AND || f->reduce_op == PM_REDUCE_OR)) {
         pm_error_set(g->err, PM_ERR_UNSUPPORTED, "%s: and/or reduction of a float", f->name);
+        return;
+    }
+    if (pt->W > 1) {
+        vector_update(g, pt, f, s);
         return;
     }
     /* An index outside the variable domain skips the update (polymage.h). */

@@ -5,10 +5,15 @@
  *    left no conditions inside), its increment is 1 and its condition reads
  *    `i <= e` or `i < e` with e independent of i (so if i+W-1 passes, all W lanes do);
  *  - every statement in it may be vectorized (poly.c: its innermost dimension carries no
- *    dependence; reduction updates never; border strips run scalar, one copy of their
- *    body instead of three), and the loop runs along the statement's
- *    innermost dimension (argument n-1 is the iterator, the others do not mention it)
- *    with step 1, so the statement's write is one contiguous <W x T> store.
+ *    dependence; border strips run scalar, one copy of their body instead of three), and
+ *    the loop runs along the statement's innermost dimension (argument n-1 is the
+ *    iterator, the others do not mention it) with step 1, so the statement's write is
+ *    one contiguous <W x T> store;
+ *  - or its statements are instances of one reduction update and the loop runs along a
+ *    dimension in which any two updates of a common cell agree (a histogram's cell
+ *    column: the lanes write W different cells, gathered, combined and scattered by
+ *    stmt.c), with no lane run twice: vectors while W points remain, then scalar code
+ *    (loop_then_scalar).
  * The loop then becomes, where all caller buffers have unit innermost stride and the
  * buffers the vectors gather from have 32-bit offsets (vec_ok),
  *     if (vec_ok and at least W points)
@@ -106,14 +111,87 @@ static bool call_along(__isl_keep isl_ast_expr *call, const pm_poly_stmt *s,
     return ok;
 }
 
+/* The dimension of statement s that the call's argument iterator id is, when it is
+ * exactly one argument and no other mentions it; else -1. */
+static int lane_dim(__isl_keep isl_ast_expr *call, const pm_poly_stmt *s, __isl_keep isl_id *id)
+{
+    if (isl_ast_expr_op_get_n_arg(call) != s->ndims + 1)
+        return -1;
+    int k = -1;
+    for (int d = 0; d < s->ndims; d++) {
+        isl_ast_expr *a = isl_ast_expr_op_get_arg(call, d + 1);
+        if (is_id(a, id))
+            k = k < 0 ? d : -2;
+        else if (mentions(a, id))
+            k = -2;
+        isl_ast_expr_free(a);
+    }
+    return k < 0 ? -1 : k;
+}
+
+static bool calls_func(const pm_expr *e, const pm_func *f)
+{
+    if (!e)
+        return false;
+    if (e->kind == PM_EXPR_CALL && e->callee == f)
+        return true;
+    for (int i = 0; e->kind == PM_EXPR_CALL && i < e->nargs; i++)
+        if (calls_func(e->args[i], f))
+            return true;
+    return calls_func(e->a, f) || calls_func(e->b, f) || calls_func(e->c, f);
+}
+
+/* May reduction update s run with vectors along iterator id? The iterator is one
+ * dimension k of the reduction domain along which no two updates share a cell
+ * (poly.c, distinct_cell_dims: a histogram's cell column), so the lanes write W
+ * different cells and a gather, the operation and a scatter give each cell its updates
+ * in their order (stmt.c); and the update reads nothing of its own reduction. */
+static bool update_vector_ok(pm_llvm *g, __isl_keep isl_ast_expr *call, const pm_poly_stmt *s,
+                             __isl_keep isl_id *id)
+{
+    const pm_func *f = g->poly->stages[s->stage].func;
+    int k = lane_dim(call, s, id);
+    if (k < 0 || k >= 32 || !(s->distinct_cell_dims & (1u << k)) || s->border_dims ||
+        s->nparts > 0 || calls_func(f->rvalue, f))
+        return false;
+    for (int d = 0; d < f->ndims; d++)
+        if (calls_func(f->rindex[d], f))
+            return false;
+    return true;
+}
+
 /* Does the user node's statement qualify along iterator id? */
 static bool user_ok(pm_llvm *g, __isl_keep isl_ast_node *user, __isl_keep isl_id *id)
 {
     isl_ast_expr *call = isl_ast_node_user_get_expr(user);
     const pm_poly_stmt *s = pm_llvm_call_stmt(g, call);
-    bool ok = stmt_vector_ok(g, s) && call_along(call, s, id);
+    bool ok = s && s->kind == PM_STMT_UPDATE
+                  ? update_vector_ok(g, call, s, id)
+                  : stmt_vector_ok(g, s) && call_along(call, s, id);
     isl_ast_expr_free(call);
     return ok;
+}
+
+/* A body of updates runs with vectors only when they are all instances of one update
+ * statement (its unrolled channels): two of them that share a cell agree along the
+ * lanes' dimension, so running each for all lanes before the next keeps every cell's
+ * updates in order. Returns whether the body has updates; *ok false when it mixes. */
+static bool body_updates(pm_llvm *g, isl_ast_node **users, int n, bool *ok)
+{
+    const pm_poly_stmt *first = NULL;
+    bool any = false, all = true;
+    for (int i = 0; i < n; i++) {
+        isl_ast_expr *call = isl_ast_node_user_get_expr(users[i]);
+        const pm_poly_stmt *s = pm_llvm_call_stmt(g, call);
+        isl_ast_expr_free(call);
+        bool upd = s && s->kind == PM_STMT_UPDATE;
+        any |= upd;
+        all &= upd && (!first || first == s);
+        if (!first)
+            first = s;
+    }
+    *ok = !any || all;
+    return any;
 }
 
 /* A for node's iterator, condition and body (for_node_get; for_node_clear frees them). */
@@ -326,6 +404,7 @@ typedef struct vector_loop {
     const pm_poly_stmt *part;
     const pm_point *row;
     bool ranged;          /* users over start .. last only (a thread's share of the loop) */
+    bool updates;         /* users are reduction updates: no lane may run twice          */
     int W;
     LLVMValueRef start, last, vec_ok, scalar_from;
     LLVMBasicBlockRef scalar, done;
@@ -360,8 +439,10 @@ static void vector_step(pm_llvm *g, const vector_loop *L, LLVMValueRef i, int W)
             isl_ast_expr *call = isl_ast_node_user_get_expr(L->users[k]);
             pm_point pt;
             if (pm_llvm_point_of_call(g, call, &pt)) {
+                int k = pt.stmt->kind == PM_STMT_UPDATE ? lane_dim(call, pt.stmt, L->id)
+                                                        : pt.stmt->ndims - 1;
                 pt.W = W;
-                pt.lane_step[pt.stmt->ndims - 1] = 1;
+                pt.lane_step[k < 0 ? pt.stmt->ndims - 1 : k] = 1;
                 pm_llvm_stmt(g, &pt);
             }
             isl_ast_expr_free(call);
@@ -506,6 +587,31 @@ static void loop_and_tail(pm_llvm *g, vector_loop *L)
     LLVMPositionBuilderAtEnd(B, vtail);
     vector_step(g, L, last_vector_start(g, L), W);
     LLVMBuildBr(B, L->done);
+    L->scalar_from = i;
+}
+
+/*     while (vec_ok and i + W - 1 <= last) { body for lanes i..i+W-1; i += W }
+ *     scalar from i
+ * For reduction updates, which must run once per point: no vector overlaps another. */
+static void loop_then_scalar(pm_llvm *g, vector_loop *L)
+{
+    LLVMBuilderRef B = g->B;
+    int W = L->W;
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(B);
+    LLVMBasicBlockRef head = pm_llvm_block(g, "vfor"), vbody = pm_llvm_block(g, "vbody");
+    LLVMBuildBr(B, head);
+    LLVMPositionBuilderAtEnd(B, head);
+    LLVMValueRef i = LLVMBuildPhi(B, g->t_i64, "vi");
+    LLVMAddIncoming(i, &L->start, &pre, 1);
+    LLVMValueRef last = LLVMBuildNSWAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W - 1, 0), "");
+    LLVMValueRef c = LLVMBuildICmp(B, LLVMIntSLE, last, L->last, "");
+    LLVMBuildCondBr(B, LLVMBuildAnd(B, c, L->vec_ok, ""), vbody, L->scalar);
+    LLVMPositionBuilderAtEnd(B, vbody);
+    vector_step(g, L, i, W);
+    LLVMValueRef next = LLVMBuildNSWAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W, 0), "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
+    LLVMAddIncoming(i, &next, &latch, 1);
+    LLVMBuildBr(B, head);
     L->scalar_from = i;
 }
 
@@ -667,8 +773,10 @@ static void emit_vector_loop(pm_llvm *g, vector_loop *L, long long trip, body_tr
     L->vec_ok = LLVMBuildAnd(B, g->env.unit_stride, fits_later, "");
     L->scalar = pm_llvm_block(g, "vscalar");
     L->done = pm_llvm_block(g, "vdone");
-    int w = short_lanes(trip, W), A = 0, elem = 1;
-    if (w > 0) {
+    int w = L->updates ? 0 : short_lanes(trip, W), A = 0, elem = 1;
+    if (L->updates) {
+        loop_then_scalar(g, L);
+    } else if (w > 0) {
         /* fewer points than W: one vector of w lanes from the start and one ending at
          * the last point (overlapping, harmless: the statements are pure) */
         LLVMBasicBlockRef vshort = pm_llvm_block(g, "vshort");
@@ -738,9 +846,13 @@ static bool vector_loop_of(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueR
     bool ok = n > 0 && (trip < 0 || trip >= 4);
     for (int i = 0; ok && i < n; i++)
         ok = user_ok(g, users[i], f.id);
+    bool updates = ok && body_updates(g, users, n, &ok);
+    if (updates && trip >= 0 && trip < W)
+        ok = false; /* no full vector */
     if (ok) {
         vector_loop loop = {.node = node, .id = f.id, .users = users, .n = n, .W = W,
-                            .ranged = first != NULL, .start = start, .last = end};
+                            .ranged = first != NULL, .updates = updates, .start = start,
+                            .last = end};
         emit_vector_loop(g, &loop, trip, loop_traits(g, users, n));
     }
     for (int k = 0; k < n; k++)
