@@ -548,6 +548,33 @@ static LLVMValueRef last_vector_start(pm_llvm *g, const vector_loop *L)
 }
 
 /*     while (vec_ok and i + W - 1 <= last) { body for lanes i..i+W-1; i += W }
+ * then on to block *exit (a new block "vrest" when NULL); returns i (its value there). */
+static LLVMValueRef full_vectors(pm_llvm *g, vector_loop *L, LLVMBasicBlockRef *exit)
+{
+    LLVMBuilderRef B = g->B;
+    int W = L->W;
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(B);
+    LLVMBasicBlockRef head = pm_llvm_block(g, "vfor"), vbody = pm_llvm_block(g, "vbody");
+    if (!*exit)
+        *exit = pm_llvm_block(g, "vrest");
+    LLVMBuildBr(B, head);
+    LLVMPositionBuilderAtEnd(B, head);
+    LLVMValueRef i = LLVMBuildPhi(B, g->t_i64, "vi");
+    LLVMAddIncoming(i, &L->start, &pre, 1);
+    /* the condition at the last lane */
+    LLVMValueRef last = LLVMBuildNSWAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W - 1, 0), "");
+    LLVMValueRef c = LLVMBuildICmp(B, LLVMIntSLE, last, L->last, "");
+    LLVMBuildCondBr(B, LLVMBuildAnd(B, c, L->vec_ok, ""), vbody, *exit);
+    LLVMPositionBuilderAtEnd(B, vbody);
+    vector_step(g, L, i, W);
+    LLVMValueRef next = LLVMBuildNSWAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W, 0), "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
+    LLVMAddIncoming(i, &next, &latch, 1);
+    LLVMBuildBr(B, head);
+    return i;
+}
+
+/*     full vectors from the first point (full_vectors)
  *     if (vectors ran and i <= last) body for lanes last-W+1..last  -- overlapping tail
  *     else scalar from i                                            -- short loops
  * The vectors start W apart from the first point, so a lane pattern set by the start's
@@ -556,24 +583,8 @@ static void loop_and_tail(pm_llvm *g, vector_loop *L)
 {
     LLVMBuilderRef B = g->B;
     int W = L->W;
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(B);
-    LLVMBasicBlockRef head = pm_llvm_block(g, "vfor"), vbody = pm_llvm_block(g, "vbody");
-    LLVMBasicBlockRef rest = pm_llvm_block(g, "vrest");
-    LLVMBuildBr(B, head);
-    LLVMPositionBuilderAtEnd(B, head);
-    LLVMValueRef i = LLVMBuildPhi(B, g->t_i64, "vi");
-    LLVMAddIncoming(i, &L->start, &pre, 1);
-    /* the condition at the last lane */
-    LLVMValueRef last = LLVMBuildNSWAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W - 1, 0), "");
-    LLVMValueRef c = LLVMBuildICmp(B, LLVMIntSLE, last, L->last, "");
-    LLVMBuildCondBr(B, LLVMBuildAnd(B, c, L->vec_ok, ""), vbody, rest);
-    LLVMPositionBuilderAtEnd(B, vbody);
-    vector_step(g, L, i, W);
-    LLVMValueRef next = LLVMBuildNSWAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W, 0), "");
-    LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
-    LLVMAddIncoming(i, &next, &latch, 1);
-    LLVMBuildBr(B, head);
-
+    LLVMBasicBlockRef rest = NULL;
+    LLVMValueRef i = full_vectors(g, L, &rest);
     /* The remainder. When vectors ran (so the loop has at least W iterations) and points
      * are left, one more vector ending at the last point covers them: it recomputes some
      * lanes, which is harmless because the statements are pure (no updates; vectorizable
@@ -590,29 +601,12 @@ static void loop_and_tail(pm_llvm *g, vector_loop *L)
     L->scalar_from = i;
 }
 
-/*     while (vec_ok and i + W - 1 <= last) { body for lanes i..i+W-1; i += W }
- *     scalar from i
+/*     full vectors from the first point (full_vectors), then scalar from where they
+ *     stopped
  * For reduction updates, which must run once per point: no vector overlaps another. */
 static void loop_then_scalar(pm_llvm *g, vector_loop *L)
 {
-    LLVMBuilderRef B = g->B;
-    int W = L->W;
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(B);
-    LLVMBasicBlockRef head = pm_llvm_block(g, "vfor"), vbody = pm_llvm_block(g, "vbody");
-    LLVMBuildBr(B, head);
-    LLVMPositionBuilderAtEnd(B, head);
-    LLVMValueRef i = LLVMBuildPhi(B, g->t_i64, "vi");
-    LLVMAddIncoming(i, &L->start, &pre, 1);
-    LLVMValueRef last = LLVMBuildNSWAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W - 1, 0), "");
-    LLVMValueRef c = LLVMBuildICmp(B, LLVMIntSLE, last, L->last, "");
-    LLVMBuildCondBr(B, LLVMBuildAnd(B, c, L->vec_ok, ""), vbody, L->scalar);
-    LLVMPositionBuilderAtEnd(B, vbody);
-    vector_step(g, L, i, W);
-    LLVMValueRef next = LLVMBuildNSWAdd(B, i, LLVMConstInt(g->t_i64, (unsigned)W, 0), "");
-    LLVMBasicBlockRef latch = LLVMGetInsertBlock(B);
-    LLVMAddIncoming(i, &next, &latch, 1);
-    LLVMBuildBr(B, head);
-    L->scalar_from = i;
+    L->scalar_from = full_vectors(g, L, &L->scalar);
 }
 
 /*     if (vec_ok and at least W points)
