@@ -447,6 +447,19 @@ LLVMValueRef pm_llvm_offsets_fit_i32(pm_llvm *g, int s)
  * code reads with 64-bit indices. */
 static LLVMValueRef table_read(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef off,
                                LLVMValueRef inner, LLVMValueRef row_term, LLVMValueRef key);
+
+/* All W lanes of storage s at the 32-bit element offsets off. */
+static LLVMValueRef gather_offsets(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef off)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    const pm_llvm_buf *b = &g->env.bufs[s];
+    LLVMValueRef v = x86_gather32(g, pt, s, b->base, off);
+    if (!v) {
+        LLVMValueRef p32 = LLVMBuildGEP2(g->B, pm_llvm_type(g, st->type), b->base, &off, 1, "");
+        v = masked_gather(g, pt, s, p32, elem_align(st));
+    }
+    return v;
+}
 static const pm_expr *strip_constant(const pm_expr *e);
 
 static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call,
@@ -498,12 +511,7 @@ static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, const pm_ex
     if (table && inner)
         return table_read(g, pt, s, off, inner, inner_term,
                           clamp ? NULL : key ? key : LLVMConstNull(v32));
-    LLVMValueRef v = x86_gather32(g, pt, s, b->base, off);
-    if (!v) {
-        LLVMValueRef p32 = LLVMBuildGEP2(g->B, pm_llvm_type(g, st->type), b->base, &off, 1, "");
-        v = masked_gather(g, pt, s, p32, elem_align(st));
-    }
-    return v;
+    return gather_offsets(g, pt, s, off);
 }
 
 /* The AVX-512 permute of two tables by lane (vpermi2ps and its kin) for storage s's
@@ -600,11 +608,7 @@ static LLVMValueRef table_read(pm_llvm *g, const pm_point *pt, int s, LLVMValueR
     LLVMBuildCondBr(B, ok, join, gat);
 
     LLVMPositionBuilderAtEnd(B, gat);
-    LLVMValueRef slow = x86_gather32(g, pt, s, b->base, off);
-    if (!slow) {
-        LLVMValueRef p32 = LLVMBuildGEP2(B, et, b->base, &off, 1, "");
-        slow = masked_gather(g, pt, s, p32, elem_align(st));
-    }
+    LLVMValueRef slow = gather_offsets(g, pt, s, off);
     LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(B);
     LLVMBuildBr(B, join);
 
