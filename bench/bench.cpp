@@ -35,6 +35,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -298,6 +299,27 @@ double tolerance_for(const std::string &app, pm_type t, double app_tol) {
 /* The children                                                                        */
 /* ---------------------------------------------------------------------------------- */
 
+/* Input pictures start on a cache line, as an image library's or Halide's own buffers
+ * do (malloc's 16-byte alignment split every 64-byte vector load across two lines). */
+template <typename T>
+struct CacheLineAllocator {
+    using value_type = T;
+    CacheLineAllocator() = default;
+    template <typename U>
+    CacheLineAllocator(const CacheLineAllocator<U> &) {}
+    T *allocate(size_t n) {
+        size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
+        void *p = aligned_alloc(64, bytes ? bytes : 64);
+        if (!p) throw std::bad_alloc();
+        return static_cast<T *>(p);
+    }
+    void deallocate(T *p, size_t) { free(p); }
+    template <typename U>
+    bool operator==(const CacheLineAllocator<U> &) const { return true; }
+    template <typename U>
+    bool operator!=(const CacheLineAllocator<U> &) const { return false; }
+};
+
 struct AppData {
     std::string name;
     const pm_sample_app *sample = nullptr;  /* NULL in --halide-only */
@@ -305,7 +327,7 @@ struct AppData {
     HalideAppArgs args;                     /* params and shapes */
     std::vector<pm_type> out_types;
     std::vector<pm_buffer> inputs;          /* parent memory, copied on write by children */
-    std::vector<std::vector<uint8_t>> input_store;
+    std::vector<std::vector<uint8_t, CacheLineAllocator<uint8_t>>> input_store;
     double tolerance = 1e-4;
 };
 

@@ -47,7 +47,13 @@ pm_buffer pm_sample_buffer(pm_pipeline *p, int is_output, int index, const pm_va
     size_t count = 1;
     for (int d = 0; d < ndims; d++)
         count *= (size_t)(extents[d] > 0 ? extents[d] : 0);
-    b.data = calloc(count ? count : 1, pm_type_size(b.type));
+    /* aligned to the cache line as image libraries and Halide's own buffers are: a
+     * row of vectors then never splits a line (free() releases it) */
+    size_t bytes = (count ? count : 1) * pm_type_size(b.type);
+    bytes = (bytes + 63) / 64 * 64;
+    b.data = aligned_alloc(64, bytes);
+    if (b.data)
+        memset(b.data, 0, bytes);
     return b;
 }
 

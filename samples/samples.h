@@ -69,7 +69,7 @@ const pm_sample_app *pm_sample_find(const char *name);
 
 /* Dense buffers for the drivers (tests, bench/pm_sweep). A zeroed dense buffer of
  * the shape the pipeline wants for input (is_output 0) or output `index` at these
- * parameters; data NULL on failure (free data with free()). */
+ * parameters, 64-byte aligned; data NULL on failure (free data with free()). */
 pm_buffer pm_sample_buffer(pm_pipeline *p, int is_output, int index, const pm_value *params);
 /* Elements of a dense buffer, and element i as a double. */
 int64_t pm_sample_buffer_count(const pm_buffer *b);
