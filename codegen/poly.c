@@ -475,6 +475,51 @@ static unsigned write_inside_dims(const pm_poly_stmt *s, const pm_func *f, __isl
     return mask;
 }
 
+typedef struct var_use {
+    int id;
+    bool found;
+} var_use;
+
+static bool visit_var_use(const pm_expr *e, void *user)
+{
+    var_use *u = user;
+    if (e->kind == PM_EXPR_VAR && e->id == u->id)
+        u->found = true;
+    return !u->found;
+}
+
+/* The bin of a reduction's written cell and the reduction dimensions its other indices
+ * leave free (poly.h: bin_extent, bin_dim, row_free_dims). */
+static void bin_facts(pm_poly_stmt *s, const pm_func *f)
+{
+    s->bin_extent = 0;
+    s->bin_dim = -1;
+    s->row_free_dims = 0;
+    int bin = -1;
+    for (int d = 0; d < f->ndims; d++)
+        if (d >= 32 || !(s->write_inside_dims & (1u << d))) {
+            if (bin >= 0)
+                return;
+            bin = d;
+        }
+    if (bin < 0)
+        return;
+    const pm_interval *iv = f->intervals[bin];
+    if (iv->lb->kind != PM_EXPR_INT || iv->ub->kind != PM_EXPR_INT || iv->step != 1 ||
+        iv->ub->ival < iv->lb->ival || iv->ub->ival - iv->lb->ival >= PM_POLY_BIN_MAX)
+        return;
+    for (int k = 0; k < f->nrdims && k < 32; k++) {
+        var_use u = {f->rvars[k]->id, false};
+        for (int d = 0; d < f->ndims && !u.found; d++)
+            if (d != bin)
+                pm_expr_walk(f->rindex[d], visit_var_use, &u);
+        if (!u.found)
+            s->row_free_dims |= 1u << k;
+    }
+    s->bin_dim = bin;
+    s->bin_extent = (int)(iv->ub->ival - iv->lb->ival + 1);
+}
+
 static void stmt_dependences(const pm_poly *poly, pm_poly_stmt *s)
 {
     s->parallel_dim = -1;
@@ -1416,6 +1461,7 @@ static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, int *cap, pm
             return stt;
         stmt_dependences(poly, s);
         s->write_inside_dims = write_inside_dims(s, f, sto->box);
+        bin_facts(s, f);
     } else {
         return pm_error_set(err, PM_ERR_INTERNAL, "%s: an image is not a stage", f->name);
     }
@@ -1613,6 +1659,17 @@ static void print_stmt(pm_str *out, const pm_poly *poly, const pm_poly_stmt *s, 
             if (s->distinct_cell_dims & (1u << k))
                 pm_str_append(out, " %d", k);
         pm_str_append(out, "\n");
+    }
+    if (s->kind == PM_STMT_UPDATE && s->bin_extent > 0) {
+        pm_str_append(out, "%s  bin: index %d, %d points; rows free of dims", in, s->bin_dim,
+                      s->bin_extent);
+        int nfree = 0;
+        for (int k = 0; k < s->ndims && k < 32; k++)
+            if (s->row_free_dims & (1u << k)) {
+                pm_str_append(out, " %d", k);
+                nfree++;
+            }
+        pm_str_append(out, nfree ? "\n" : " none\n");
     }
     if (s->branch_cases)
         pm_str_append(out, "%s  cases %d..%d chosen per row by a branch\n", in, s->case_index,

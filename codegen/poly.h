@@ -62,6 +62,8 @@
 #include <stdbool.h>
 
 #define PM_POLY_MAX_RESIDUAL 16
+/* The most points of a bin dimension (pm_poly_stmt.bin_extent). */
+#define PM_POLY_BIN_MAX 64
 
 typedef enum pm_stmt_kind {
     PM_STMT_CASE,   /* f(vars) = case value, where the case holds     */
@@ -113,6 +115,15 @@ typedef struct pm_poly_stmt {
     unsigned write_inside_dims; /* PM_STMT_UPDATE: bit d set when the written cell's index
                                 d is affine and proven inside the function's box for
                                 every update (no run-time check needed there)         */
+    int bin_extent;          /* PM_STMT_UPDATE: > 0 when exactly one written index is not
+                                proven inside (write_inside_dims), the function's
+                                interval there being constant, of unit step and of at
+                                most PM_POLY_BIN_MAX points: a histogram's bin. Its
+                                points; 0 otherwise                                   */
+    int bin_dim;             /* that index (valid when bin_extent > 0)                */
+    unsigned row_free_dims;  /* PM_STMT_UPDATE with a bin: bit k set when no written
+                                index but the bin's mentions reduction dimension k (the
+                                window of contributions to one row of bins)           */
     /* A stage's case statements as one (merge_parts in poly.c): the statement covers
      * their union (a box), isl sees only it, and its parts are the case statements as
      * they were, each with its own domain, accesses and proofs. At a row (fixed outer

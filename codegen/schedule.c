@@ -97,9 +97,10 @@ static bool constant_extent(const pm_interval *iv, int64_t *n)
  *    the window consecutive updates go to different cells and overlap (bilateral grid's
  *    grid: for each of the 9 x 9 window offsets, a row of cells). The parallel
  *    dimension stays outside. */
-static bool update_order(const pm_poly *poly, const pm_poly_stmt *s, int *order)
+static bool update_order(const pm_poly *poly, const pm_poly_stmt *s, int *order, int *moved)
 {
     int n = s->ndims, ch = s->free_channel_dim;
+    *moved = -1;
     const pm_func *f = poly->stages[s->stage].func;
     int column = -1;
     for (int k = n - 1; k > s->parallel_dim && k >= 0; k--) {
@@ -135,7 +136,95 @@ static bool update_order(const pm_poly *poly, const pm_poly_stmt *s, int *order)
         order[j++] = column;
     if (ch >= 0)
         order[j++] = ch;
+    *moved = column;
     return true;
+}
+
+/* Rows of bins (poly.h: bin_extent) accumulate in registers when a column moved inside
+ * the window (update_order) and: the bin has at most `lanes` points; no written index
+ * but the bin's mentions a window dimension (every contribution to a lane's row of bins
+ * is made inside one block of lanes); the channels' rows are distinct; the column has a
+ * constant lower bound and unit step (blocks of `lanes` columns from it). The emitter
+ * (PM_MARK_PRIVATE) then loads each lane's row of bins once before the window and
+ * stores it once after, each update a compare and a masked operation per bin, instead
+ * of a gather and a scatter of the cell per update (bilateral grid's histogram: 15 bins,
+ * 9 x 9 windows). The order of each cell's updates is unchanged: the block loop only
+ * splits the column, which the window's loops already enclosed. */
+static bool private_rows(const pm_poly *poly, const pm_poly_stmt *s, int column, int lanes)
+{
+    const pm_func *f = poly->stages[s->stage].func;
+    int ch = s->free_channel_dim;
+    if (lanes <= 1 || column < 0 || s->bin_extent <= 0 || s->bin_extent > lanes ||
+        f->rintervals[column]->lb->kind != PM_EXPR_INT || f->rintervals[column]->step != 1 ||
+        (ch >= 0 && (ch >= 32 || (s->row_free_dims & (1u << ch)))))
+        return false;
+    for (int k = column + 1; k < s->ndims; k++)
+        if (k != ch && (k >= 32 || !(s->row_free_dims & (1u << k))))
+            return false;
+    return true;
+}
+
+/* A band of the statement's domain: dims[i] is the i-th member's reduction dimension,
+ * or -1 for the column's block, floor((column - lb) / lanes). */
+static __isl_give isl_multi_union_pw_aff *update_band(const pm_poly_stmt *s, const int *dims,
+                                                      int n, int column, long long lb, int lanes)
+{
+    isl_space *sp = isl_set_get_space(s->domain);
+    isl_space *range = isl_space_set_from_params(isl_space_params(isl_space_copy(sp)));
+    range = isl_space_add_dims(range, isl_dim_set, (unsigned)n);
+    isl_space *to = isl_space_map_from_domain_and_range(isl_space_copy(sp), range);
+    isl_aff_list *out = isl_aff_list_alloc(isl_space_get_ctx(sp), n);
+    for (int j = 0; j < n; j++) {
+        int k = dims[j] >= 0 ? dims[j] : column;
+        isl_aff *a = isl_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(sp)),
+                                           isl_dim_set, (unsigned)k);
+        if (dims[j] < 0)
+            a = isl_aff_floor(isl_aff_scale_down_ui(isl_aff_add_constant_si(a, (int)-lb),
+                                                    (unsigned)lanes));
+        out = isl_aff_list_add(out, a);
+    }
+    isl_space_free(sp);
+    isl_map *m = isl_map_from_multi_aff(isl_multi_aff_from_aff_list(to, out));
+    m = isl_map_intersect_domain(m, isl_set_copy(s->domain));
+    return isl_multi_union_pw_aff_from_union_map(isl_union_map_from_map(m));
+}
+
+/* update_order's loops with the column split into blocks of `lanes` (private_rows): the
+ * outer dimensions and the block, a PM_MARK_PRIVATE mark, then the window, the column
+ * and the channel (unrolled). */
+static __isl_give isl_schedule *private_schedule(const pm_poly *poly, int first,
+                                                 const int *order, int column, int lanes)
+{
+    const pm_poly_stmt *s = &poly->stmts[first];
+    const pm_func *f = poly->stages[s->stage].func;
+    int n = s->ndims, ch = s->free_channel_dim;
+    int outer[2 * PM_MAX_DIMS + 1], inner[2 * PM_MAX_DIMS + 1], no = 0, ni = 0, par = -1;
+    for (int j = 0; j < n; j++) {
+        int k = order[j];
+        if (k == column || k == ch || k > column) {
+            inner[ni++] = k;
+        } else {
+            if (k == s->parallel_dim)
+                par = no;
+            outer[no++] = k;
+        }
+    }
+    outer[no++] = -1; /* the block */
+    long long lb = f->rintervals[column]->lb->ival;
+    isl_schedule *sched = isl_schedule_from_domain(domains(poly, first, 1));
+    sched = isl_schedule_insert_partial_schedule(
+        sched, update_band(s, outer, no, column, lb, lanes));
+    isl_schedule_node *node = isl_schedule_get_root(sched);
+    isl_schedule_free(sched);
+    node = isl_schedule_node_child(isl_schedule_node_child(node, 0), 0);
+    node = isl_schedule_node_insert_partial_schedule(
+        node, update_band(s, inner, ni, column, lb, lanes));
+    if (ch >= 0 && inner[ni - 1] == ch)
+        node = isl_schedule_node_band_member_set_ast_loop_type(node, ni - 1, isl_ast_loop_unroll);
+    node = isl_schedule_node_insert_mark(
+        node, isl_id_alloc(isl_schedule_node_get_ctx(node), PM_MARK_PRIVATE, NULL));
+    node = isl_schedule_node_parent(node);
+    return parallel_from(node, par);
 }
 
 /* The band of a reduction's updates in the order of update_order. */
@@ -173,13 +262,15 @@ static __isl_give isl_schedule *update_schedule(const pm_poly *poly, int first, 
 }
 
 /* A schedule for statements first..first+n-1 sharing one band. */
-static __isl_give isl_schedule *band_schedule(const pm_poly *poly, int first, int n)
+static __isl_give isl_schedule *band_schedule(const pm_poly *poly, int first, int n, int lanes)
 {
     const pm_poly_stmt *s = &poly->stmts[first];
-    int order[PM_MAX_DIMS + PM_MAX_DIMS];
+    int order[PM_MAX_DIMS + PM_MAX_DIMS], column = -1;
     if (n == 1 && s->kind == PM_STMT_UPDATE && s->ndims <= (int)(sizeof order / sizeof *order) &&
-        update_order(poly, s, order) && nonempty(poly, first, 1))
-        return update_schedule(poly, first, order);
+        update_order(poly, s, order, &column) && nonempty(poly, first, 1))
+        return private_rows(poly, s, column, lanes)
+                   ? private_schedule(poly, first, order, column, lanes)
+                   : update_schedule(poly, first, order);
     isl_union_set *dom = domains(poly, first, n);
     /* An empty domain has no space to build a band from (isl fails, and the failure
      * used to drop every earlier stage from the sequence: fuzz seed 18). */
@@ -731,10 +822,12 @@ static __isl_give isl_schedule *group_part(const pm_poly *poly, const pm_plan *p
     if (gr->tiled)
         return group_schedule(poly, plan, g);
     const pm_poly_stage *st = &poly->stages[gr->liveout];
+    int lanes = plan->o.vector_width;
     if (poly->stmts[st->first_stmt].kind == PM_STMT_CASE)
-        return band_schedule(poly, st->first_stmt, st->nstmts);
+        return band_schedule(poly, st->first_stmt, st->nstmts, lanes);
     /* reduction: init over the variable domain, then updates in order */
-    return seq(band_schedule(poly, st->first_stmt, 1), band_schedule(poly, st->first_stmt + 1, 1));
+    return seq(band_schedule(poly, st->first_stmt, 1, lanes),
+               band_schedule(poly, st->first_stmt + 1, 1, lanes));
 }
 
 __isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, const pm_plan *plan,

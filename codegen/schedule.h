@@ -48,6 +48,9 @@
 #define PM_MARK_TILE "tile"
 /* Below a box body's row-block band: each block computes its producers' rows there. */
 #define PM_MARK_BLOCK "block"
+/* Below a reduction's block of columns: each lane's row of bins accumulates in
+ * registers over the window of contributions beneath (schedule.c, private_rows). */
+#define PM_MARK_PRIVATE "private"
 
 /* When the tiled group's body computes its producers as boxes of loops (see above):
  * the number of runs of producers, run r being members first[r] .. first[r] + len[r] - 1

@@ -299,14 +299,18 @@ static void check_box_bodies(void)
 
 /* A reduction's channel dimension whose updates never meet runs innermost, unrolled, so
  * what the channels share is computed once, and its cell column runs inside the 9 x 9
- * window of contributions (schedule.c): bilateral grid's histogram. */
+ * window of contributions in blocks of 16 whose rows of 15 bins accumulate in registers
+ * (schedule.c, private_rows): bilateral grid's histogram. */
 static void check_histogram_channels(void)
 {
     char *ast = sample_ast("bilateral_grid", 256, 256);
-    if (!CHECK(ast && strstr(ast, "grid_update(0, c0, c3, c1, c2);\n") &&
-               strstr(ast, "grid_update(1, c0, c3, c1, c2);\n")))
+    if (!CHECK(ast && strstr(ast, "c1 <= floord(C - 17, 128); c1 += 1) {\n      // private\n") &&
+               strstr(ast, "c4 <= min(16 * c1 + 16, (C - 1) / 8 - 1); c4 += 1) {\n") &&
+               strstr(ast, "grid_update(0, c0, c4, c2, c3);\n") &&
+               strstr(ast, "grid_update(1, c0, c4, c2, c3);\n")))
         fprintf(stderr, "  bilateral_grid: histogram channel not innermost and unrolled, or "
-                "its cell column not inside the window:\n%s\n", ast ? ast : "(no ast)");
+                "its cell column not in private blocks inside the window:\n%s\n",
+                ast ? ast : "(no ast)");
     free(ast);
 }
 
@@ -315,8 +319,10 @@ static void check_small_dump(const char *what, pm_pipeline *p, const char *phase
 
 /* hist(gx, gy, z) sums a 4 x 4 window of pixels per cell into a data-dependent bin z,
  * with weights 1 and 1e6 so that float sums depend on their order. The cell column gy
- * runs inside the window (schedule.c), which must keep every cell's updates in their
- * order: the kernel equals the interpreter exactly, with 1 and 2 threads. */
+ * runs inside the window (schedule.c) in blocks of 16 whose rows of 4 bins accumulate in
+ * registers (private_rows), which must keep every cell's updates in their order: the
+ * kernel equals the interpreter exactly, with 1 and 2 threads, at sizes of N / 4
+ * columns: no full block (N <= 37), one (64), two (128), three and a partial one (200). */
 static void check_histogram_window(void)
 {
     pm_ctx *ctx = pm_ctx_new();
@@ -347,8 +353,49 @@ static void check_histogram_window(void)
         pm_ctx_free(ctx);
         return;
     }
-    static const int64_t sizes[] = {1, 4, 7, 16, 37, 64};
-    check_small_dump("window_histogram", p, "ast", "hist_update(c0, c3, c1, c2);", sizes,
+    static const int64_t sizes[] = {1, 4, 7, 16, 37, 64, 128, 200};
+    check_small_dump("window_histogram", p, "ast", "// private\n      for (int c2 = 0; c2 <= 3; c2 += 1)\n        for (int c3 = 0; c3 <= 3; c3 += 1)\n          for (int c4 = 16 * c1; c4 <= min(16 * c1 + 15, N / 4 - 1); c4 += 1)\n            hist_update(c0, c4, c2, c3);", sizes,
+                     (int)(sizeof sizes / sizeof sizes[0]), 0);
+    pm_ctx_free(ctx);
+}
+
+/* hist(x, gy, z) as check_histogram_window's, summed over three layers r0 of the picture
+ * (layer r0 at rows 4x + r0): the layer loop runs outside the blocks of columns, so a
+ * block's rows of bins start from what the earlier layers left (loaded, not the initial
+ * value) and every cell still receives its updates in the interpreter's order. */
+static void check_histogram_layers(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *N = pm_param(ctx, PM_I32, "N");
+    pm_func *in = pm_image(ctx, "in", PM_F32, pm_addi(N, 3), N);
+    pm_expr *gx = pm_var(ctx, "gx"), *gy = pm_var(ctx, "gy"), *z = pm_var(ctx, "z");
+    pm_expr *r0 = pm_var(ctx, "r0"), *rgx = pm_var(ctx, "rgx"), *rgy = pm_var(ctx, "rgy"),
+            *rj = pm_var(ctx, "rj");
+    pm_interval *cell = pm_interval_new(pm_int(ctx, 0), pm_addi(pm_divi(N, 4), -1), 1);
+    pm_interval *bins = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 5), 1);
+    pm_interval *win = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 3), 1);
+    pm_interval *layers = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 2), 1);
+    pm_func *hist = pm_reduction_new(ctx, "hist", PM_F32, 3, pm_exprs(gx, gy, z),
+                                     pm_intervals(cell, cell, bins), 4,
+                                     pm_exprs(r0, rgx, rgy, rj),
+                                     pm_intervals(layers, cell, cell, win), PM_REDUCE_SUM,
+                                     pm_float(ctx, 0.5));
+    pm_expr *px = pm_call(in, pm_add(pm_muli(rgx, 4), r0), pm_add(pm_muli(rgy, 4), rj));
+    pm_expr *bin = pm_addi(pm_cast(PM_I32, pm_mulf(px, 7)), -1);
+    pm_expr *w = pm_select(pm_eq(pm_modi(pm_add(r0, rj), 2), pm_int(ctx, 0)), pm_float(ctx, 1),
+                           pm_float(ctx, 1e6));
+    pm_reduction_define(hist, 3, pm_exprs(rgx, rgy, bin), pm_mul(px, w));
+    pm_func *out = pm_func_new(ctx, "out", PM_F32, 3, pm_exprs(gx, gy, z),
+                               pm_intervals(cell, cell, bins));
+    pm_func_define_expr(out, pm_call(hist, gx, gy, z));
+    pm_pipeline *p = NULL;
+    if (!CHECK(pm_pipeline_new(ctx, "layer_histogram", 1, &N, 1, &in, 1, &out, &p) == PM_OK)) {
+        fprintf(stderr, "  layer_histogram: %s\n", pm_ctx_errmsg(ctx));
+        pm_ctx_free(ctx);
+        return;
+    }
+    static const int64_t sizes[] = {1, 7, 64, 128, 200};
+    check_small_dump("layer_histogram", p, "ast", "// private\n", sizes,
                      (int)(sizeof sizes / sizeof sizes[0]), 0);
     pm_ctx_free(ctx);
 }
@@ -1272,13 +1319,16 @@ static void check_table_reads(pm_type type, int width, int shift)
 
 /* H(c, gx, gy, bin), bilateral grid's histogram in small: cell (gx, gy) collects the
  * 3 x 3 window at (3gx + i, 3gy + j), each pixel p adding p (channel 0, of type `type`)
- * and 1 (channel 1) at bin (i32)(12p) - 1 in [0, 9] (bins -1 and 10 are skipped). Two
- * updates of one cell agree in gy, so the update loop along gy runs with vectors: the
- * lanes' cells gathered, added to and scattered, the out-of-range bins masked, and
- * points short of a full vector scalar (no lane runs twice). Equal to the interpreter
- * exactly (each cell's updates in their order) from 1 x 1 to 100 x 100 with 1 to 3
- * threads, 16 and 8 lanes; a scatter in the IR where the host has AVX-512. */
-static void check_vector_histogram(pm_type type, int width)
+ * and 1 (channel 1) at bin (i32)(12p) - 1 in [0, nbins - 1] (bins -1 and nbins .. 11
+ * are skipped). Two updates of one cell agree in gy, so the update loop along gy runs
+ * with vectors: with at most `width` bins, blocks of `width` columns whose rows of bins
+ * are loaded once before the window, accumulated in registers and stored after it
+ * (a private mark in the AST), else the lanes' cells gathered, added to and scattered
+ * per update; the out-of-range bins masked, and points short of a full vector or block
+ * scalar (no lane runs twice). Equal to the interpreter exactly (each cell's updates in
+ * their order) from 1 x 1 to 100 x 100 (up to 33 columns: full and partial blocks) with
+ * 1 to 3 threads, 16 and 8 lanes; a scatter in the IR where the host has AVX-512. */
+static void check_vector_histogram(pm_type type, int width, int nbins)
 {
     static const pm_sample_app app = {.name = "histogram", .fill_input = fill_any};
     pm_ctx *ctx = pm_ctx_new();
@@ -1292,7 +1342,7 @@ static void check_vector_histogram(pm_type type, int width)
     pm_interval *cells = pm_interval_new(pm_int(ctx, 0), pm_addi(pm_divi(N, 3), -1), 1);
     pm_interval *win = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 2), 1);
     pm_func *H = pm_reduction_new(ctx, "H", type, 4, pm_exprs(c, gx, gy, b),
-                                  pm_intervals(ch, cells, cells, pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 9), 1)),
+                                  pm_intervals(ch, cells, cells, pm_interval_new(pm_int(ctx, 0), pm_int(ctx, nbins - 1), 1)),
                                   5, pm_exprs(rc, rx, ry, ri, rj),
                                   pm_intervals(ch, cells, cells, win, win), PM_REDUCE_SUM, NULL);
     pm_expr *p = pm_call(in, pm_add(pm_muli(rx, 3), ri), pm_add(pm_muli(ry, 3), rj));
@@ -1311,7 +1361,7 @@ static void check_vector_histogram(pm_type type, int width)
         pm_compile_options o = pm_compile_options_default();
         o.threads = threads;
         o.vector_width = width;
-        o.keep = "llvm";
+        o.keep = "llvm,ast";
         pm_value est[1] = {PM_I(300)};
         pm_error err;
         pm_kernel *k = pm_jit_compile(jit, pl, est, &o, &err);
@@ -1323,12 +1373,17 @@ static void check_vector_histogram(pm_type type, int width)
         if (CHECK(ir) && strstr(ir, "avx512vl") &&
             !CHECK(strstr(ir, "@llvm.x86.avx512.mask.scatter") || strstr(ir, "@llvm.masked.scatter")))
             fprintf(stderr, "  vector histogram: no scatter in the IR\n");
+        /* rows of at most `width` bins accumulate in registers (schedule.c, private_rows) */
+        const char *ast = pm_kernel_dump(k, "ast");
+        if (!CHECK(ast && (strstr(ast, "// private") != NULL) == (nbins <= width)))
+            fprintf(stderr, "  vector histogram (%d bins, %d lanes): private mark %s\n%s\n", nbins,
+                    width, nbins <= width ? "missing" : "unexpected", ast ? ast : "");
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
             pm_value params[1] = {PM_I(sizes[i])};
             double d = differential(pl, k, &app, params);
             if (!CHECK(d == 0))
-                fprintf(stderr, "  vector histogram (%s, %d lanes), %d threads, N=%lld: max|diff| %g\n",
-                        pm_type_name(type), width, threads, (long long)sizes[i], d);
+                fprintf(stderr, "  vector histogram (%s, %d lanes, %d bins), %d threads, N=%lld: max|diff| %g\n",
+                        pm_type_name(type), width, nbins, threads, (long long)sizes[i], d);
         }
         pm_kernel_free(k);
     }
@@ -1616,10 +1671,15 @@ static void check_structure(void)
     check_table_reads(PM_I32, 16, 0);
     check_table_reads(PM_F32, 8, 0);
     check_table_reads(PM_F64, 8, 0);
-    check_vector_histogram(PM_F32, 16);
-    check_vector_histogram(PM_I32, 16);
-    check_vector_histogram(PM_F32, 8);
-    check_vector_histogram(PM_F64, 8);
+    check_histogram_layers();
+    check_vector_histogram(PM_F32, 16, 10);
+    check_vector_histogram(PM_I32, 16, 10);
+    check_vector_histogram(PM_I32, 16, 16);
+    check_vector_histogram(PM_F32, 8, 10);
+    check_vector_histogram(PM_F32, 8, 8);
+    check_vector_histogram(PM_F64, 8, 10);
+    check_vector_histogram(PM_F64, 8, 4);
+    check_vector_histogram(PM_F64, 16, 10); /* 20 registers of bins a channel: a pass each */
     check_transparent_inline(0, "inlined: S A B\n");
     check_transparent_inline(1, "inlined: A B\n");
     check_dynamic_inline(1, false, "inlined: H L\nrecomputed where read at data-dependent points: G\n");

@@ -68,6 +68,21 @@ typedef struct pm_point {
     int where;
 } pm_point;
 
+/* A block of lanes whose rows of bins accumulate in registers (vector.c,
+ * pm_llvm_private_block; schedule.c's PM_MARK_PRIVATE): the lanes' loop iterator and
+ * first lane, and per update instance of its body (the unrolled channels) one <W x T>
+ * accumulator (an alloca) per bin. */
+#define PM_PRIVATE_MAX_USERS 8
+typedef struct pm_private_rows {
+    isl_id *lane;
+    LLVMValueRef start;
+    int n;        /* update instances                               */
+    int first;    /* the pass's instances: first .. first + count - 1 */
+    int count;
+    int current;  /* the one being emitted                          */
+    LLVMValueRef acc[PM_PRIVATE_MAX_USERS][PM_POLY_BIN_MAX];
+} pm_private_rows;
+
 /* Expression values remembered per statement (pm_llvm.memo): at most this many. */
 #define PM_LLVM_MEMO 2048
 
@@ -132,6 +147,7 @@ typedef struct pm_llvm {
                                        to this many bytes                                */
     bool streamed;                  /* a non-temporal store was emitted (then the parallel
                                        bodies after it and the entry end in a fence)      */
+    pm_private_rows *priv;          /* inside a privatized block (vector.c), else NULL    */
 } pm_llvm;
 
 
@@ -185,6 +201,13 @@ bool pm_llvm_vector_range(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRe
  * only body: one loop per part over the part's interval at the row, with vectors where
  * the part qualifies; false, emitting nothing, when the node is not such a loop. */
 bool pm_llvm_parts_for(pm_llvm *g, __isl_keep isl_ast_node *node);
+/* The child of a PM_MARK_PRIVATE mark: the window's loops down to the lanes' loop, whose
+ * rows of bins accumulate in registers where the block is full and the vector guards
+ * hold, else emitted as usual. False, emitting nothing, when the child is not of that
+ * shape. */
+bool pm_llvm_private_block(pm_llvm *g, __isl_keep isl_ast_node *node);
+/* Inside such a block, the lanes' loop: one step of W lanes; false for any other loop. */
+bool pm_llvm_private_lanes(pm_llvm *g, __isl_keep isl_ast_node *node);
 
 /* stmt.c */
 void pm_llvm_stmt(pm_llvm *g, const pm_point *pt);

@@ -294,6 +294,8 @@ static void for_loop_from(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRe
 
 static void for_node(pm_llvm *g, __isl_keep isl_ast_node *node)
 {
+    if (g->priv && pm_llvm_private_lanes(g, node))
+        return;
     if (isl_ast_node_for_is_degenerate(node) == isl_bool_true) {
         /* one iteration: the iterator is just a name for init */
         isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
@@ -520,9 +522,13 @@ static void mark_node(pm_llvm *g, __isl_keep isl_ast_node *node)
     bool tiles = strcmp(name, PM_MARK_TILES) == 0;
     bool parallel = (strcmp(name, PM_MARK_PARALLEL) == 0 || tiles) && !g->in_parallel;
     bool tile = strcmp(name, PM_MARK_TILE) == 0, block = strcmp(name, PM_MARK_BLOCK) == 0;
+    bool private_rows = strcmp(name, PM_MARK_PRIVATE) == 0;
     isl_id_free(id);
     isl_ast_node *child = isl_ast_node_mark_get_node(node);
-    if (tile) {
+    if (private_rows) {
+        if (!pm_llvm_private_block(g, child))
+            pm_llvm_node(g, child);
+    } else if (tile) {
         tile_body(g, node, child);
     } else if (block) {
         block_body(g, node, child);

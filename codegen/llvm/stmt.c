@@ -15,6 +15,7 @@
 
 #include "codegen/ast.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,12 +156,54 @@ static int reduce_binop(pm_reduce_op op)
     return PM_OP_ADD;
 }
 
+/* The update of pt's W lanes in a privatized block (vector.c, pm_llvm_private_block):
+ * each lane's row of bins is in registers, one <W x T> per bin; the bin holding the
+ * lane's index takes the operation (exact, as the scalar update), the others stay. An
+ * index outside the bins matches none (the update is skipped, polymage.h). */
+static void private_update(pm_llvm *g, const pm_point *pt, pm_func *f, int s)
+{
+    LLVMBuilderRef B = g->B;
+    pm_private_rows *pr = g->priv;
+    int bin = pt->stmt->bin_dim;
+    const pm_expr *ie = f->rindex[bin];
+    g->exact++; /* an index is discrete */
+    LLVMValueRef c = pm_llvm_convert(g, pm_llvm_expr(g, pt, ie), ie->type, PM_I64);
+    g->exact--;
+    LLVMValueRef i = pm_llvm_index(g, pt, s, bin, pm_llvm_splat(g, pt, c));
+    /* An index of a signed 32-bit or narrower type less a lower bound within 2^30 lies
+     * in (-3 * 2^30, 3 * 2^30): its low 32 bits are in [0, bins) exactly when it is, and
+     * the compares then take one instruction a vector, not two and a merge of masks. */
+    int64_t lb = f->intervals[bin]->lb->ival;
+    LLVMTypeRef it = g->t_i64;
+    if ((ie->type == PM_I32 || (pm_type_bits(ie->type) < 32 && ie->type != PM_BOOL)) &&
+        lb >= -(INT64_C(1) << 30) && lb <= (INT64_C(1) << 30)) {
+        it = g->t_i32;
+        i = LLVMBuildTrunc(B, i, LLVMVectorType(it, (unsigned)pt->W), "");
+    }
+    LLVMValueRef v = pm_llvm_splat(g, pt, pm_llvm_convert(g, pm_llvm_expr(g, pt, f->rvalue),
+                                                          f->rvalue->type, f->type));
+    LLVMTypeRef vt = LLVMVectorType(pm_llvm_type(g, f->type), (unsigned)pt->W);
+    for (int e = 0; e < pt->stmt->bin_extent; e++) {
+        LLVMValueRef here = LLVMBuildICmp(
+            B, LLVMIntEQ, i, pm_llvm_splat(g, pt, LLVMConstInt(it, (unsigned)e, 0)), "");
+        LLVMValueRef a = LLVMBuildLoad2(B, vt, pr->acc[pr->current][e], "");
+        g->exact++;
+        LLVMValueRef na = pm_llvm_binop(g, reduce_binop(f->reduce_op), f->type, a, v);
+        g->exact--;
+        LLVMBuildStore(B, LLVMBuildSelect(B, here, na, a, ""), pr->acc[pr->current][e]);
+    }
+}
+
 /* The updates of pt's W lanes, which write W different cells (vector.c,
  * update_vector_ok): each lane's cell index and inside test as vectors, the cells
  * gathered where inside, combined with the lanes' values and scattered back. */
 static void vector_update(pm_llvm *g, const pm_point *pt, pm_func *f, int s)
 {
     LLVMBuilderRef B = g->B;
+    if (g->priv) {
+        private_update(g, pt, f, s);
+        return;
+    }
     const pm_poly_storage *st = &g->poly->storage[s];
     const pm_llvm_buf *b = &g->env.bufs[s];
     unsigned W = (unsigned)pt->W;

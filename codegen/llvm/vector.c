@@ -918,3 +918,282 @@ bool pm_llvm_parts_for(pm_llvm *g, __isl_keep isl_ast_node *node)
     for_node_clear(&f);
     return ok;
 }
+
+/* ---- rows of bins in registers (schedule.c, PM_MARK_PRIVATE) --------------------------- */
+
+/* A privatized block: the window's loops (iterators and first values) down to the lanes'
+ * loop, whose body is instances of one reduction update with a bin (poly.h). */
+typedef struct private_shape {
+    isl_id *window[2 * PM_MAX_DIMS];
+    isl_ast_expr *winit[2 * PM_MAX_DIMS];
+    int nwindow;
+    isl_ast_node *lanes;
+    isl_id *id;
+    isl_ast_expr *init, *cond;
+    isl_ast_node *users[PM_PRIVATE_MAX_USERS];
+    int n;
+    const pm_poly_stmt *s;
+} private_shape;
+
+static void private_shape_clear(private_shape *sh)
+{
+    for (int w = 0; w < sh->nwindow; w++) {
+        isl_id_free(sh->window[w]);
+        isl_ast_expr_free(sh->winit[w]);
+    }
+    for (int k = 0; k < sh->n; k++)
+        isl_ast_node_free(sh->users[k]);
+    isl_ast_node_free(sh->lanes);
+    isl_id_free(sh->id);
+    isl_ast_expr_free(sh->init);
+    isl_ast_expr_free(sh->cond);
+}
+
+static bool private_shape_get(pm_llvm *g, __isl_keep isl_ast_node *node, int W,
+                              private_shape *sh)
+{
+    isl_ast_node *cur = isl_ast_node_copy(node);
+    while (isl_ast_node_get_type(cur) == isl_ast_node_for) {
+        isl_ast_node *body = isl_ast_node_for_get_body(cur);
+        if (isl_ast_node_get_type(body) != isl_ast_node_for || sh->nwindow == 2 * PM_MAX_DIMS) {
+            isl_ast_node_free(body);
+            break;
+        }
+        isl_ast_expr *it = isl_ast_node_for_get_iterator(cur);
+        sh->window[sh->nwindow] = isl_ast_expr_id_get_id(it);
+        sh->winit[sh->nwindow++] = isl_ast_node_for_get_init(cur);
+        isl_ast_expr_free(it);
+        isl_ast_node_free(cur);
+        cur = body;
+    }
+    sh->lanes = cur;
+    if (isl_ast_node_get_type(cur) != isl_ast_node_for || !unit_inc(cur))
+        return false;
+    for_node f = for_node_get(cur);
+    sh->id = isl_id_copy(f.id);
+    sh->init = isl_ast_node_for_get_init(cur);
+    sh->cond = isl_ast_expr_copy(f.cond);
+    bool ok = upper_bound_cond(f.cond, f.id);
+    for (int w = 0; ok && w < sh->nwindow; w++)
+        ok = !mentions(sh->init, sh->window[w]) && !mentions(sh->cond, sh->window[w]);
+    sh->n = ok ? body_users(f.body, sh->users, PM_PRIVATE_MAX_USERS) : 0;
+    ok = ok && sh->n > 0;
+    for (int k = 0; ok && k < sh->n; k++) {
+        isl_ast_expr *call = isl_ast_node_user_get_expr(sh->users[k]);
+        const pm_poly_stmt *s = pm_llvm_call_stmt(g, call);
+        ok = s && (!sh->s || s == sh->s) && s->kind == PM_STMT_UPDATE && s->bin_extent > 0 &&
+             s->bin_extent <= W && update_vector_ok(g, call, s, f.id);
+        sh->s = s;
+        isl_ast_expr_free(call);
+    }
+    const pm_poly_storage *st = ok ? pm_poly_storage_of(g->poly, g->poly->stages[sh->s->stage].func) : NULL;
+    ok = ok && st;
+    for (int d = 0; ok && d < st->ndims; d++)
+        ok = st->step[d] == 1;
+    for_node_clear(&f);
+    return ok;
+}
+
+/* A <W x T> slot in the function's entry block (promoted to registers by the passes). */
+static LLVMValueRef entry_slot(pm_llvm *g, LLVMTypeRef t)
+{
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(g->fn);
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first)
+        LLVMPositionBuilderBefore(g->B, first);
+    else
+        LLVMPositionBuilderAtEnd(g->B, entry);
+    LLVMValueRef a = LLVMBuildAlloca(g->B, t, "bins");
+    LLVMPositionBuilderAtEnd(g->B, here);
+    return a;
+}
+
+/* The point of update instance `user` at the lanes from the lanes' iterator's value. */
+static bool private_point(pm_llvm *g, __isl_keep isl_ast_node *user, __isl_keep isl_id *lane,
+                          int W, pm_point *pt)
+{
+    isl_ast_expr *call = isl_ast_node_user_get_expr(user);
+    bool ok = pm_llvm_point_of_call(g, call, pt);
+    int k = ok ? lane_dim(call, pt->stmt, lane) : -1;
+    isl_ast_expr_free(call);
+    if (!ok || k < 0)
+        return false;
+    pt->W = W;
+    pt->lane_step[k] = 1;
+    return true;
+}
+
+/*     if (the block has W lanes, caller strides are 1 and gathered offsets fit 32 bits)
+ *         for each update instance and bin e: acc[e] = the lanes' cells at bin e
+ *         the window's loops; at each point, per instance: acc[e] = bin == e ? acc[e] op v
+ *                                                                   : acc[e], for every e
+ *         the cells = acc
+ *     else the block as usual (vector updates with a gather and a scatter, or scalar)
+ * Each cell receives its updates in the window's order, as the interpreter's; between the
+ * load and the store nothing else writes the lanes' rows (every contribution to them is
+ * in the window: schedule.c, private_rows). */
+bool pm_llvm_private_block(pm_llvm *g, __isl_keep isl_ast_node *node)
+{
+    int W = g->vector_width;
+    private_shape sh = {.nwindow = 0};
+    if (W <= 1 || W > 64 || g->priv || !private_shape_get(g, node, W, &sh)) {
+        private_shape_clear(&sh);
+        return false;
+    }
+    LLVMBuilderRef B = g->B;
+    const pm_poly_stmt *s = sh.s;
+    const pm_func *f = g->poly->stages[s->stage].func;
+    int si = pm_llvm_storage_index(g, f), E = s->bin_extent, bin = s->bin_dim;
+    const pm_llvm_buf *b = &g->env.bufs[si];
+    pm_llvm_memo_off(g);
+    /* the window's first point names the points outside its loops: the rows' indices do
+     * not depend on it */
+    for (int w = 0; w < sh.nwindow; w++)
+        pm_llvm_push_iter(g, sh.window[w], pm_llvm_ast_expr(g, sh.winit[w]));
+    LLVMValueRef start = pm_llvm_ast_expr(g, sh.init), last = loop_last(g, sh.cond);
+    LLVMValueRef full = LLVMBuildICmp(B, LLVMIntEQ, LLVMBuildNSWSub(B, last, start, ""),
+                                      LLVMConstInt(g->t_i64, (unsigned)W - 1, 0), "");
+    bool *gathered = calloc((size_t)g->poly->nstorage + 1, sizeof *gathered);
+    bool *outer_gathered = g->gathered;
+    g->gathered = gathered;
+    LLVMValueRef fits_later = LLVMBuildFreeze(B, LLVMGetUndef(g->t_i1), "fits32");
+    LLVMValueRef ok = LLVMBuildAnd(B, LLVMBuildAnd(B, g->env.unit_stride, fits_later, ""), full, "");
+    LLVMBasicBlockRef rows = pm_llvm_block(g, "bin_rows"), usual = pm_llvm_block(g, "bin_usual");
+    LLVMBasicBlockRef done = pm_llvm_block(g, "bin_done");
+    LLVMBuildCondBr(B, ok, rows, usual);
+    LLVMPositionBuilderAtEnd(B, rows);
+    LLVMValueRef strides[PM_POLY_MAX_STORAGE_UNIT];
+    int nsaved = unit_strides(g, strides, true);
+    pm_private_rows pr = {.lane = sh.id, .start = start, .n = sh.n};
+    pm_point pts[PM_PRIVATE_MAX_USERS];
+    LLVMValueRef row[PM_PRIVATE_MAX_USERS];
+    LLVMTypeRef v32 = LLVMVectorType(g->t_i32, (unsigned)W);
+    LLVMTypeRef vt = LLVMVectorType(pm_llvm_type(g, f->type), (unsigned)W);
+    LLVMValueRef all = pm_llvm_splat_n(g, (unsigned)W, LLVMConstInt(g->t_i1, 1, 0));
+    LLVMValueRef bin_stride = LLVMBuildTrunc(B, b->stride[bin], g->t_i32, "");
+    /* When two updates of a common cell agree in every dimension but the window's (poly.h:
+     * distinct_cell_dims; the window being the dimensions after the lanes' but the
+     * channel), all of a cell's updates are in this block, so its rows hold their initial
+     * value here: a constant one needs no load. A dimension outside the blocks that adds
+     * to the same rows (layers summed) needs the load. */
+    LLVMValueRef fresh = NULL;
+    isl_ast_expr *call0 = isl_ast_node_user_get_expr(sh.users[0]);
+    int lane_k = lane_dim(call0, s, sh.id);
+    isl_ast_expr_free(call0);
+    bool own_cells = lane_k >= 0 && s->ndims <= 32;
+    for (int k = 0; own_cells && k < s->ndims; k++)
+        own_cells = (k > lane_k && k != s->free_channel_dim) || (s->distinct_cell_dims & (1u << k));
+    const pm_expr *init = f->initial;
+    LLVMTypeRef et = pm_llvm_type(g, f->type);
+    bool fp = pm_type_is_float(f->type);
+    if (own_cells) {
+        if (!init)
+            fresh = LLVMConstNull(et);
+        else if (init->kind == PM_EXPR_INT && init->ival > -(1 << 24) && init->ival < (1 << 24))
+            fresh = fp ? LLVMConstReal(et, (double)init->ival)
+                       : LLVMConstInt(et, (unsigned long long)init->ival, pm_type_is_signed(f->type));
+        else if (init->kind == PM_EXPR_FLOAT && fp)
+            fresh = LLVMConstReal(et, init->fval);
+        if (fresh)
+            fresh = pm_llvm_splat_n(g, (unsigned)W, fresh);
+    }
+    pm_llvm_push_iter(g, sh.id, start);
+    bool got = true;
+    for (int k = 0; got && k < sh.n; k++) {
+        got = private_point(g, sh.users[k], sh.id, W, &pts[k]);
+        row[k] = LLVMConstNull(v32);
+        for (int d = 0; got && d < f->ndims; d++) {
+            if (d == bin)
+                continue;
+            const pm_expr *ie = f->rindex[d];
+            g->exact++; /* an index is discrete */
+            LLVMValueRef c = pm_llvm_convert(g, pm_llvm_expr(g, &pts[k], ie), ie->type, PM_I64);
+            g->exact--;
+            LLVMValueRef i = pm_llvm_index(g, &pts[k], si, d, pm_llvm_splat(g, &pts[k], c));
+            LLVMValueRef t = LLVMBuildMul(B, LLVMBuildTrunc(B, i, v32, ""),
+                                          pm_llvm_splat(g, &pts[k], LLVMBuildTrunc(B, b->stride[d], g->t_i32, "")), "");
+            row[k] = LLVMBuildAdd(B, row[k], t, "");
+        }
+        for (int e = 0; got && e < E; e++) {
+            pr.acc[k][e] = entry_slot(g, vt);
+            if (fresh) {
+                LLVMBuildStore(B, fresh, pr.acc[k][e]);
+                continue;
+            }
+            LLVMValueRef at = LLVMBuildAdd(
+                B, row[k],
+                pm_llvm_splat(g, &pts[k], LLVMBuildMul(B, LLVMConstInt(g->t_i32, (unsigned)e, 0), bin_stride, "")), "");
+            LLVMBuildStore(B, pm_llvm_gather_cells(g, &pts[k], si, at, all), pr.acc[k][e]);
+        }
+    }
+    pm_llvm_pop_iter(g);
+    for (int w = 0; w < sh.nwindow; w++)
+        pm_llvm_pop_iter(g);
+    /* The accumulators of a pass fit the vector registers (AVX-512's 32, AVX2's 16): with
+     * more, the window runs once per pass, its shared work (the pixel, its bin) done
+     * again. Bilateral grid's two channels of 15 bins run in one pass though a few
+     * accumulators spill: two passes were 1.14x slower, the second pixel gather costing
+     * more than the spills. */
+    int reg_bytes = g->avx512f ? 64 : 32, budget = g->avx512f ? 32 : 16;
+    int per_acc = (W * pm_type_size(f->type) + reg_bytes - 1) / reg_bytes;
+    int per_pass = budget / (E * per_acc);
+    per_pass = per_pass < 1 ? 1 : per_pass;
+    if (!got)
+        pm_error_set(g->err, PM_ERR_INTERNAL, "%s: a privatized block's point", f->name);
+    for (int first = 0; got && first < sh.n; first += per_pass) {
+        pr.first = first;
+        pr.count = sh.n - first < per_pass ? sh.n - first : per_pass;
+        g->priv = &pr;
+        pm_llvm_node(g, node);
+        g->priv = NULL;
+        for (int k = first; k < first + pr.count; k++)
+            for (int e = 0; e < E; e++) {
+                LLVMValueRef at = LLVMBuildAdd(
+                    B, row[k],
+                    pm_llvm_splat(g, &pts[k], LLVMBuildMul(B, LLVMConstInt(g->t_i32, (unsigned)e, 0), bin_stride, "")), "");
+                pm_llvm_scatter_cells(g, &pts[k], si, at, all, LLVMBuildLoad2(B, vt, pr.acc[k][e], ""));
+            }
+    }
+    if (nsaved >= 0)
+        unit_strides(g, strides, false);
+    LLVMBuildBr(B, done);
+    g->gathered = outer_gathered;
+    finish_gather_guard(g, fits_later, gathered);
+    LLVMPositionBuilderAtEnd(B, usual);
+    pm_llvm_node(g, node);
+    LLVMBuildBr(B, done);
+    LLVMPositionBuilderAtEnd(B, done);
+    private_shape_clear(&sh);
+    return true;
+}
+
+bool pm_llvm_private_lanes(pm_llvm *g, __isl_keep isl_ast_node *node)
+{
+    pm_private_rows *pr = g->priv;
+    isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
+    isl_id *id = isl_ast_expr_id_get_id(it);
+    isl_ast_expr_free(it);
+    bool ours = id == pr->lane;
+    isl_id_free(id);
+    if (!ours)
+        return false;
+    isl_ast_node *body = isl_ast_node_for_get_body(node);
+    isl_ast_node *users[PM_PRIVATE_MAX_USERS];
+    int n = body_users(body, users, PM_PRIVATE_MAX_USERS);
+    isl_ast_node_free(body);
+    pm_llvm_push_iter(g, pr->lane, pr->start);
+    for (int k = pr->first; k < n && k < pr->first + pr->count; k++) {
+        pm_point pt;
+        if (private_point(g, users[k], pr->lane, g->vector_width, &pt)) {
+            pr->current = k;
+            pm_llvm_stmt(g, &pt);
+        }
+    }
+    pm_llvm_pop_iter(g);
+    for (int k = 0; k < n; k++)
+        isl_ast_node_free(users[k]);
+    if (n != pr->n)
+        pm_error_set(g->err, PM_ERR_INTERNAL, "a privatized block's lanes: %d updates, not %d", n, pr->n);
+    return true;
+}

@@ -206,7 +206,7 @@ typedef struct gen {
     rng r;
     G R, C;
     G var[3];         /* x, y, z */
-    G rvar[2];        /* r0, r1 */
+    G rvar[3];        /* r0, r1, r2 */
     int nnodes;
     node nodes[MAX_FUNCS];
     int nimages;
@@ -611,8 +611,73 @@ static void stage_iterated(gen *g, int self)
     pm_func_define(n->f, nc, cs);
 }
 
+/* A windowed histogram of an exact 2-D producer q (bilateral grid's shape): for each
+ * row r0 of q, cell column r1 collects the K pixels q(r0, lb + K*r1 + r2), r2 < K, into
+ * a data-dependent bin (out-of-range bins skipped); the output keeps the rows (x, c, b)
+ * or sums them (c, b). The cell column runs inside the window, in blocks whose rows of
+ * bins accumulate in registers when there are at most W bins (schedule.c,
+ * private_rows), starting from the initial value when the rows are kept, from the
+ * cells' values when every row adds to them. */
+static void window_histogram(gen *g, int self, int src)
+{
+    node *n = &g->nodes[self], *q = &g->nodes[src];
+    int K = rint_(&g->r, 1, 4), nb = rint_(&g->r, 1, 20);
+    bool rows = rchance(&g->r, 70);
+    n->type = rchance(&g->r, 70) ? PM_I32 : int_types[rint_(&g->r, 0, 6)];
+    n->exact = true;
+    G ncells = divi(addi(b_sub(q->d[1].ub, q->d[1].lb), 1), K);
+    dim cells = {lit(0), addi(ncells, -1), 1}, bins = {lit(0), lit(nb - 1), 1};
+    dim window = {lit(0), lit(K - 1), 1};
+    n->ndims = rows ? 3 : 2;
+    if (rows)
+        n->d[0] = q->d[0];
+    n->d[rows ? 1 : 0] = cells;
+    n->d[rows ? 2 : 1] = bins;
+    G col = b_add(q->d[1].lb, b_add(muli(g->rvar[1], K), g->rvar[2]));
+    G args[2] = {g->rvar[0], col};
+    G read = call(q->f, q->name, 2, args);
+    G bin = b_sub(b_mod(cast(PM_I32, read), lit(nb + rint_(&g->r, 0, 2))), lit(rint_(&g->r, 0, 1)));
+    G val = rchance(&g->r, 60) ? lit(1) : cast(n->type, read);
+    pm_reduce_op op = rchance(&g->r, 70) ? PM_REDUCE_SUM : (pm_reduce_op)rint_(&g->r, 0, 5);
+    static const char *op_c[] = {"PM_REDUCE_SUM", "PM_REDUCE_PRODUCT", "PM_REDUCE_MIN",
+                                 "PM_REDUCE_MAX", "PM_REDUCE_AND", "PM_REDUCE_OR"};
+    G init = rchance(&g->r, 50) ? lit(rint_(&g->r, 0, 3)) : g_(NULL, "NULL");
+    G index[3];
+    pm_expr *vars[3], *rv[3], *ix[3];
+    pm_interval *ivs[3], *ri[3];
+    const char *vc = "", *ivc = "", *ixc = "";
+    int k = 0;
+    if (rows)
+        index[k++] = g->rvar[0];
+    index[k++] = g->rvar[1];
+    index[k++] = bin;
+    for (int d = 0; d < n->ndims; d++) {
+        vars[d] = g->var[d].e;
+        ivs[d] = interval_of(&n->d[d]);
+        ix[d] = index[d].e;
+        vc = fmt("%s%s%s", vc, d ? ", " : "", g->var[d].c);
+        ivc = fmt("%s%s%s", ivc, d ? ", " : "", interval_c(&n->d[d]));
+        ixc = fmt("%s%s%s", ixc, d ? ", " : "", index[d].c);
+    }
+    const dim *rd[3] = {&q->d[0], &cells, &window};
+    const char *rvc = "", *ric = "";
+    for (int d = 0; d < 3; d++) {
+        rv[d] = g->rvar[d].e;
+        ri[d] = interval_of(rd[d]);
+        rvc = fmt("%s%s%s", rvc, d ? ", " : "", g->rvar[d].c);
+        ric = fmt("%s%s%s", ric, d ? ", " : "", interval_c(rd[d]));
+    }
+    emit("    pm_func *%s = pm_reduction_new(ctx, \"%s\", %s, %d, pm_exprs(%s), pm_intervals(%s),\n"
+         "        3, pm_exprs(%s), pm_intervals(%s), %s, %s);",
+         n->name, n->name, type_c(n->type), n->ndims, vc, ivc, rvc, ric, op_c[op], init.c);
+    n->f = pm_reduction_new(ctx, n->name, n->type, n->ndims, vars, ivs, 3, rv, ri, op, init.e);
+    emit("    pm_reduction_define(%s, %d, pm_exprs(%s), %s);", n->name, n->ndims, ixc, val.c);
+    pm_reduction_define(n->f, n->ndims, ix, val.e);
+}
+
 /* Reductions: a histogram of an exact producer (data-dependent index, out-of-range
- * indices skipped), or a reduction of a producer along its first dimension. */
+ * indices skipped), windowed (window_histogram) or not, or a reduction of a producer
+ * along its first dimension. */
 static void stage_reduction(gen *g, int self)
 {
     node *n = &g->nodes[self];
@@ -629,6 +694,10 @@ static void stage_reduction(gen *g, int self)
     node *q = &g->nodes[src];
     bool hist = q->exact && rchance(&g->r, 50);
     g->reads[self * MAX_FUNCS + src] = true;
+    if (hist && q->ndims == 2 && q->d[1].step == 1 && rchance(&g->r, 75)) {
+        window_histogram(g, self, src);
+        return;
+    }
     /* reduction domain = q's domain */
     int nr = q->ndims;
     pm_expr *rv[2];
@@ -890,7 +959,7 @@ static bool run_case(uint64_t seed, stats *st)
     emit("    pm_ctx *ctx = pm_ctx_new();");
     emit("    pm_expr *R = pm_param(ctx, PM_I32, \"R\"), *C = pm_param(ctx, PM_I32, \"C\");");
     emit("    pm_expr *x = pm_var(ctx, \"x\"), *y = pm_var(ctx, \"y\"), *z = pm_var(ctx, \"z\");");
-    emit("    pm_expr *r0 = pm_var(ctx, \"r0\"), *r1 = pm_var(ctx, \"r1\");");
+    emit("    pm_expr *r0 = pm_var(ctx, \"r0\"), *r1 = pm_var(ctx, \"r1\"), *r2 = pm_var(ctx, \"r2\");");
     g.R = g_(pm_param(ctx, PM_I32, "R"), "R");
     g.C = g_(pm_param(ctx, PM_I32, "C"), "C");
     const char *vn[3] = {"x", "y", "z"};
@@ -898,6 +967,7 @@ static bool run_case(uint64_t seed, stats *st)
         g.var[i] = g_(pm_var(ctx, vn[i]), vn[i]);
     g.rvar[0] = g_(pm_var(ctx, "r0"), "r0");
     g.rvar[1] = g_(pm_var(ctx, "r1"), "r1");
+    g.rvar[2] = g_(pm_var(ctx, "r2"), "r2");
 
     /* images */
     g.nimages = rint_(&g.r, 1, MAX_IMAGES);
