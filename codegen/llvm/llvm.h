@@ -262,6 +262,9 @@ void pm_llvm_scatter_cells(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef o
                            LLVMValueRef mask, LLVMValueRef v);
 
 /* parallel.c */
+/* A slot of type t in the current function's entry block (the builder stays at the end of
+ * its block): the passes promote a slot only loaded and stored to registers. */
+LLVMValueRef pm_llvm_entry_alloca(pm_llvm *g, LLVMTypeRef t, const char *name);
 /* Emits the for node `node` as a parallel loop (outlined, GOMP_parallel); returns false
  * when it cannot (then the caller emits it sequentially). independent: the schedule
  * says its iterations are independent (tiles); else the loop must be the statements'

@@ -229,8 +229,7 @@ static LLVMValueRef from_i64(pm_llvm *g, LLVMValueRef v, LLVMTypeRef t)
     return v;
 }
 
-/* An i64 array of n slots in the current function's entry block. */
-static LLVMValueRef entry_alloca(pm_llvm *g, int n)
+LLVMValueRef pm_llvm_entry_alloca(pm_llvm *g, LLVMTypeRef t, const char *name)
 {
     LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
     LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(g->fn);
@@ -239,9 +238,15 @@ static LLVMValueRef entry_alloca(pm_llvm *g, int n)
         LLVMPositionBuilderBefore(g->B, first);
     else
         LLVMPositionBuilderAtEnd(g->B, entry);
-    LLVMValueRef a = LLVMBuildAlloca(g->B, LLVMArrayType(g->t_i64, (unsigned)n), "par_data");
+    LLVMValueRef a = LLVMBuildAlloca(g->B, t, name);
     LLVMPositionBuilderAtEnd(g->B, here);
     return a;
+}
+
+/* An i64 array of n slots in the current function's entry block. */
+static LLVMValueRef entry_alloca(pm_llvm *g, int n)
+{
+    return pm_llvm_entry_alloca(g, LLVMArrayType(g->t_i64, (unsigned)n), "par_data");
 }
 
 static LLVMValueRef slot_ptr(pm_llvm *g, LLVMValueRef base, int i)

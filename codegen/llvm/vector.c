@@ -994,21 +994,6 @@ static bool private_shape_get(pm_llvm *g, __isl_keep isl_ast_node *node, int W,
     return ok;
 }
 
-/* A <W x T> slot in the function's entry block (promoted to registers by the passes). */
-static LLVMValueRef entry_slot(pm_llvm *g, LLVMTypeRef t)
-{
-    LLVMBasicBlockRef here = LLVMGetInsertBlock(g->B);
-    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(g->fn);
-    LLVMValueRef first = LLVMGetFirstInstruction(entry);
-    if (first)
-        LLVMPositionBuilderBefore(g->B, first);
-    else
-        LLVMPositionBuilderAtEnd(g->B, entry);
-    LLVMValueRef a = LLVMBuildAlloca(g->B, t, "bins");
-    LLVMPositionBuilderAtEnd(g->B, here);
-    return a;
-}
-
 /* The point of update instance `user` at the lanes from the lanes' iterator's value. */
 static bool private_point(pm_llvm *g, __isl_keep isl_ast_node *user, __isl_keep isl_id *lane,
                           int W, pm_point *pt)
@@ -1116,7 +1101,7 @@ bool pm_llvm_private_block(pm_llvm *g, __isl_keep isl_ast_node *node)
             row[k] = LLVMBuildAdd(B, row[k], t, "");
         }
         for (int e = 0; got && e < E; e++) {
-            pr.acc[k][e] = entry_slot(g, vt);
+            pr.acc[k][e] = pm_llvm_entry_alloca(g, vt, "bins"); /* registers after the passes */
             if (fresh) {
                 LLVMBuildStore(B, fresh, pr.acc[k][e]);
                 continue;
