@@ -621,8 +621,10 @@ static void stage_iterated(gen *g, int self)
 static void window_histogram(gen *g, int self, int src)
 {
     node *n = &g->nodes[self], *q = &g->nodes[src];
-    int K = rint_(&g->r, 1, 4), nb = rint_(&g->r, 1, 20);
-    bool rows = rchance(&g->r, 70);
+    /* mostly few bins and narrow windows: blocks of W columns then fit the run sizes */
+    int K = rchance(&g->r, 60) ? rint_(&g->r, 1, 2) : rint_(&g->r, 3, 4);
+    int nb = rchance(&g->r, 70) ? rint_(&g->r, 1, 8) : rint_(&g->r, 9, 20);
+    bool rows = rchance(&g->r, 80);
     n->type = rchance(&g->r, 70) ? PM_I32 : int_types[rint_(&g->r, 0, 6)];
     n->exact = true;
     G ncells = divi(addi(b_sub(q->d[1].ub, q->d[1].lb), 1), K);
