@@ -1009,6 +1009,14 @@ static bool private_point(pm_llvm *g, __isl_keep isl_ast_node *user, __isl_keep 
     return true;
 }
 
+/* The lanes' 32-bit element offsets of bin e: their rows' offsets plus e bins. */
+static LLVMValueRef bin_offsets(pm_llvm *g, const pm_point *pt, LLVMValueRef row, int e,
+                                LLVMValueRef bin_stride)
+{
+    LLVMValueRef bins = LLVMBuildMul(g->B, LLVMConstInt(g->t_i32, (unsigned)e, 0), bin_stride, "");
+    return LLVMBuildAdd(g->B, row, pm_llvm_splat(g, pt, bins), "");
+}
+
 /*     if (the block has W lanes, caller strides are 1 and gathered offsets fit 32 bits)
  *         for each update instance and bin e: acc[e] = the lanes' cells at bin e
  *         the window's loops; at each point, per instance: acc[e] = bin == e ? acc[e] op v
@@ -1106,9 +1114,7 @@ bool pm_llvm_private_block(pm_llvm *g, __isl_keep isl_ast_node *node)
                 LLVMBuildStore(B, fresh, pr.acc[k][e]);
                 continue;
             }
-            LLVMValueRef at = LLVMBuildAdd(
-                B, row[k],
-                pm_llvm_splat(g, &pts[k], LLVMBuildMul(B, LLVMConstInt(g->t_i32, (unsigned)e, 0), bin_stride, "")), "");
+            LLVMValueRef at = bin_offsets(g, &pts[k], row[k], e, bin_stride);
             LLVMBuildStore(B, pm_llvm_gather_cells(g, &pts[k], si, at, all), pr.acc[k][e]);
         }
     }
@@ -1133,12 +1139,9 @@ bool pm_llvm_private_block(pm_llvm *g, __isl_keep isl_ast_node *node)
         pm_llvm_node(g, node);
         g->priv = NULL;
         for (int k = first; k < first + pr.count; k++)
-            for (int e = 0; e < E; e++) {
-                LLVMValueRef at = LLVMBuildAdd(
-                    B, row[k],
-                    pm_llvm_splat(g, &pts[k], LLVMBuildMul(B, LLVMConstInt(g->t_i32, (unsigned)e, 0), bin_stride, "")), "");
-                pm_llvm_scatter_cells(g, &pts[k], si, at, all, LLVMBuildLoad2(B, vt, pr.acc[k][e], ""));
-            }
+            for (int e = 0; e < E; e++)
+                pm_llvm_scatter_cells(g, &pts[k], si, bin_offsets(g, &pts[k], row[k], e, bin_stride),
+                                      all, LLVMBuildLoad2(B, vt, pr.acc[k][e], ""));
     }
     if (nsaved >= 0)
         unit_strides(g, strides, false);
