@@ -559,7 +559,7 @@ typedef struct pm_compile_options {
                            0 = from the cost model                                        */
     double overlap_threshold; /* max redundant computation a fused group may add, as a
                            fraction of its work (0.4 = 40%); < 0 = the model's default    */
-    int group_limit;    /* max stages in one group; 0 = the model's default                */
+    int group_limit;    /* max stages in one group; 0 = the default, 24                     */
     const char *keep;   /* phases whose text the kernel keeps for pm_kernel_dump (names as
                            for dump, or "all"); phases in dump are kept too. NULL = none:
                            a compile makes no text nobody asked for                      */
