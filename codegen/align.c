@@ -72,6 +72,42 @@ static bool lin_of(const lin_env *env, const pm_expr *e, pm_lin *out)
     }
 }
 
+/* Dimension d of f has constant bounds lb..ub, step 1, at most PM_WHOLE_MAX points: a
+ * data-dependent read along it may take any of them, and a tile computes them all. */
+static bool whole_dim(const pm_func *f, int d, int64_t *lb, int64_t *ub)
+{
+    if (f->kind != PM_FUNC_FUNCTION || d >= f->ndims || !f->intervals || !f->intervals[d])
+        return false;
+    const pm_interval *iv = f->intervals[d];
+    if (iv->step != 1 || iv->lb->kind != PM_EXPR_INT || iv->ub->kind != PM_EXPR_INT)
+        return false;
+    *lb = iv->lb->ival;
+    *ub = iv->ub->ival;
+    return *ub >= *lb && *ub - *lb + 1 <= PM_WHOLE_MAX;
+}
+
+/* Does every statement of f that makes this call read inside the callee's box: an
+ * affine read (validation keeps those inside), or a data-dependent one proven inside
+ * (poly.c)? Only such reads may take a group member along a whole dimension: a clamped
+ * read would need the callee's box, and a member's scratch holds its footprint. */
+static bool read_in_box(const pm_plan *plan, const pm_func *f, const pm_expr *call)
+{
+    int s = pm_plan_stage_of(plan, f);
+    if (s < 0)
+        return false;
+    const pm_poly_stage *st = &plan->poly->stages[s];
+    bool found = false;
+    for (int k = 0; k < st->nstmts; k++) {
+        const pm_poly_access *acc = pm_poly_access_of(&plan->poly->stmts[st->first_stmt + k], call);
+        if (!acc)
+            continue;
+        found = true;
+        if (!acc->rel && !acc->in_bounds)
+            return false;
+    }
+    return found;
+}
+
 typedef struct reads_ctx {
     const pm_plan *plan;
     int consumer;
@@ -98,11 +134,17 @@ static bool visit_call(const pm_expr *e, void *user)
         return false;
     }
     lin_env inner = {e->callee, {{0}}, {0}};
-    pm_read rd = {r->consumer, p, true, e->nargs, {{0}}};
+    pm_read rd = {r->consumer, p, true, true, e->nargs, {{0}}};
     for (int i = 0; i < e->nargs; i++) {
         if (!lin_of(r->env, e->args[i], &rd.arg[i])) {
             rd.affine = false;
             inner.unknown[i] = true; /* its reads there are data-dependent too */
+            int64_t lb, ub;
+            if (whole_dim(e->callee, i, &lb, &ub) &&
+                read_in_box(r->plan, r->env->f, e))
+                rd.arg[i] = (pm_lin){-1, 0, (double)lb, (double)ub};
+            else
+                rd.bounded = false;
         }
         inner.var[i] = rd.arg[i];
     }
@@ -189,7 +231,7 @@ bool pm_align_group(const pm_plan *plan, const int *members, int nmembers, pm_al
             int pm = member_index(members, nmembers, reads[r].producer);
             if (pm < 0)
                 continue; /* produced outside the group */
-            if (pm >= m || !reads[r].affine) {
+            if (pm >= m || (!reads[r].affine && !reads[r].bounded)) {
                 ok = false;
                 break;
             }

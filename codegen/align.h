@@ -11,7 +11,10 @@
  *  - all reads of a member agree on which group dimension each of its coordinates
  *    follows and at which scale (x/2 and 2x sampling are scales 1/2 and 2);
  *  - distinct coordinates follow distinct group dimensions in the same order (so a
- *    transpose, or reading f(y, x), is never grouped with its producer).
+ *    transpose, or reading f(y, x), is never grouped with its producer);
+ *  - or a data-dependent argument along a small dimension of the producer with constant
+ *    bounds (local Laplacian's 8 intensity levels, bilateral grid's 11 bins): no
+ *    dependence along it, the member computed whole along it in every tile.
  * It also gives the read pattern of every producer as intervals (pm_align_reads), which
  * the tile model propagates through the group.
  */
@@ -19,6 +22,10 @@
 #define PM_CODEGEN_ALIGN_H
 
 #include "codegen/plan.h"
+
+/* At most this many points in a dimension read at data-dependent points inside a
+ * group (a tile computes it whole); a larger one (a lookup table) stays out. */
+#define PM_WHOLE_MAX 16
 
 /* One argument of a read, as consumer coordinate `var` (or -1: a constant) times coef,
  * plus an offset in [lo, hi] (the slack of floor divisions). */
@@ -31,8 +38,12 @@ typedef struct pm_lin {
 typedef struct pm_read {
     int consumer, producer;
     bool affine;             /* false: some argument is data-dependent (a LUT or gather
-                                read); then arg[] is unknown and the read never lies
-                                inside a group */
+                                read); that argument's arg[] is unknown, and the read
+                                lies inside a group only when bounded                  */
+    bool bounded;            /* every data-dependent argument runs along a small
+                                constant dimension of the producer (PM_WHOLE_MAX points
+                                at most): its arg[] is that whole interval (var -1), so
+                                a tile computes the dimension whole                    */
     int nargs;
     pm_lin arg[PM_MAX_DIMS];
 } pm_read;

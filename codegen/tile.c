@@ -2,6 +2,7 @@
 #include "codegen/tile.h"
 
 #include "codegen/align.h"
+#include "frontend/isl_expr.h"
 
 #include <isl/aff.h>
 #include <isl/constraint.h>
@@ -332,7 +333,7 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
         if (c >= 0 && p >= 0)
             in.outside_only[c] = false;
         /* outside the group (alignment keeps data-dependent reads out): not propagated */
-        consumer_of[r] = c >= 0 && p >= 0 && in.reads[r].affine ? c : -1;
+        consumer_of[r] = c >= 0 && p >= 0 && (in.reads[r].affine || in.reads[r].bounded) ? c : -1;
         in.producer_of[r] = p;
         if (consumer_of[r] >= 0)
             in.first[c + 1]++;
@@ -480,6 +481,57 @@ static __isl_give isl_map *relaxed(__isl_keep isl_map *rel)
     return isl_map_drop_constraints_not_involving_dims(r, isl_dim_out, 0, (unsigned)nout);
 }
 
+/* A data-dependent read (no access relation) as the box of every point it may read:
+ * statement point -> the points between its arguments' bounds (pm_isl_pw_aff_bounds;
+ * exact for the affine ones, a clamp's interval for a clamped index). NULL when some
+ * argument has no bounds or runs along a strided dimension. Only a group whose reads
+ * are bounded (align.h) has such a read on a path to a member: its footprint then takes
+ * the member whole along the data-dependent dimension. */
+static __isl_give isl_map *bounded_read(const pm_plan *plan, const pm_poly_stmt *sm,
+                                        const pm_poly_access *acc)
+{
+    const pm_expr *call = acc->call;
+    const pm_poly_storage *cs = pm_poly_storage_of(plan->poly, acc->callee);
+    if (!cs || call->nargs == 0 || call->nargs != cs->ndims)
+        return NULL;
+    isl_space *sp = isl_set_get_space(sm->domain);
+    pm_isl_env env = {sp, sm->ndims, sm->vars};
+    isl_pw_multi_aff *corner[2] = {NULL, NULL};
+    bool ok = true;
+    for (int d = 0; d < call->nargs; d++) {
+        isl_pw_aff *lo = NULL, *hi = NULL;
+        if (ok)
+            pm_isl_pw_aff_bounds(&env, call->args[d], &lo, &hi);
+        ok = ok && lo && hi && (cs->step[d] == 1 || isl_pw_aff_is_equal(lo, hi) == isl_bool_true);
+        isl_pw_aff *side[2] = {lo, hi};
+        for (int c = 0; c < 2; c++) {
+            if (!ok) {
+                isl_pw_aff_free(side[c]);
+                continue;
+            }
+            isl_pw_multi_aff *one = isl_pw_multi_aff_from_pw_aff(side[c]);
+            corner[c] = corner[c] ? isl_pw_multi_aff_flat_range_product(corner[c], one) : one;
+        }
+    }
+    isl_space_free(sp);
+    if (!ok) {
+        isl_pw_multi_aff_free(corner[0]);
+        isl_pw_multi_aff_free(corner[1]);
+        return NULL;
+    }
+    isl_id *id = isl_set_get_tuple_id(cs->box);
+    isl_map *lo = isl_map_set_tuple_id(isl_map_from_pw_multi_aff(corner[0]), isl_dim_out,
+                                       isl_id_copy(id));
+    isl_map *hi = isl_map_set_tuple_id(isl_map_from_pw_multi_aff(corner[1]), isl_dim_out, id);
+    /* componentwise a <= b on the callee's space */
+    isl_map *le = isl_map_universe(isl_space_map_from_set(isl_set_get_space(cs->box)));
+    for (int d = 0; d < call->nargs; d++)
+        le = isl_map_order_le(le, isl_dim_in, (unsigned)d, isl_dim_out, (unsigned)d);
+    isl_map *above = isl_map_apply_range(lo, isl_map_copy(le));
+    isl_map *below = isl_map_apply_range(hi, isl_map_reverse(le));
+    return isl_map_coalesce(isl_map_intersect(above, below));
+}
+
 /* Adds to *acc the relation from rel's domain to stage p's function space through the
  * reads of callee (rel's range), looking through inlined stages. False when a read on
  * the way is not affine. */
@@ -528,14 +580,22 @@ static bool reads_to(const pm_plan *plan, __isl_take isl_map *rel, const pm_expr
     for (int k = 0; k < st->nstmts && ok; k++) {
         const pm_poly_stmt *sm = &plan->poly->stmts[st->first_stmt + k];
         for (int a = 0; a < sm->naccesses && ok; a++) {
+            isl_map *r = NULL;
             if (!sm->accesses[a].rel) {
-                /* a data-dependent read: fine only off every path to p */
+                /* a data-dependent read: its bounds on a path to p, else fine only off
+                 * every path to p */
                 int cs = pm_plan_stage_of(plan, sm->accesses[a].callee);
-                ok = (cs != p || pm_plan_call_inlined(plan, sm->accesses[a].call)) &&
-                     (cs < 0 || !pm_plan_reads(plan, cs, p));
-                continue;
+                bool off = (cs != p || pm_plan_call_inlined(plan, sm->accesses[a].call)) &&
+                           (cs < 0 || !pm_plan_reads(plan, cs, p));
+                if (off)
+                    continue;
+                r = bounded_read(plan, sm, &sm->accesses[a]);
+                ok = r != NULL;
+                if (!ok)
+                    continue;
+            } else {
+                r = relaxed(sm->accesses[a].rel);
             }
-            isl_map *r = relaxed(sm->accesses[a].rel);
             isl_map *in = isl_map_copy(rel);
             in = isl_map_set_tuple_id(in, isl_dim_out, isl_map_get_tuple_id(r, isl_dim_in));
             ok = reads_to(plan, isl_map_apply_range(in, r), sm->accesses[a].call, p, acc,
@@ -807,12 +867,13 @@ bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
                     int callee = pm_plan_stage_of(plan, sm->accesses[a].callee);
                     if (callee < 0 || (callee != p && !pm_plan_reads(plan, callee, p)))
                         continue;
-                    if (!sm->accesses[a].rel) {
+                    isl_map *r = sm->accesses[a].rel ? relaxed(sm->accesses[a].rel)
+                                                      : bounded_read(plan, sm, &sm->accesses[a]);
+                    if (!r) {
                         ok = false;
                         break;
                     }
-                    ok = reads_to(plan, relaxed(sm->accesses[a].rel), sm->accesses[a].call,
-                                  p, &reads, 0);
+                    ok = reads_to(plan, r, sm->accesses[a].call, p, &reads, 0);
                 }
                 if (ok && reads.n > 1)
                     ok = merge_reads(&reads);

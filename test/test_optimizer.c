@@ -1485,7 +1485,8 @@ static void check_transparent_inline(int shift, const char *want)
  * once by out, is inlined.) With `offset` 2 out reads l and l + 2, still once per point;
  * with -1, l - 1 may fall outside L's box (the language clamps it), so L stays stored;
  * with `stencil` out reads L(l, x + 1, y) too: L's points are read twice, so it stays
- * stored. Every variant equals the interpreter. */
+ * stored, then in out's group (with G) when its levels are read inside its box. Every
+ * variant equals the interpreter (N from 3 to 300, 1 and 2 threads). */
 static void check_dynamic_inline(int offset, bool stencil, const char *want)
 {
     pm_ctx *ctx = pm_ctx_new();
@@ -1626,10 +1627,11 @@ static void check_structure(void)
     check_sample_groups("interpolate", 2560, 1536, interpolate, 1);
     /* a stage whose points are each read once is inlined whatever it reads: bilateral
      * grid's trilinear interpolation (two channels told apart by a constant) into the
-     * output; camera pipe's colour correction into the tone curve, but not red, green
+     * output, which then groups with the blurs it reads at data-dependent bins (11 of
+     * them, computed whole in every tile); camera pipe's colour correction into the tone curve, but not red, green
      * and blue, each point of which the three channels read */
     static const char *const bilateral[] = {"inlined: interpolated\n",
-                                            "live-out filtered, 1 stage"};
+                                            "live-out filtered, 4 stages"};
     check_sample_groups("bilateral_grid", 1536, 2560, bilateral, 2);
     /* a data-dependent read of a stage outside the group (the tone curve LUT) does not
      * keep a stage out of a group; the Bayer planes, a case per constant plane index and
@@ -1684,8 +1686,13 @@ static void check_structure(void)
     check_transparent_inline(1, "inlined: A B\n");
     check_dynamic_inline(1, false, "inlined: H L\nrecomputed where read at data-dependent points: G\n");
     check_dynamic_inline(2, false, "inlined: H L\nrecomputed where read at data-dependent points: G\n");
-    check_dynamic_inline(-1, false, "inlined: H\ngroup");
-    check_dynamic_inline(1, true, "inlined: H\ngroup");
+    /* L read at l - 1, which may leave its box (clamped): L stays out of out's group
+     * (a scratch holds a footprint, not the box a clamp needs) */
+    check_dynamic_inline(-1, false, "inlined: H\n");
+    check_dynamic_inline(-1, false, "live-out out, 1 stage");
+    /* L read at l and l + 1 (proven inside its 5 levels) and at x + 1: not inlined, but
+     * grouped with out and G, computed whole along k in every tile (align.h) */
+    check_dynamic_inline(1, true, "live-out out, 3 stages");
     /* local Laplacian: the Laplacian levels inlined into the output levels' reads at two
      * data-dependent intensity levels, the remapped picture recomputed there (and so
      * fused with the first level of its Gaussian pyramid) */
