@@ -3,7 +3,8 @@
  * One case is one seed: a random DAG of 2-15 stages (point-wise arithmetic over every
  * element type, casts, select/min/max, stencils, up- and down-sampling, case pieces with
  * boundary conditions, reductions and histograms with data-dependent indices, reads
- * at a data-dependent level and the level above it (inlined when read once),
+ * at a data-dependent level and the level above it (inlined when read once, else grouped
+ * with the reader: stages of 2-8 levels read at exact levels and a neighbour),
  * time-iterated self-references, interval steps other than 1, non-zero lower bounds,
  * domains of different sizes), compiled once by pm_jit_compile with random options
  * (vector width, opt level, and the optimizer's fusion / tile sizes / overlap threshold /
@@ -358,9 +359,11 @@ static G value(gen *g, int self, int nv, bool want_int, int depth)
             node *p = &g->nodes[pi];
             if (want_int && !p->exact)
                 continue;
-            if (k == 2 && p->ndims >= 1)
-                return rchance(r, 30) ? level_pair_read(g, self, pi, nv)
-                                      : indirect_read(g, self, pi, nv);
+            if (k == 2 && p->ndims >= 1) {
+                bool levels = p->ndims == 3 && p->d[0].ub.e->kind == PM_EXPR_INT;
+                return rchance(r, levels ? 80 : 30) ? level_pair_read(g, self, pi, nv)
+                                                    : indirect_read(g, self, pi, nv);
+            }
             return affine_read(g, self, pi, nv);
         }
     }
@@ -514,6 +517,18 @@ static void stage_function(gen *g, int self)
     n->exact = want_int;
     for (int d = 0; d < nv; d++)
         random_dim(g, &n->d[d], d % 2);
+    /* half the 3-D stages with a first dimension of 2-8 levels (local Laplacian's
+     * intensity levels): read at data-dependent levels proven inside (level_pair_read),
+     * such a stage may join its reader's group, computed whole along them (align.h) */
+    if (nv == 2 && rchance(&g->r, 15)) { /* more 3-D stages, for levels */
+        nv = n->ndims = 3;
+        random_dim(g, &n->d[2], 0);
+    }
+    if (nv == 3 && rchance(&g->r, 50)) {
+        n->d[0].lb = lit(0);
+        n->d[0].ub = lit(rint_(&g->r, 1, 7));
+        n->d[0].step = 1;
+    }
     n->f = new_func(g, n, nv);
     /* a stencil of a float-free 2-D producer with unit steps, into a float stage */
     if (!want_int && nv == 2 && rchance(&g->r, 30)) {
@@ -543,6 +558,40 @@ static void stage_function(gen *g, int self)
             emit("    pm_define(%s,\n        pm_case_new(%s, %s),\n        pm_case_new(%s, %s));",
                  n->name, cond.c, s.c, ncond.c, fb.c);
             pm_define(n->f, pm_case_new(cond.e, s.e), pm_case_new(ncond.e, fb.e));
+            return;
+        }
+    }
+    /* local Laplacian's lookup in small: a 2-D float stage reading an integer stage of
+     * levels P(k, x, y) at l and l + 1, l = clamp(P(0, x, y), 0, K - 2) (exact, proven
+     * inside), and at (l, x + 1, y), so P, read twice, is not inlined: it may join this
+     * stage's group, whole along k (align.h) */
+    int levels[MAX_FUNCS], nlevels = 0;
+    for (int i = 0; i < self; i++) {
+        const node *q = &g->nodes[i];
+        if (!q->is_image && q->exact && q->ndims == 3 && q->d[0].ub.e->kind == PM_EXPR_INT &&
+            q->d[0].ub.e->ival >= 1 && q->d[1].step == 1 && q->d[2].step == 1)
+            levels[nlevels++] = i;
+    }
+    if (!want_int && nv == 2 && nlevels > 0 && rchance(&g->r, 50)) {
+        int pi = levels[rint_(&g->r, 0, nlevels - 1)];
+        node *p = &g->nodes[pi];
+        {
+            G x = g->var[0], y = g->var[1];
+            G a0[3] = {lit(0), x, y};
+            G l = b_min(b_max(cast(PM_I32, call(p->f, p->name, 3, a0)), lit(0)),
+                        addi(p->d[0].ub, -1));
+            G a1[3] = {l, x, y}, a2[3] = {addi(l, 1), x, y}, a3[3] = {l, addi(x, 1), y};
+            G v = b_add(b_add(call(p->f, p->name, 3, a1), call(p->f, p->name, 3, a2)),
+                        call(p->f, p->name, 3, a3));
+            v = cast(n->type, v);
+            g->reads[self * MAX_FUNCS + pi] = true;
+            G guards[4] = {b_le(p->d[1].lb, x), b_le(addi(x, 1), p->d[1].ub),
+                           b_le(p->d[2].lb, y), b_le(y, p->d[2].ub)};
+            G cond = and_all(guards, 4), ncond = u_not(cond);
+            G fb = cast(n->type, y);
+            emit("    pm_define(%s,\n        pm_case_new(%s, %s),\n        pm_case_new(%s, %s));",
+                 n->name, cond.c, v.c, ncond.c, fb.c);
+            pm_define(n->f, pm_case_new(cond.e, v.e), pm_case_new(ncond.e, fb.e));
             return;
         }
     }
