@@ -496,40 +496,32 @@ static __isl_give isl_map *bounded_read(const pm_plan *plan, const pm_poly_stmt 
         return NULL;
     isl_space *sp = isl_set_get_space(sm->domain);
     pm_isl_env env = {sp, sm->ndims, sm->vars};
-    isl_pw_multi_aff *corner[2] = {NULL, NULL};
+    isl_ctx *ctx = isl_space_get_ctx(sp);
+    isl_pw_aff_list *los = isl_pw_aff_list_alloc(ctx, call->nargs);
+    isl_pw_aff_list *his = isl_pw_aff_list_alloc(ctx, call->nargs);
     bool ok = true;
-    for (int d = 0; d < call->nargs; d++) {
+    for (int d = 0; d < call->nargs && ok; d++) {
         isl_pw_aff *lo = NULL, *hi = NULL;
-        if (ok)
-            pm_isl_pw_aff_bounds(&env, call->args[d], &lo, &hi);
-        ok = ok && lo && hi && (cs->step[d] == 1 || isl_pw_aff_is_equal(lo, hi) == isl_bool_true);
-        isl_pw_aff *side[2] = {lo, hi};
-        for (int c = 0; c < 2; c++) {
-            if (!ok) {
-                isl_pw_aff_free(side[c]);
-                continue;
-            }
-            isl_pw_multi_aff *one = isl_pw_multi_aff_from_pw_aff(side[c]);
-            corner[c] = corner[c] ? isl_pw_multi_aff_flat_range_product(corner[c], one) : one;
-        }
+        pm_isl_pw_aff_bounds(&env, call->args[d], &lo, &hi);
+        ok = lo && hi && (cs->step[d] == 1 || isl_pw_aff_is_equal(lo, hi) == isl_bool_true);
+        los = isl_pw_aff_list_add(los, lo);
+        his = isl_pw_aff_list_add(his, hi);
     }
-    isl_space_free(sp);
-    if (!ok) {
-        isl_pw_multi_aff_free(corner[0]);
-        isl_pw_multi_aff_free(corner[1]);
-        return NULL;
+    /* statement point -> every point between the bounds, dimension by dimension */
+    isl_space *msp = isl_space_map_from_domain_and_range(sp, isl_set_get_space(cs->box));
+    isl_map *box = NULL;
+    if (ok) {
+        box = isl_map_universe(isl_space_copy(msp));
+        box = isl_map_lower_bound_multi_pw_aff(
+            box, isl_multi_pw_aff_from_pw_aff_list(isl_space_copy(msp), los));
+        box = isl_map_upper_bound_multi_pw_aff(
+            box, isl_multi_pw_aff_from_pw_aff_list(isl_space_copy(msp), his));
+    } else {
+        isl_pw_aff_list_free(los);
+        isl_pw_aff_list_free(his);
     }
-    isl_id *id = isl_set_get_tuple_id(cs->box);
-    isl_map *lo = isl_map_set_tuple_id(isl_map_from_pw_multi_aff(corner[0]), isl_dim_out,
-                                       isl_id_copy(id));
-    isl_map *hi = isl_map_set_tuple_id(isl_map_from_pw_multi_aff(corner[1]), isl_dim_out, id);
-    /* componentwise a <= b on the callee's space */
-    isl_map *le = isl_map_universe(isl_space_map_from_set(isl_set_get_space(cs->box)));
-    for (int d = 0; d < call->nargs; d++)
-        le = isl_map_order_le(le, isl_dim_in, (unsigned)d, isl_dim_out, (unsigned)d);
-    isl_map *above = isl_map_apply_range(lo, isl_map_copy(le));
-    isl_map *below = isl_map_apply_range(hi, isl_map_reverse(le));
-    return isl_map_coalesce(isl_map_intersect(above, below));
+    isl_space_free(msp);
+    return box;
 }
 
 /* Adds to *acc the relation from rel's domain to stage p's function space through the
