@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "halide/halide_app.h"
-#include "host_target.h"
+#include "runtime/host_target.h"
 #include "isolate.h"
 #include "membw.h"
 #include "polymage.h"

@@ -5,6 +5,7 @@
 #include "runtime/jit_engine.h"
 
 #include "frontend/error.h"
+#include "runtime/host_target.h"
 #include "runtime/rt.h"
 
 #include <llvm-c/Analysis.h>
@@ -337,6 +338,10 @@ pm_engine *pm_engine_new(int opt_level, pm_error *err)
     e->triple = LLVMGetDefaultTargetTriple();
     e->cpu = LLVMGetHostCPUName();
     e->features = LLVMGetHostCPUFeatures();
+    /* cpuid as LLVM reads it, less what the kernel's flags do not list (host_target.h) */
+    char flags[8192];
+    if (e->features && pm_host_read_flags(flags, sizeof flags))
+        pm_host_llvm_features_filter(e->features, flags);
     e->vector_width = has_feature(e->features, "avx512f") ? 16
                       : has_feature(e->features, "avx")   ? 8
                                                           : 4;

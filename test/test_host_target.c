@@ -1,4 +1,4 @@
-/* test_host_target.c — the bench's rule for Halide's x86 target (bench/host_target.h) on
+/* test_host_target.c — the bench's rule for Halide's x86 target (runtime/host_target.h) on
  * stored /proc/cpuinfo flag lines of CPUs this project runs on: a Halide feature is granted
  * only when every instruction set it lets LLVM use is in the flags, never from the name.
  *
@@ -6,7 +6,7 @@
  * only looks for whole words, so the order and the extra flags do not matter. */
 #include "check.h"
 
-#include "bench/host_target.h"
+#include "runtime/host_target.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
  * off explicitly ("-feature") so the CPU model cannot switch it on. */
 #include "check.h"
 
-#include "bench/host_target.h"
+#include "runtime/host_target.h"
 #include "runtime/jit_engine.h"
 
 #include <stdio.h>

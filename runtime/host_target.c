@@ -1,5 +1,5 @@
 /* host_target.c — Halide 14 x86 features from the CPU's own flags (see host_target.h). */
-#include "host_target.h"
+#include "runtime/host_target.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -140,6 +140,30 @@ bool pm_host_llvm_feature(const char *llvm_name, const char **flag, bool *explic
             return true;
         }
     return false;
+}
+
+int pm_host_llvm_features_filter(char *features, const char *flags)
+{
+    int off = 0;
+    for (char *p = features; *p;) {
+        size_t n = strcspn(p, ",");
+        const char *flag = NULL;
+        bool explicit_only = false;
+        char name[64];
+        if (n > 1 && n - 1 < sizeof name && p[0] == '+') {
+            memcpy(name, p + 1, n - 1);
+            name[n - 1] = '\0';
+            if (pm_host_llvm_feature(name, &flag, &explicit_only) && !explicit_only &&
+                !pm_host_has_flag(flags, flag)) {
+                p[0] = '-';
+                off++;
+            }
+        }
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return off;
 }
 
 /* ---- Halide 14's x86 features -------------------------------------------------------- */

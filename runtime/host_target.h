@@ -18,14 +18,16 @@
  * ignores the "explicit" ones (PKU, SGX, shadow stacks, WAITPKG, SERIALIZE, MOVDIRI, ...),
  * which LLVM emits only for their own intrinsics, and which hypervisors commonly hide.
  *
- * The same table maps LLVM's feature names to /proc/cpuinfo's, so a test can check that
- * PolyMage-JIT's own target machine enables nothing the host lacks.
+ * The same table maps LLVM's feature names to /proc/cpuinfo's: PolyMage-JIT's own target
+ * machine switches off every instruction set LLVM's cpuid reading enables but the flags
+ * lack (pm_host_llvm_features_filter, runtime/jit_engine.c), and a test checks that it
+ * enables nothing the host lacks.
  *
  * Plain C11, no Halide and no LLVM: the unit test (test/test_host_target.c) runs in
  * `make test` on stored flag lines of other CPUs.
  */
-#ifndef PM_BENCH_HOST_TARGET_H
-#define PM_BENCH_HOST_TARGET_H
+#ifndef PM_RUNTIME_HOST_TARGET_H
+#define PM_RUNTIME_HOST_TARGET_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -68,6 +70,13 @@ int pm_host_halide_target(const char *flags, char *buf, size_t size);
  * Pseudo-features with no instructions of their own map to the flag that carries them
  * ("evex512" to avx512f, "64bit" to lm, "crc32" to sse4_2). */
 bool pm_host_llvm_feature(const char *llvm_name, const char **flag, bool *explicit_only);
+
+/* Rewrites "+name" to "-name" in an LLVM feature string ("+avx2,-avx512fp16,...", in
+ * place) for every instruction set of the table (not the explicit-only ones) whose flag
+ * `flags` lacks: a hypervisor's kernel may list fewer features than cpuid reports (Zen 5
+ * VMs whose flags have no abm and no sse4a), and the flags are what the OS lets programs
+ * use. Returns how many it switched off. */
+int pm_host_llvm_features_filter(char *features, const char *flags);
 
 #ifdef __cplusplus
 }
