@@ -5,8 +5,9 @@
  *  - pm_split_compile partitions the module's defined functions into at most max_parts
  *    parts: a function and the defined functions it calls directly share a part unless
  *    the callee is noinline (so the inliner decides as in the one module), the entry's
- *    group is part 0, the other groups are balanced by IR instruction count (largest
- *    first, onto the lightest part).
+ *    group is part 0, the other groups are balanced by their estimated compile cost
+ *    (distinct instructions, vector ones weighing more: split_compile.c compile_cost;
+ *    largest first, onto the lightest part).
  *  - A function whose address another part takes (the outlined parallel bodies the
  *    entry hands to GOMP_parallel) gets external linkage, hidden visibility and a name
  *    prefixed with the kernel's unique entry name (kernels share one JITDylib); every
