@@ -1,6 +1,10 @@
 /* host_target.c — Halide 14 x86 features from the CPU's own flags (see host_target.h). */
 #include "runtime/host_target.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include <stdio.h>
 #include <string.h>
 
@@ -88,14 +92,17 @@ static const llvm_flag kLlvmFlags[] = {
     {"clflushopt", "clflushopt", false},
     {"clwb", "clwb", false},
     {"clzero", "clzero", false},
-    {"xsave", "xsave", false},
-    {"xsaveopt", "xsaveopt", false},
-    {"xsavec", "xsavec", false},
-    {"xsaves", "xsaves", false},
     /* Explicit only: system, security and synchronization instructions that LLVM emits
      * only for their own intrinsics (never for arithmetic, loads or stores), several of
      * them privileged or enabled per process by the OS, and often hidden by hypervisors. */
     {"fsgsbase", "fsgsbase", true},
+    /* the XSAVE family saves register state for the OS (XSAVES only in the kernel): a
+     * Zen 5 VM of 2026-11-27 had no xsaves in its flags, which cost Halide's target
+     * avx512_skylake and everything after it while this was counted an isa feature */
+    {"xsave", "xsave", true},
+    {"xsaveopt", "xsaveopt", true},
+    {"xsavec", "xsavec", true},
+    {"xsaves", "xsaves", true},
     /* random numbers: cpuid reports them where a hypervisor hides them from cpuinfo (a
      * Zen 5 VM: rdseed) */
     {"rdrnd", "rdrand", true},
@@ -299,6 +306,44 @@ int pm_host_halide_target(const char *flags, char *buf, size_t size)
     return granted;
 }
 
+/* Instruction sets that need no state of the OS's (no register file it must save):
+ * cpuid's word is final for them. A hypervisor's kernel may list fewer than cpuid reports
+ * (a Zen 5 VM of 2026-11-27 had no abm and no sse4a in its flags while cpuid reported both
+ * and lzcnt ran as LZCNT), and Halide's avx2 implies LZCNT. AVX and beyond need the OS to
+ * save their registers: only the kernel's flags count for them. */
+typedef struct {
+    const char *flag;
+    unsigned leaf, subleaf, reg, bit; /* reg: 1 = ebx, 2 = ecx, 3 = edx */
+} cpuid_flag;
+
+static const cpuid_flag kUserModeFlags[] = {
+    {"abm", 0x80000001u, 0, 2, 5},   {"sse4a", 0x80000001u, 0, 2, 6},
+    {"popcnt", 1, 0, 2, 23},         {"movbe", 1, 0, 2, 22},
+    {"bmi1", 7, 0, 1, 3},            {"bmi2", 7, 0, 1, 8},
+};
+
+static void add_cpuid_flags(char *buf, size_t size)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    for (size_t i = 0; i < sizeof kUserModeFlags / sizeof kUserModeFlags[0]; i++) {
+        const cpuid_flag *f = &kUserModeFlags[i];
+        unsigned r[4] = {0, 0, 0, 0};
+        if (!__get_cpuid_count(f->leaf, f->subleaf, &r[0], &r[1], &r[2], &r[3]))
+            continue;
+        if (!((r[f->reg] >> f->bit) & 1u) || pm_host_has_flag(buf, f->flag))
+            continue;
+        size_t len = strlen(buf), n = strlen(f->flag);
+        if (len + 1 + n + 1 > size)
+            return;
+        buf[len] = ' ';
+        memcpy(buf + len + 1, f->flag, n + 1);
+    }
+#else
+    (void)buf;
+    (void)size;
+#endif
+}
+
 bool pm_host_read_flags(char *buf, size_t size)
 {
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -324,5 +369,7 @@ bool pm_host_read_flags(char *buf, size_t size)
         break;
     }
     fclose(f);
+    if (found)
+        add_cpuid_flags(buf, size);
     return found;
 }

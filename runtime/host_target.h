@@ -15,7 +15,8 @@
  * model, plus the attributes Halide adds (mattrs(): +fma, +f16c, +avx512f, ...). Of those,
  * the rule requires the "isa" features of the table in host_target.c — everything
  * instruction selection may pick for ordinary arithmetic, memory and vector code — and
- * ignores the "explicit" ones (PKU, SGX, shadow stacks, WAITPKG, SERIALIZE, MOVDIRI, ...),
+ * ignores the "explicit" ones (PKU, SGX, shadow stacks, WAITPKG, SERIALIZE, MOVDIRI, the
+ * XSAVE family, ...),
  * which LLVM emits only for their own intrinsics, and which hypervisors commonly hide.
  *
  * The same table maps LLVM's feature names to /proc/cpuinfo's: PolyMage-JIT's own target
@@ -36,8 +37,11 @@
 extern "C" {
 #endif
 
-/* Reads the first "flags" line of /proc/cpuinfo (the part after the colon) into buf.
- * False when there is none (not Linux, not x86) or it does not fit. */
+/* Reads the first "flags" line of /proc/cpuinfo (the part after the colon) into buf, then
+ * adds the user-mode instruction sets cpuid reports that the line lacks (abm, sse4a,
+ * popcnt, movbe, bmi1, bmi2: no register state the OS must save, so cpuid's word is final;
+ * a hypervisor's kernel may omit them, as a Zen 5 VM did with abm and sse4a). False when
+ * there is no flags line (not Linux, not x86) or it does not fit. */
 bool pm_host_read_flags(char *buf, size_t size);
 
 /* True when `flag` is one of the space-separated words of `flags` (whole words only:
@@ -73,9 +77,8 @@ bool pm_host_llvm_feature(const char *llvm_name, const char **flag, bool *explic
 
 /* Rewrites "+name" to "-name" in an LLVM feature string ("+avx2,-avx512fp16,...", in
  * place) for every instruction set of the table (not the explicit-only ones) whose flag
- * `flags` lacks: a hypervisor's kernel may list fewer features than cpuid reports (Zen 5
- * VMs whose flags have no abm and no sse4a), and the flags are what the OS lets programs
- * use. Returns how many it switched off. */
+ * `flags` (pm_host_read_flags) lacks: the flags are what the OS lets programs use, LLVM's
+ * detection reads cpuid alone. Returns how many it switched off. */
 int pm_host_llvm_features_filter(char *features, const char *flags);
 
 #ifdef __cplusplus
