@@ -8,6 +8,10 @@
 
 #include "runtime/host_target.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +191,31 @@ static void test_zen5(void)
     check_target(vm, "x86-64-linux-sse41-avx-avx2-fma-f16c-avx512-avx512_skylake-"
                      "avx512_cannonlake");
     free(vm);
+    /* A Zen 5 VM whose kernel lists no xsaves (a kernel-only instruction): the XSAVE
+     * family is explicit-only, so avx512_skylake and what follows stay. */
+    char *no_xsaves = with_flag(kZen5, "");
+    for (char *p = no_xsaves; (p = strstr(p, "xsaves")) != NULL;)
+        memset(p, 'x', 6);
+    CHECK(!pm_host_has_flag(no_xsaves, "xsaves"));
+    check_target(no_xsaves, "x86-64-linux-sse41-avx-avx2-fma-f16c-avx512-avx512_skylake-"
+                            "avx512_cannonlake");
+    free(no_xsaves);
+}
+
+/* The JIT's feature string less what the flags lack: isa features switched off,
+ * explicit-only ones and names the table does not know left alone. */
+static void test_features_filter(void)
+{
+    char features[] = "+avx2,+sse4a,+lzcnt,-avx512fp16,+shstk,+avx512f,+no-such-feature";
+    int off = pm_host_llvm_features_filter(features, "sse2 avx avx2 avx512f");
+    CHECK(off == 2);
+    if (!CHECK(!strcmp(features,
+                       "+avx2,-sse4a,-lzcnt,-avx512fp16,+shstk,+avx512f,+no-such-feature")))
+        fprintf(stderr, "  filtered: %s\n", features);
+    char none[] = "";
+    CHECK(pm_host_llvm_features_filter(none, "avx2") == 0);
+    char all[] = "+avx2,+lzcnt";
+    CHECK(pm_host_llvm_features_filter(all, "avx2 abm") == 0 && !strcmp(all, "+avx2,+lzcnt"));
 }
 
 /* Sapphire Rapids: everything Halide 14's feature names except the VP2INTERSECT that LLVM
@@ -285,6 +314,15 @@ static void test_this_host(void)
         return;
     }
     CHECK(pm_host_has_flag(flags, "sse2"));
+#if defined(__x86_64__)
+    /* the user-mode sets cpuid reports are in the flags even where the kernel's line
+     * omits them (pm_host_read_flags) */
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid(0x80000001u, &a, &b, &c, &d)) {
+        CHECK(!((c >> 5) & 1u) || pm_host_has_flag(flags, "abm"));
+        CHECK(!((c >> 6) & 1u) || pm_host_has_flag(flags, "sse4a"));
+    }
+#endif
     char target[512];
     int n = pm_host_halide_target(flags, target, sizeof target);
     printf("test_host_target: this host's Halide target: %s (%d features)\n", target, n);
@@ -296,6 +334,7 @@ int main(void)
     test_flag_words();
     test_table_complete();
     test_zen5();
+    test_features_filter();
     test_sapphire_rapids();
     test_zen4_and_smaller();
     test_llvm_names();

@@ -279,13 +279,11 @@ static void check_box_bodies(void)
         for (const char *q = ast; q && (q = strstr(q, "as a box:")); q++)
             boxes++;
         for (const char *q = groups; (q = strstr(q, "\ngroup ")); q++) {
-            const char *st = strstr(q, " stages, overlapped tiles");
-            const char *eol = strchr(q + 1, '\n');
-            const char *count = st;
-            while (count && count > q && count[-1] >= '0' && count[-1] <= '9')
-                count--;
-            if (st && (!eol || st < eol))
-                producers += atoi(count) - 1;
+            int members = 0;
+            char tiled = 0;
+            if (sscanf(q + 1, "group %*d: live-out %*[^,], %d stage%*[s], %c", &members,
+                       &tiled) == 2 && tiled == 'o') /* "overlapped tiles", not "untiled" */
+                producers += members - 1;
         }
         if (!CHECK(producers >= 20 && boxes >= producers - 1))
             fprintf(stderr, "  pyramid blending: %d of %d producers as boxes\n", boxes,
