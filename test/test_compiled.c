@@ -935,6 +935,73 @@ static pm_pipeline *build_histogram(pm_ctx *ctx)
                   (pm_func *const[]){lookup, hist, maxv});
 }
 
+/* Reads k elements apart along the vector's dimension (access.c: strided loads for
+ * 2 <= k <= 8, a gather beyond): f32 and u8 rows read at k = 2..9 from offsets 0..2,
+ * and a read in one case of an inlined function that would leave the image on the last
+ * columns of small pictures (evaluated at every lane, it takes the guarded load: loads
+ * where every lane's element is inside, a gather of clamped indices where not). */
+static pm_pipeline *build_strides(pm_ctx *ctx)
+{
+    DOMAIN2(ctx, R, C, x, y, row, col);
+    pm_expr *wide = pm_addi(pm_muli(C, 9), 8);
+    pm_func *img = pm_image(ctx, "img", PM_F32, R, wide);
+    pm_func *bytes = pm_image(ctx, "bytes", PM_U8, R, wide);
+    pm_expr *const xy[] = {x, y};
+    pm_interval *const dom[] = {row, col};
+    pm_expr *fsum = NULL, *isum = NULL;
+    for (int k = 2; k <= 9; k++) {
+        pm_expr *at = pm_addi(pm_muli(y, k), k % 3);
+        pm_expr *f = pm_mulf(pm_call(img, x, at), (double)k);
+        pm_expr *i = pm_mul(pm_cast(PM_I32, pm_call(bytes, x, at)), pm_int(ctx, k));
+        fsum = fsum ? pm_add(fsum, f) : f;
+        isum = isum ? pm_add(isum, i) : i;
+    }
+    pm_func *fstride = pm_func_new(ctx, "fstride", PM_F32, 2, xy, dom);
+    pm_func_define_expr(fstride, fsum);
+    pm_func *istride = pm_func_new(ctx, "istride", PM_I32, 2, xy, dom);
+    pm_func_define_expr(istride, isum);
+    /* 8y + 30 passes the row's end (9C + 7) at the last columns when C < 15 */
+    pm_func *edge = pm_func_new(ctx, "edge", PM_F32, 2, xy, dom);
+    pm_expr *inside = pm_lt(pm_addi(pm_muli(y, 8), 30), wide);
+    pm_define(edge, pm_case_new(inside, pm_call(img, x, pm_addi(pm_muli(y, 8), 30))),
+              pm_case_new(pm_not(inside), pm_float(ctx, -1)));
+    pm_func *edged = pm_func_new(ctx, "edged", PM_F32, 2, xy, dom);
+    pm_func_define_expr(edged, pm_addf(pm_call(edge, x, y), 1));
+    return finish_rc(ctx, "strides", R, C, 2, (pm_func *const[]){img, bytes}, 3,
+                     (pm_func *const[]){fstride, istride, edged});
+}
+
+/* The strided reads at vector widths 16, 8 and 4 (strides above the width gather) and
+ * 1 and 2 threads, at sizes from 1 x 1 to wider than two vectors of every width. */
+static void test_strides(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_strides(ctx);
+    if (!CHECK(p != NULL)) {
+        fprintf(stderr, "  strides: %s\n", pm_ctx_errmsg(ctx));
+        pm_ctx_free(ctx);
+        return;
+    }
+    static const int64_t sizes[][2] = {{1, 1}, {2, 3}, {3, 14}, {5, 16}, {4, 33}, {9, 70}};
+    static const int widths[] = {16, 8, 4};
+    pm_value est[2] = {PM_I(64), PM_I(64)};
+    for (int w = 0; w < 3; w++)
+        for (int threads = 1; threads <= 2; threads++) {
+            pm_kernel *k = compile_with(p, est, widths[w], threads);
+            for (size_t s = 0; k && s < sizeof sizes / sizeof sizes[0]; s++) {
+                pm_value params[2] = {PM_I(sizes[s][0]), PM_I(sizes[s][1])};
+                char label[128];
+                snprintf(label, sizeof label, "strides %lldx%lld W=%d threads=%d",
+                         (long long)sizes[s][0], (long long)sizes[s][1], widths[w], threads);
+                double d = differential(p, k, params, 5 + (unsigned)s, NULL, label);
+                if (!CHECK(d <= 1e-4))
+                    fprintf(stderr, "  %s: max diff %g\n", label, d);
+            }
+            pm_kernel_free(k);
+        }
+    pm_ctx_free(ctx);
+}
+
 /* A definition whose nodes are shared: each level reads the one below three times (a
  * test on it and both sides of a select), so written out as a tree it has 3^7 nodes.
  * `deep` is point-wise (inlined into `out`), and `out`'s cases are decided per row (a
@@ -1424,7 +1491,8 @@ int main(void)
         {"threads", test_thread_counts}, {"wide_gather", test_wide_gather},
         {"narrow_gather", test_narrow_gather},
         {"float_casts", test_float_casts}, {"parity", test_parity},
-        {"parity_merge", test_parity_merge}, {"shared_nodes", test_shared_nodes}};
+        {"parity_merge", test_parity_merge}, {"shared_nodes", test_shared_nodes},
+        {"strides", test_strides}};
     const char *only = getenv("PM_TEST_ONLY");
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
         if (!only || strcmp(only, groups[i].name) == 0)
