@@ -30,16 +30,18 @@ static LLVMValueRef c64(pm_llvm *g, int64_t v)
 
 /* ---- the split of iterations ------------------------------------------------------- */
 
-/* Threads take blocks of about n / (8 * threads) iterations from an atomic counter in
- * the data block until none are left. Tiles differ in cost (clipped ones at the borders,
+/* Threads take blocks of iterations from an atomic counter in the data block until none
+ * are left, each block (n - taken) / (GUIDED_SHARE * threads) iterations, at least one
+ * (guided self-scheduling). Tiles differ in cost (clipped ones at the borders,
  * data-dependent work), and on a shared machine one core can run slower for a while:
  * with equal static blocks every run waited for the slowest thread. Blocks stay
- * contiguous runs of rows or tiles (caches, the hardware prefetcher). Measured with
- * bench/pm_sweep at paper sizes, 2 threads, against equal static blocks in one process:
- * bilateral grid 0.81-0.86x, local Laplacian 0.95-0.96x, interpolate 0.95-0.97x, pyramid
- * blending 0.95-1.00x, camera pipe, Harris and unsharp mask within 0.95-1.04x (noise);
- * blocks of n / (2 * threads) lost bilateral grid's gain, n / (32 * threads) was equal. */
-enum { BLOCKS_PER_THREAD = 8 };
+ * contiguous runs of rows or tiles (caches, the hardware prefetcher), long at first and
+ * single iterations at the end, so the threads finish within about one tile of each
+ * other. Measured with bench/pm_sweep at paper sizes, 2 threads, in one process: equal
+ * static blocks against fixed blocks of n / (8 * threads) were 0.81-0.86x on bilateral
+ * grid, 0.95-0.97x on local Laplacian and interpolate, 0.95-1.00x on pyramid blending;
+ * the guided blocks against those fixed ones: see docs/benchmarks.md. */
+enum { GUIDED_SHARE = 2 };
 
 /* ---- is this loop really the marked dimension? ----------------------------------------- */
 
@@ -397,22 +399,36 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool indepe
                                                        NULL, 0, "nth"), g->t_i64, "");
     isl_ast_node *body = isl_ast_node_for_get_body(node);
     body_ctx bc = {body, id, plo, inc};
-    /* grain = max(1, n / (BLOCKS_PER_THREAD * threads)); take [start, start + grain)
-     * while start < n */
-    LLVMValueRef grain = LLVMBuildSDiv(B, pn, LLVMBuildMul(B, nth, c64(g, BLOCKS_PER_THREAD), ""), "");
-    grain = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, grain, c64(g, 1), ""), c64(g, 1),
-                            grain, "grain");
+    /* guided: with `cur` iterations taken, take [cur, cur + max(1, (n - cur) /
+     * (GUIDED_SHARE * threads))) by compare-and-swap while cur < n */
     LLVMValueRef counter = slot_ptr(g, in, pk.n + 2);
-    LLVMBasicBlockRef take = pm_llvm_block(g, "take"), run = pm_llvm_block(g, "run");
+    LLVMValueRef share = LLVMBuildMul(B, nth, c64(g, GUIDED_SHARE), "share");
+    LLVMBasicBlockRef take = pm_llvm_block(g, "take"), retry = pm_llvm_block(g, "retry");
+    LLVMBasicBlockRef grab = pm_llvm_block(g, "grab"), run = pm_llvm_block(g, "run");
     LLVMBasicBlockRef none = pm_llvm_block(g, "none_left");
     LLVMBuildBr(B, take);
     LLVMPositionBuilderAtEnd(B, take);
-    LLVMValueRef start = LLVMBuildAtomicRMW(B, LLVMAtomicRMWBinOpAdd, counter, grain,
-                                            LLVMAtomicOrderingMonotonic, 0);
-    LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSLT, start, pn, ""), run, none);
+    LLVMValueRef seen = LLVMBuildLoad2(B, g->t_i64, counter, "taken");
+    LLVMSetOrdering(seen, LLVMAtomicOrderingMonotonic);
+    LLVMSetAlignment(seen, 8);
+    LLVMBuildBr(B, retry);
+    LLVMPositionBuilderAtEnd(B, retry);
+    LLVMValueRef start = LLVMBuildPhi(B, g->t_i64, "start");
+    LLVMValueRef left = LLVMBuildSub(B, pn, start, "left");
+    LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSGT, left, c64(g, 0), ""), grab, none);
+    LLVMPositionBuilderAtEnd(B, grab);
+    LLVMValueRef chunk = LLVMBuildSDiv(B, left, share, "");
+    chunk = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, chunk, c64(g, 1), ""), c64(g, 1),
+                            chunk, "chunk");
+    LLVMValueRef end = LLVMBuildAdd(B, start, chunk, "end");
+    LLVMValueRef swap = LLVMBuildAtomicCmpXchg(B, counter, start, end, LLVMAtomicOrderingMonotonic,
+                                               LLVMAtomicOrderingMonotonic, 0);
+    LLVMValueRef now_taken = LLVMBuildExtractValue(B, swap, 0, "");
+    LLVMBuildCondBr(B, LLVMBuildExtractValue(B, swap, 1, ""), run, retry);
+    LLVMValueRef from_vals[2] = {seen, now_taken};
+    LLVMBasicBlockRef from_blocks[2] = {take, grab};
+    LLVMAddIncoming(start, from_vals, from_blocks, 2);
     LLVMPositionBuilderAtEnd(B, run);
-    LLVMValueRef end = LLVMBuildAdd(B, start, grain, "");
-    end = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, end, pn, ""), end, pn, "");
     /* an innermost loop (a 1-D stage: camera pipe's tone curve) runs its share with
      * vectors where the vector emitter takes it */
     LLVMValueRef first = LLVMBuildAdd(B, plo, start, "");
