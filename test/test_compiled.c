@@ -1002,6 +1002,61 @@ static void test_strides(void)
     pm_ctx_free(ctx);
 }
 
+/* Reads of a function of 6 levels at data-dependent levels (access.c: from a tile
+ * scratchpad, every level's row loaded and each lane's picked): contiguous and
+ * up-sampled (y/2) rows. Local Laplacian (test_samples_*) also reads them through an
+ * inlined function of several cases (the guarded path). */
+static pm_pipeline *build_levels(pm_ctx *ctx)
+{
+    DOMAIN2(ctx, R, C, x, y, row, col);
+    pm_func *img = pm_image(ctx, "img", PM_F32, R, C);
+    pm_expr *k = pm_var(ctx, "k");
+    pm_func *lev = pm_func_new(ctx, "lev", PM_F32, 3, pm_exprs(k, x, y),
+                               pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 5), 1), row, col));
+    pm_func_define_expr(lev, pm_add(pm_mul(pm_call(img, x, y), pm_cast(PM_F32, pm_addi(k, 1))),
+                                    pm_cast(PM_F32, pm_muli(k, 3))));
+    pm_expr *at = pm_clamp(pm_cast(PM_I32, pm_mulf(pm_call(img, x, y), 6)), pm_int(ctx, 0), pm_int(ctx, 5));
+    pm_expr *const xy[] = {x, y};
+    pm_func *half = pm_func_new(ctx, "half", PM_F32, 3, pm_exprs(k, x, y),
+                                pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 5), 1), row,
+                                             pm_interval_new(pm_int(ctx, 0), pm_divi(pm_addi(C, -1), 2), 1)));
+    pm_func_define_expr(half, pm_sub(pm_call(img, x, pm_muli(y, 2)), pm_cast(PM_F32, k)));
+    pm_expr *up = pm_min(pm_addi(at, 1), pm_int(ctx, 5));
+    pm_func *out = pm_func_new(ctx, "out", PM_F32, 2, xy, pm_intervals(row, col));
+    pm_func_define_expr(out, pm_add(pm_add(pm_call(lev, at, x, y), pm_mulf(pm_call(half, at, x, pm_divi(y, 2)), 0.5)),
+                                    pm_mulf(pm_call(lev, up, x, y), 0.25)));
+    return finish_rc(ctx, "levels", R, C, 1, (pm_func *const[]){img}, 1, (pm_func *const[]){out});
+}
+
+static void test_levels(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_levels(ctx);
+    if (!CHECK(p != NULL)) {
+        fprintf(stderr, "  levels: %s\n", pm_ctx_errmsg(ctx));
+        pm_ctx_free(ctx);
+        return;
+    }
+    static const int64_t sizes[][2] = {{1, 2}, {2, 3}, {3, 14}, {5, 16}, {4, 33}, {19, 70}};
+    static const int widths[] = {16, 8, 4};
+    pm_value est[2] = {PM_I(64), PM_I(64)};
+    for (int w = 0; w < 3; w++)
+        for (int threads = 1; threads <= 2; threads++) {
+            pm_kernel *k = compile_with(p, est, widths[w], threads);
+            for (size_t s = 0; k && s < sizeof sizes / sizeof sizes[0]; s++) {
+                pm_value params[2] = {PM_I(sizes[s][0]), PM_I(sizes[s][1])};
+                char label[128];
+                snprintf(label, sizeof label, "levels %lldx%lld W=%d threads=%d",
+                         (long long)sizes[s][0], (long long)sizes[s][1], widths[w], threads);
+                double d = differential(p, k, params, 9 + (unsigned)s, NULL, label);
+                if (!CHECK(d <= 1e-4))
+                    fprintf(stderr, "  %s: max diff %g\n", label, d);
+            }
+            pm_kernel_free(k);
+        }
+    pm_ctx_free(ctx);
+}
+
 /* A definition whose nodes are shared: each level reads the one below three times (a
  * test on it and both sides of a select), so written out as a tree it has 3^7 nodes.
  * `deep` is point-wise (inlined into `out`), and `out`'s cases are decided per row (a
@@ -1492,7 +1547,7 @@ int main(void)
         {"narrow_gather", test_narrow_gather},
         {"float_casts", test_float_casts}, {"parity", test_parity},
         {"parity_merge", test_parity_merge}, {"shared_nodes", test_shared_nodes},
-        {"strides", test_strides}};
+        {"strides", test_strides}, {"levels", test_levels}};
     const char *only = getenv("PM_TEST_ONLY");
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
         if (!only || strcmp(only, groups[i].name) == 0)

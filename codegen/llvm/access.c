@@ -11,15 +11,19 @@
  * For W lanes, a read is classified by how its arguments move with the lane:
  *  - not at all: one scalar load, broadcast;
  *  - innermost argument +1 per lane (proven in bounds): one contiguous <W x T> load;
- *  - innermost argument +2 per lane (downsampling): two contiguous loads, both inside
- *    the buffer, and a shufflevector picking the even elements;
+ *  - innermost argument +k per lane, 2 <= k <= 8 (down-sampling, every 8th pixel): k
+ *    contiguous loads, all inside what the lanes read, and a tree of shufflevectors
+ *    picking the lanes' elements (strided_load);
  *  - innermost argument (e)/2 with e +1 per lane (upsampling): one masked load of the
  *    W/2 (+1) elements the lanes share and a shufflevector duplicating them;
+ *  - a row read's innermost argument, but one outer argument data-dependent along a
+ *    tile scratchpad's dimension of at most 8 (local Laplacian's intensity levels): the
+ *    row of every level, and each lane picks its level's (level_select).
  *  - otherwise: a gather of clamped or proven indices at 32-bit offsets (gather_at);
  *    from a callee of short rows (a constant innermost extent of at most W) at a
  *    data-dependent innermost index, first the two rows of lanes 0 and W-1 loaded whole
  *    and permuted by lane, when every lane reads one of them (table_read).
- * A row read of the last three kinds whose points are not proven loads the row as
+ * A row read (the second to fifth kinds) whose points are not proven loads the row as
  * above when all its elements lie inside the buffer, checked per vector, and gathers
  * clamped indices only otherwise (guarded_row_load).
  * Contiguous loads and stores rely on unit innermost strides: the vector loop only runs
@@ -903,6 +907,65 @@ static LLVMValueRef row_load(pm_llvm *g, const pm_point *pt, int s, const pm_exp
     return strided_load(g, pt, s, p0, r->stride);
 }
 
+/* A tile scratchpad read at one data-dependent outer index whose extent is at most
+ * LEVEL_MAX, every other outer index the same in every lane and the innermost one a row
+ * read's (local Laplacian's output pyramid reading its Laplacian pyramids, up-sampled,
+ * at each pixel's intensity level): each level's row read as a row read, and each lane
+ * takes its level's. The scratchpad is in cache, so E row reads and E - 1 blends cost
+ * less than a gather of W lanes (six such gathers were half of outGPyramid_L0's
+ * samples); from a buffer in memory the rows no lane reads would add traffic. */
+#define LEVEL_MAX 8
+
+/* The level dimension of such a read (its innermost index a row read's), or -1. */
+static int level_shaped(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    int n = call->nargs, level = -1;
+    if (st->kind != PM_STORAGE_TILE)
+        return -1;
+    for (int d = 0; d < n - 1; d++) {
+        int c = lane_coef(pt, call->args[d]);
+        if (c == 0)
+            continue;
+        /* data-dependent: read from data, or an inlined function's variable carried per
+         * lane (lPyramid_L0's k) */
+        if (level >= 0 || c != NONLINEAR || st->step[d] != 1 ||
+            st->tile_ext[d] < 1 || st->tile_ext[d] > LEVEL_MAX)
+            return -1;
+        level = d;
+    }
+    return level;
+}
+
+/* The read where its other indices lie inside the buffer (proven, or checked by
+ * guarded_row_load): every level's row at them lies in the scratchpad, whose level
+ * extent is the function's. A lane whose level is outside it (a case evaluated at every
+ * lane, outside its domain) takes the last level's row, unused. r: lane 0's indices
+ * (its level's unused). */
+static LLVMValueRef level_select(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call,
+                                 int level_dim, row_read *r)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    LLVMBuilderRef B = g->B;
+    const pm_expr *a = call->args[level_dim];
+    LLVMValueRef coord = pm_llvm_convert(g, pm_llvm_expr(g, pt, a), a->type, PM_I64);
+    LLVMValueRef level = pm_llvm_index(g, pt, s, level_dim, pm_llvm_splat(g, pt, coord));
+    level = LLVMBuildTrunc(B, level, LLVMVectorType(g->t_i32, (unsigned)pt->W), "level");
+    LLVMValueRef v = NULL;
+    for (int64_t e = st->tile_ext[level_dim] - 1; e >= 0; e--) {
+        r->idx[level_dim] = c64(g, e);
+        LLVMValueRef row = row_load(g, pt, s, call, r);
+        if (!v) {
+            v = row; /* the last level's, and every lane's past it (none: proven) */
+            continue;
+        }
+        LLVMValueRef here = LLVMBuildICmp(
+            B, LLVMIntEQ, level, pm_llvm_splat(g, pt, LLVMConstInt(g->t_i32, (unsigned long long)e, 0)), "");
+        v = LLVMBuildSelect(B, here, row, v, "level_row");
+    }
+    return v;
+}
+
 /* A row read not proven inside the callee's box (an inlined function of several cases
  * evaluates each case at every lane, outside its own domain too: pyramid blending's
  * even up-sampling case read at odd lanes): every element it touches inside the buffer
@@ -914,7 +977,7 @@ static LLVMValueRef row_load(pm_llvm *g, const pm_point *pt, int s, const pm_exp
  * Each side's values stay on its side: the memo forgets before the gather and after
  * the join. */
 static LLVMValueRef guarded_row_load(pm_llvm *g, const pm_point *pt, int s,
-                                     const pm_expr *call, const row_read *r)
+                                     const pm_expr *call, row_read *r, int level_dim)
 {
     const pm_llvm_buf *b = &g->env.bufs[s];
     int n = call->nargs, W = pt->W;
@@ -924,6 +987,8 @@ static LLVMValueRef guarded_row_load(pm_llvm *g, const pm_point *pt, int s,
     LLVMValueRef in = NULL;
     for (int d = 0; d < n; d++) {
         LLVMValueRef ok;
+        if (d == level_dim)
+            continue; /* every level's row lies in the buffer */
         if (d < n - 1) {
             ok = LLVMBuildICmp(B, LLVMIntULT, r->idx[d], b->ext[d], "");
         } else {
@@ -937,7 +1002,8 @@ static LLVMValueRef guarded_row_load(pm_llvm *g, const pm_point *pt, int s,
     LLVMBasicBlockRef join = pm_llvm_block(g, "read_join");
     LLVMBuildCondBr(B, in, row, clamped);
     LLVMPositionBuilderAtEnd(B, row);
-    LLVMValueRef fast = row_load(g, pt, s, call, r);
+    LLVMValueRef fast = level_dim >= 0 ? level_select(g, pt, s, call, level_dim, r)
+                                       : row_load(g, pt, s, call, r);
     LLVMBasicBlockRef fast_end = LLVMGetInsertBlock(B);
     LLVMBuildBr(B, join);
     LLVMPositionBuilderAtEnd(B, clamped);
@@ -988,7 +1054,7 @@ LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
     if (uniform)
         return pm_llvm_splat(g, pt, scalar_load(g, &first, s, call, !proven));
     row_read r = {.kind = ROW_NONE};
-    if (outer_uniform && n > 0 && st->step[n - 1] == 1) {
+    if (n > 0 && st->step[n - 1] == 1) {
         if (inner == 1)
             r.kind = ROW_CONTIGUOUS;
         else if (inner >= 2 && inner <= ROW_MAX_STRIDE && inner <= pt->W)
@@ -996,14 +1062,17 @@ LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
         else if ((r.twice = half_of_lane(pt, call->args[n - 1])))
             r.kind = ROW_HALF;
     }
-    if (r.kind == ROW_NONE)
+    int level_dim = r.kind != ROW_NONE && !outer_uniform ? level_shaped(g, pt, s, call) : -1;
+    if (r.kind == ROW_NONE || (!outer_uniform && level_dim < 0))
         return gather(g, pt, s, call, !proven);
     call_indices(g, &first, s, call, false, r.idx);
     if (r.twice)
         r.odd = LLVMBuildTrunc(g->B, pm_llvm_expr(g, &first, r.twice), g->t_i1, "odd");
+    if (proven && level_dim >= 0)
+        return level_select(g, pt, s, call, level_dim, &r);
     if (proven)
         return row_load(g, pt, s, call, &r);
-    return guarded_row_load(g, pt, s, call, &r);
+    return guarded_row_load(g, pt, s, call, &r, level_dim);
 }
 
 /* AVX-512's masked gather and scatter of storage s's element type at pt's width with
