@@ -1004,8 +1004,7 @@ static void test_strides(void)
 
 /* Reads of a function of 6 levels at data-dependent levels (access.c: from a tile
  * scratchpad, every level's row loaded and each lane's picked): contiguous and
- * up-sampled (y/2) rows. Local Laplacian (test_samples_*) also reads them through an
- * inlined function of several cases (the guarded path). */
+ * up-sampled (y/2) rows. */
 static pm_pipeline *build_levels(pm_ctx *ctx)
 {
     DOMAIN2(ctx, R, C, x, y, row, col);
