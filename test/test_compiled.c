@@ -1056,6 +1056,29 @@ static void test_levels(void)
     pm_ctx_free(ctx);
 }
 
+/* A histogram of 12 bins per cell over a 4 x 4 window, cells along the vector's
+ * dimension (vector.c's private block: each lane's row of bins in registers, stored by
+ * rows after the window), every bin used. */
+static pm_pipeline *build_bin_rows(pm_ctx *ctx)
+{
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+    pm_func *img = pm_image(ctx, "img", PM_U8, pm_muli(R, 4), pm_muli(C, 4));
+    pm_expr *gx = pm_var(ctx, "gx"), *gy = pm_var(ctx, "gy"), *z = pm_var(ctx, "z");
+    pm_expr *rx = pm_var(ctx, "rx"), *ry = pm_var(ctx, "ry"), *ri = pm_var(ctx, "ri"),
+            *rj = pm_var(ctx, "rj");
+    pm_interval *cx = pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1);
+    pm_interval *cy = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1);
+    pm_interval *win = pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 3), 1);
+    pm_func *hist = pm_reduction_new(
+        ctx, "hist", PM_I32, 3, pm_exprs(gx, gy, z),
+        pm_intervals(cx, cy, pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 11), 1)), 4,
+        pm_exprs(rx, ry, ri, rj), pm_intervals(cx, cy, win, win), PM_REDUCE_SUM, NULL);
+    pm_expr *p = pm_cast(PM_I32, pm_call(img, pm_add(pm_muli(rx, 4), ri), pm_add(pm_muli(ry, 4), rj)));
+    pm_reduction_define(hist, 3, pm_exprs(rx, ry, pm_modi(p, 12)), pm_addi(p, 1));
+    return finish_rc(ctx, "bin_rows", R, C, 1, (pm_func *const[]){img}, 1, (pm_func *const[]){hist});
+}
+static void test_bin_rows(void) { test_builder("bin_rows", build_bin_rows, 0); }
+
 /* A definition whose nodes are shared: each level reads the one below three times (a
  * test on it and both sides of a select), so written out as a tree it has 3^7 nodes.
  * `deep` is point-wise (inlined into `out`), and `out`'s cases are decided per row (a
@@ -1546,7 +1569,7 @@ int main(void)
         {"narrow_gather", test_narrow_gather},
         {"float_casts", test_float_casts}, {"parity", test_parity},
         {"parity_merge", test_parity_merge}, {"shared_nodes", test_shared_nodes},
-        {"strides", test_strides}, {"levels", test_levels}};
+        {"strides", test_strides}, {"levels", test_levels}, {"bin_rows", test_bin_rows}};
     const char *only = getenv("PM_TEST_ONLY");
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
         if (!only || strcmp(only, groups[i].name) == 0)
