@@ -971,18 +971,19 @@ static pm_pipeline *build_strides(pm_ctx *ctx)
                      (pm_func *const[]){fstride, istride, edged});
 }
 
-/* The strided reads at vector widths 16, 8 and 4 (strides above the width gather) and
- * 1 and 2 threads, at sizes from 1 x 1 to wider than two vectors of every width. */
-static void test_strides(void)
+/* The pipeline `build` makes, compiled at vector widths 16, 8 and 4 and 1 and 2 threads
+ * for 64 x 64, against the interpreter at sizes from 1 x 1 to wider than two vectors of
+ * every width (float results within 1e-4). */
+static void test_widths(const char *name, pipeline_builder build, unsigned seed)
 {
     pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_strides(ctx);
+    pm_pipeline *p = build(ctx);
     if (!CHECK(p != NULL)) {
-        fprintf(stderr, "  strides: %s\n", pm_ctx_errmsg(ctx));
+        fprintf(stderr, "  %s: %s\n", name, pm_ctx_errmsg(ctx));
         pm_ctx_free(ctx);
         return;
     }
-    static const int64_t sizes[][2] = {{1, 1}, {2, 3}, {3, 14}, {5, 16}, {4, 33}, {9, 70}};
+    static const int64_t sizes[][2] = {{1, 1}, {1, 2}, {2, 3}, {3, 14}, {5, 16}, {4, 33}, {19, 70}};
     static const int widths[] = {16, 8, 4};
     pm_value est[2] = {PM_I(64), PM_I(64)};
     for (int w = 0; w < 3; w++)
@@ -991,9 +992,9 @@ static void test_strides(void)
             for (size_t s = 0; k && s < sizeof sizes / sizeof sizes[0]; s++) {
                 pm_value params[2] = {PM_I(sizes[s][0]), PM_I(sizes[s][1])};
                 char label[128];
-                snprintf(label, sizeof label, "strides %lldx%lld W=%d threads=%d",
+                snprintf(label, sizeof label, "%s %lldx%lld W=%d threads=%d", name,
                          (long long)sizes[s][0], (long long)sizes[s][1], widths[w], threads);
-                double d = differential(p, k, params, 5 + (unsigned)s, NULL, label);
+                double d = differential(p, k, params, seed + (unsigned)s, NULL, label);
                 if (!CHECK(d <= 1e-4))
                     fprintf(stderr, "  %s: max diff %g\n", label, d);
             }
@@ -1001,6 +1002,9 @@ static void test_strides(void)
         }
     pm_ctx_free(ctx);
 }
+
+/* The strided reads (strides above the width gather). */
+static void test_strides(void) { test_widths("strides", build_strides, 5); }
 
 /* Reads of a function of 6 levels at data-dependent levels (access.c: from a tile
  * scratchpad, every level's row loaded and each lane's picked): contiguous and
@@ -1027,34 +1031,7 @@ static pm_pipeline *build_levels(pm_ctx *ctx)
     return finish_rc(ctx, "levels", R, C, 1, (pm_func *const[]){img}, 1, (pm_func *const[]){out});
 }
 
-static void test_levels(void)
-{
-    pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_levels(ctx);
-    if (!CHECK(p != NULL)) {
-        fprintf(stderr, "  levels: %s\n", pm_ctx_errmsg(ctx));
-        pm_ctx_free(ctx);
-        return;
-    }
-    static const int64_t sizes[][2] = {{1, 2}, {2, 3}, {3, 14}, {5, 16}, {4, 33}, {19, 70}};
-    static const int widths[] = {16, 8, 4};
-    pm_value est[2] = {PM_I(64), PM_I(64)};
-    for (int w = 0; w < 3; w++)
-        for (int threads = 1; threads <= 2; threads++) {
-            pm_kernel *k = compile_with(p, est, widths[w], threads);
-            for (size_t s = 0; k && s < sizeof sizes / sizeof sizes[0]; s++) {
-                pm_value params[2] = {PM_I(sizes[s][0]), PM_I(sizes[s][1])};
-                char label[128];
-                snprintf(label, sizeof label, "levels %lldx%lld W=%d threads=%d",
-                         (long long)sizes[s][0], (long long)sizes[s][1], widths[w], threads);
-                double d = differential(p, k, params, 9 + (unsigned)s, NULL, label);
-                if (!CHECK(d <= 1e-4))
-                    fprintf(stderr, "  %s: max diff %g\n", label, d);
-            }
-            pm_kernel_free(k);
-        }
-    pm_ctx_free(ctx);
-}
+static void test_levels(void) { test_widths("levels", build_levels, 9); }
 
 /* A histogram of 12 bins per cell over a 4 x 4 window, cells along the vector's
  * dimension (vector.c's private block: each lane's row of bins in registers, stored by
