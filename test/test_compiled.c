@@ -635,16 +635,24 @@ static void test_samples_sizes(void)
 
 typedef pm_pipeline *(*pipeline_builder)(pm_ctx *ctx);
 
-/* Runs a one-parameter-pair (R, C) pipeline at many sizes, 1 and 2 threads. */
-static void test_builder(const char *name, pipeline_builder build, double tolerance)
+/* The pipeline `build` makes in ctx, or NULL (a failed check; ctx freed). */
+static pm_pipeline *built(pm_ctx *ctx, const char *name, pipeline_builder build)
 {
-    pm_ctx *ctx = pm_ctx_new();
     pm_pipeline *p = build(ctx);
     if (!CHECK(p != NULL)) {
         fprintf(stderr, "  %s: %s\n", name, pm_ctx_errmsg(ctx));
         pm_ctx_free(ctx);
-        return;
     }
+    return p;
+}
+
+/* Runs a one-parameter-pair (R, C) pipeline at many sizes, 1 and 2 threads. */
+static void test_builder(const char *name, pipeline_builder build, double tolerance)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = built(ctx, name, build);
+    if (!p)
+        return;
     static const int64_t sizes[][2] = {{1, 1}, {1, 5}, {3, 2}, {7, 15}, {16, 17}, {33, 65},
                                        {129, 200}};
     pm_value est[2] = {PM_I(64), PM_I(64)};
@@ -977,12 +985,9 @@ static pm_pipeline *build_strides(pm_ctx *ctx)
 static void test_widths(const char *name, pipeline_builder build, unsigned seed)
 {
     pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build(ctx);
-    if (!CHECK(p != NULL)) {
-        fprintf(stderr, "  %s: %s\n", name, pm_ctx_errmsg(ctx));
-        pm_ctx_free(ctx);
+    pm_pipeline *p = built(ctx, name, build);
+    if (!p)
         return;
-    }
     static const int64_t sizes[][2] = {{1, 1}, {1, 2}, {2, 3}, {3, 14}, {5, 16}, {4, 33}, {19, 70}};
     static const int widths[] = {16, 8, 4};
     pm_value est[2] = {PM_I(64), PM_I(64)};
