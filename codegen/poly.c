@@ -1,6 +1,7 @@
 /* poly.c — the polyhedral form of a pipeline (see poly.h). */
 #include "codegen/poly.h"
 
+#include "frontend/flat.h"
 #include "frontend/isl_expr.h"
 
 #include <isl/constraint.h>
@@ -130,6 +131,7 @@ static pm_status storage_init(pm_poly *poly, pm_poly_storage *st, pm_func *f, pm
     isl_space_free(fs);
     isl_space_free(ps);
     st->box = box;
+    st->flat = pm_func_flat_range(f, &st->flat_lo, &st->flat_hi);
     return PM_OK;
 }
 

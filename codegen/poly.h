@@ -184,6 +184,12 @@ typedef struct pm_poly_storage {
     /* PM_STORAGE_INPUT and PM_STORAGE_SCRATCH (storage phase): its rows are read from
      * memory rather than a cache, so the leading reads prefetch ahead (prefetch_calls) */
     bool prefetched;
+    /* A stage of one dimension whose value at every v of its domain is its value at
+     * clamp(v, flat_lo, flat_hi) (frontend/flat.h; camera pipe's tone curve): its
+     * data-dependent reads may clamp so and look the few entries up in registers
+     * (llvm/access.c's small tables). */
+    bool flat;
+    int64_t flat_lo, flat_hi;
 } pm_poly_storage;
 
 typedef struct pm_poly_stage {

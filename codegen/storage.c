@@ -397,6 +397,9 @@ char *pm_storage_to_string(const pm_poly *poly, const pm_plan *plan)
                 pm_str_append(&s, "%s%lld", d ? " x " : " ", (long long)st->tile_ext[d]);
             pm_str_append(&s, ")");
         }
+        if (st->flat)
+            pm_str_append(&s, ", flat outside %lld .. %lld", (long long)st->flat_lo,
+                          (long long)st->flat_hi);
         pm_str_append(&s, "\n");
     }
     for (int k = 0; slot_bytes && k < poly->nslots; k++)

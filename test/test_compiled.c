@@ -16,6 +16,7 @@
 #include "check.h"
 #include "samples.h"
 
+#include "frontend/flat.h"  /* pm_func_flat_range */
 #include "runtime/kernel.h" /* k->pool: the scratch sets concurrent runs made */
 
 #include <math.h>
@@ -1061,6 +1062,84 @@ static pm_pipeline *build_bin_rows(pm_ctx *ctx)
 }
 static void test_bin_rows(void) { test_builder("bin_rows", build_bin_rows, 0); }
 
+/* Lookup tables flat outside a range of their domain (frontend/flat.h), read at
+ * data-dependent indices in every zone and outside the domain (access.c's small tables:
+ * the entries in between permuted by lane): u8 from a float curve, i16 from integer
+ * arithmetic, f32 from a decreasing index, u8 whose loads end at the domain's end (the
+ * window moved down), and one table not flat (gathered). flat_tables_funcs keeps the
+ * tables for test_flat_ranges. */
+static pm_func *flat_tables_funcs[5];
+static pm_pipeline *build_flat_tables(pm_ctx *ctx)
+{
+    DOMAIN2(ctx, R, C, x, y, row, col);
+    pm_func *img = pm_image(ctx, "img", PM_I16, R, C);
+    pm_expr *v = pm_var(ctx, "v");
+#define TABLE(name, type, lo, hi) \
+    pm_func_new(ctx, name, type, 1, pm_exprs(v), \
+                pm_intervals(pm_interval_new(pm_int(ctx, lo), pm_int(ctx, hi), 1)))
+    pm_func *t8 = TABLE("t8", PM_U8, -300, 900);
+    pm_func_define_expr(t8, pm_cast(PM_U8, pm_clamp(pm_addf(pm_div(pm_cast(PM_F32, v), pm_float(ctx, 3)), 10),
+                                                   pm_float(ctx, 0), pm_float(ctx, 250))));
+    pm_func *t16 = TABLE("t16", PM_I16, -100, 200);
+    pm_func_define_expr(t16, pm_cast(PM_I16, pm_clamp(pm_addi(pm_muli(v, 3), -50), pm_int(ctx, -80),
+                                                      pm_int(ctx, 400))));
+    pm_func *t32 = TABLE("t32", PM_F32, 0, 399);
+    pm_func_define_expr(t32, pm_mulf(pm_cast(PM_F32, pm_clamp(pm_sub(pm_int(ctx, 200), v), pm_int(ctx, 20),
+                                                              pm_int(ctx, 150))), 0.5));
+    pm_func *tend = TABLE("tend", PM_U8, 0, 300);
+    pm_func_define_expr(tend, pm_cast(PM_U8, pm_max(pm_min(pm_addi(v, -100), pm_int(ctx, 250)),
+                                                    pm_int(ctx, 0))));
+    pm_func *tn = TABLE("tn", PM_I32, 0, 96);
+    pm_func_define_expr(tn, pm_modi(pm_mul(v, v), 97));
+#undef TABLE
+    flat_tables_funcs[0] = t8, flat_tables_funcs[1] = t16, flat_tables_funcs[2] = t32;
+    flat_tables_funcs[3] = tend, flat_tables_funcs[4] = tn;
+    pm_expr *at = pm_call(img, x, y);
+    pm_expr *sum = pm_add(pm_cast(PM_F32, pm_call(t8, at)),
+                          pm_cast(PM_F32, pm_call(t16, pm_addi(pm_modi(at, 400), -150))));
+    sum = pm_add(sum, pm_call(t32, pm_addi(pm_modi(at, 450), -20)));
+    sum = pm_add(sum, pm_cast(PM_F32, pm_call(tend, pm_modi(at, 400))));
+    sum = pm_add(sum, pm_cast(PM_F32, pm_call(tn, pm_modi(at, 130))));
+    pm_func *out = pm_func_new(ctx, "out", PM_F32, 2, pm_exprs(x, y), pm_intervals(row, col));
+    pm_func_define_expr(out, sum);
+    return finish_rc(ctx, "flat_tables", R, C, 1, (pm_func *const[]){img}, 1, (pm_func *const[]){out});
+}
+
+/* The ranges the tables above are flat outside, and definitions that must not pass:
+ * the variable outside a clamp, a parameter in the clamped expression, an integer
+ * that wraps on the domain, a non-monotone clamped expression. */
+static void test_flat_ranges(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    if (!built(ctx, "flat_tables", build_flat_tables))
+        return;
+    static const int64_t want[4][2] = {{-30, 720}, {-10, 150}, {50, 180}, {100, 300}};
+    for (int i = 0; i < 5; i++) {
+        int64_t lo = 0, hi = 0;
+        bool flat = pm_func_flat_range(flat_tables_funcs[i], &lo, &hi);
+        if (!CHECK(flat == (i < 4)) || (i < 4 && !CHECK(lo == want[i][0] && hi == want[i][1])))
+            fprintf(stderr, "  table %d: flat %d, %lld .. %lld\n", i, flat, (long long)lo, (long long)hi);
+    }
+    pm_expr *v = pm_var(ctx, "v"), *P = pm_param(ctx, PM_I32, "P");
+    pm_expr *bad[4] = {
+        pm_add(pm_clamp(v, pm_int(ctx, 0), pm_int(ctx, 10)), v),
+        pm_clamp(pm_mul(v, P), pm_int(ctx, 0), pm_int(ctx, 10)),
+        pm_cast(PM_I32, pm_clamp(pm_cast(PM_I8, v), pm_const(ctx, PM_I8, 0), pm_const(ctx, PM_I8, 10))),
+        pm_clamp(pm_mul(v, v), pm_int(ctx, 0), pm_int(ctx, 10)),
+    };
+    for (int i = 0; i < 4; i++) {
+        pm_func *f = pm_func_new(ctx, "bad", PM_I32, 1, pm_exprs(v),
+                                 pm_intervals(pm_interval_new(pm_int(ctx, -5), pm_int(ctx, 300), 1)));
+        pm_func_define_expr(f, bad[i]);
+        int64_t lo, hi;
+        if (!CHECK(!pm_func_flat_range(f, &lo, &hi)))
+            fprintf(stderr, "  bad definition %d passed: %lld .. %lld\n", i, (long long)lo, (long long)hi);
+    }
+    pm_ctx_free(ctx);
+}
+
+static void test_flat_tables(void) { test_widths("flat_tables", build_flat_tables, 13); }
+
 /* A definition whose nodes are shared: each level reads the one below three times (a
  * test on it and both sides of a select), so written out as a tree it has 3^7 nodes.
  * `deep` is point-wise (inlined into `out`), and `out`'s cases are decided per row (a
@@ -1551,7 +1630,8 @@ int main(void)
         {"narrow_gather", test_narrow_gather},
         {"float_casts", test_float_casts}, {"parity", test_parity},
         {"parity_merge", test_parity_merge}, {"shared_nodes", test_shared_nodes},
-        {"strides", test_strides}, {"levels", test_levels}, {"bin_rows", test_bin_rows}};
+        {"strides", test_strides}, {"levels", test_levels}, {"bin_rows", test_bin_rows},
+        {"flat_ranges", test_flat_ranges}, {"flat_tables", test_flat_tables}};
     const char *only = getenv("PM_TEST_ONLY");
     for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
         if (!only || strcmp(only, groups[i].name) == 0)

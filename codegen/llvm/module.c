@@ -381,6 +381,8 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
         bool x86 = strncmp(arch, "x86_64", 6) == 0;
         g.avx512f = x86 && has_feature(feat, "avx512f");
         g.avx512vl = g.avx512f && has_feature(feat, "avx512vl");
+        g.avx512bw = g.avx512f && has_feature(feat, "avx512bw");
+        g.avx512vbmi = g.avx512bw && has_feature(feat, "avx512vbmi");
         LLVMDisposeMessage(feat);
         LLVMDisposeMessage(arch);
     }
