@@ -1177,12 +1177,13 @@ bool pm_llvm_private_block(pm_llvm *g, __isl_keep isl_ast_node *node)
     pm_llvm_pop_iter(g);
     for (int w = 0; w < sh.nwindow; w++)
         pm_llvm_pop_iter(g);
-    /* The accumulators of a pass fit the vector registers (AVX-512's 32, AVX2's 16): with
-     * more, the window runs once per pass, its shared work (the pixel, its bin) done
-     * again. Bilateral grid's two channels of 15 bins run in one pass though a few
-     * accumulators spill: two passes were 1.14x slower, the second pixel gather costing
-     * more than the spills. */
-    int reg_bytes = g->avx512f ? 64 : 32, budget = g->avx512f ? 32 : 16;
+    /* The accumulators of a pass fit the vector registers (AVX-512's 32, AVX2's 16) beside
+     * the bins' compare constants and a few values of the point (its pixel, bin, value
+     * and mask): with more, the window runs once per pass, its shared work done again.
+     * Bilateral grid's two channels of 15 bins run in two passes: in one, 30 accumulators
+     * and 15 constants spilled every window step, 1.03-1.05x slower (pm_sweep, 1 and 2
+     * threads) since its pixels are read by strided loads, not gathers. */
+    int reg_bytes = g->avx512f ? 64 : 32, budget = (g->avx512f ? 32 : 16) - E - 4;
     int per_acc = (W * pm_type_size(f->type) + reg_bytes - 1) / reg_bytes;
     int per_pass = budget / (E * per_acc);
     per_pass = per_pass < 1 ? 1 : per_pass;
