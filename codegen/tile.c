@@ -360,14 +360,23 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
      * tiles chosen before, bench/pm_sweep). Shorter rows keep the plain candidates: with
      * pyramid blending's 259-point level-3 rows a candidate too, its greedy merges took
      * another path, 10% slower. */
-    int64_t inner[sizeof kInner / sizeof kInner[0] + 1];
+    int64_t inner[2 * (sizeof kInner / sizeof kInner[0]) + 1];
     int ni = 0;
-    for (size_t j = 0; j < sizeof kInner / sizeof kInner[0]; j++)
+    /* each size and one less: a member read at twice the live-out's coordinates with a
+     * reach of two (a pyramid's down-sampling) then has rows of whole vectors. Local
+     * Laplacian's gPyramid_L0, gathers from its remap table, in 63-point tiles: rows of
+     * 128 points, 8 vectors (in 64-point tiles 130, 9 vectors, the last overlapping):
+     * 0.96x the time at 1 and 2 threads (bench/pm_sweep, 30 interleaved rounds). The
+     * model's time decides between them; on a tie the power of two stays. */
+    for (size_t j = 0; j < sizeof kInner / sizeof kInner[0]; j++) {
         inner[ni++] = kInner[j];
+        inner[ni++] = kInner[j] - 1;
+    }
     int id = gr->tiled_dim[gr->ntiled - 1];
     double whole = est_ub(plan, L, id) - est_lb(plan, L, id) + 1;
     in.row_points = gr->ntiled == 2 ? whole : 0;
-    if (whole >= 1024 && whole != (double)kInner[ni - 1] && (whole < (double)kInner[ni - 1] || in.blocks))
+    double largest = (double)kInner[sizeof kInner / sizeof kInner[0] - 1];
+    if (whole >= 1024 && whole != largest && (whole < largest || in.blocks))
         inner[ni++] = (int64_t)whole;
     /* pass 0 leaves out strips beyond one L2; a strip found there is taken (see
      * PM_STRIP_L2), else pass 1 sees every candidate */
