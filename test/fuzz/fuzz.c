@@ -6,7 +6,11 @@
  * at a data-dependent level and the level above it (inlined when read once, else grouped
  * with the reader: stages of 2-8 levels read at exact levels and a neighbour),
  * time-iterated self-references, interval steps other than 1, non-zero lower bounds,
- * domains of different sizes), compiled once by pm_jit_compile with random options
+ * domains of different sizes; in 30% of the cases 1-2 lookup tables: 1-D u8/i16/i32/f32
+ * stages over constant domains, mostly flat outside a range (clamps of monotone
+ * expressions of their variable: frontend/flat.h), read at data-dependent indices below,
+ * inside and above that range and outside the domain — stage_table, table_read),
+ * compiled once by pm_jit_compile with random options
  * (vector width, opt level, and the optimizer's fusion / tile sizes / overlap threshold /
  * group limit; estimates = the first run size, or a quarter of the time large ones with
  * rows of 1024-4096 points; compile_threads 1 + seed % 3, a jit each), then run at 3-4
@@ -18,7 +22,8 @@
  * over the output buffer (the stated tolerance: reductions may sum in another order, FMA
  * may contract). The generator keeps floats away from anything that turns a rounding
  * difference into a different integer (no float -> integer casts, float comparisons,
- * data-dependent indices from floats), so integer stages are exact by construction.
+ * data-dependent indices from floats; an integer lookup table's float curve is exact in
+ * every step before its cast: stage_table), so integer stages are exact by construction.
  *
  * A failing case prints its seed, the options, the sizes and the pipeline as C builder
  * code that reproduces it. Usage:
@@ -201,6 +206,8 @@ typedef struct node {
     int ndims;
     dim d[3];
     bool exact;       /* an integer computed from integers only: may index, compare */
+    bool table;       /* a lookup table (stage_table): 1-D, constant domain        */
+    int64_t flat_a, flat_b; /* the range its clamps were aimed at (indices go around) */
 } node;
 
 typedef struct gen {
@@ -215,6 +222,13 @@ typedef struct gen {
     /* guards collected while building one value */
     G guards[GUARDS];
     int nguards;
+    /* lookup tables (stage_table) and their reads draw from a generator of their own,
+     * so that a case without tables makes the draws it made before they existed */
+    rng t;
+    int ntables, tables[MAX_STAGES];
+    int pending;      /* a table no stage has read yet, or -1 */
+    bool table_reader[MAX_FUNCS]; /* the first stage to read a table (made an output) */
+    bool reader;      /* building the stage after a table (stage_function) */
 } gen;
 
 static const pm_type int_types[] = {PM_U8, PM_I8, PM_U16, PM_I16, PM_U32, PM_I32, PM_I64};
@@ -347,10 +361,98 @@ static G level_pair_read(gen *g, int self, int pi, int nv)
     return b_add(call(p->f, p->name, p->ndims, args[0]), call(p->f, p->name, p->ndims, args[1]));
 }
 
+/* A guarded read of node p whose last coordinate moves with the reader's innermost
+ * variable (so an index read from it differs from lane to lane), the others with its
+ * outer ones. */
+static G lane_read(gen *g, int self, int pi, int nv)
+{
+    node *p = &g->nodes[pi];
+    g->reads[self * MAX_FUNCS + pi] = true;
+    G args[3];
+    for (int d = 0; d < p->ndims; d++) {
+        int od = p->ndims - 1 - d; /* counted from the innermost */
+        int v = nv - 1 - od < 0 ? 0 : nv - 1 - od;
+        args[d] = read_coord(g, p, d, g->var[v], od > 0 && nv - 1 - od < 0);
+    }
+    return call(p->f, p->name, p->ndims, args);
+}
+
+/* A lookup table's read at a data-dependent index (stage_table; llvm/access.c's small
+ * tables, or a gather): an index from an exact integer producer, cast to i32, taken
+ * modulo a span and offset (sometimes scaled by -2..3) so that it falls below, inside
+ * and above the range the table's clamps aim at and outside its domain (the language
+ * clamps such an index to the box), or the index as it is (mostly clamped to an end). */
+static G table_read(gen *g, int self, int ti, int nv)
+{
+    rng *t = &g->t;
+    node *p = &g->nodes[ti];
+    if (g->pending == ti) {
+        g->pending = -1;
+        g->table_reader[self] = true;
+    }
+    /* mostly an integer image (read at shifts of x and y, the reader's case mostly
+     * holds), else any exact producer, a table last */
+    int src = -1, images[MAX_IMAGES], nimages = 0;
+    for (int j = 0; j < g->nimages; j++)
+        if (g->nodes[j].exact)
+            images[nimages++] = j;
+    if (nimages > 0 && rchance(t, 60))
+        src = images[rint_(t, 0, nimages - 1)];
+    for (int tries = 0; tries < 12 && src < 0; tries++) {
+        int j = rint_(t, 0, self - 1);
+        if (g->nodes[j].exact && (!g->nodes[j].table || tries >= 8))
+            src = j;
+    }
+    if (src < 0)
+        return affine_read(g, self, ti, nv);
+    G idx = cast(PM_I32, rchance(t, 80) ? lane_read(g, self, src, nv) : affine_read(g, self, src, nv));
+    G e;
+    int mode = rint_(t, 0, 9);
+    if (mode == 9) {
+        e = addi(idx, rint_(t, -40, 40));
+    } else {
+        int64_t margin = rchance(t, 50) ? rint_(t, 0, 40) : rint_(t, 41, 300);
+        int64_t a = mode < 5 ? p->d[0].lb.e->ival : p->flat_a;
+        int64_t b = mode < 5 ? p->d[0].ub.e->ival : p->flat_b;
+        a -= margin;
+        b += margin;
+        static const int scales[] = {-2, -1, 2, 3};
+        int scale = rchance(t, 70) ? 1 : scales[rint_(t, 0, 3)];
+        e = b_mod(idx, lit((b - a) / (scale < 0 ? -scale : scale) + 1));
+        if (scale != 1)
+            e = muli(e, scale);
+        e = addi(e, scale > 0 ? a : b);
+    }
+    g->reads[self * MAX_FUNCS + ti] = true;
+    return call(p->f, p->name, 1, &e);
+}
+
 /* A value of stage `self`: integer stages read and compute integers only. */
 static G value(gen *g, int self, int nv, bool want_int, int depth)
 {
     rng *r = &g->r;
+    /* a lookup table: the one no stage has read yet, first (its own draws: none at all
+     * in a case without tables) */
+    if (g->ntables > 0 && self > 0 && g->nguards + 12 <= GUARDS) {
+        int ti = -1;
+        /* the unread one in a stage whose innermost variable steps by 1 (its reads may
+         * run in vectors) */
+        const node *n = &g->nodes[self];
+        bool lanes = n->ndims == nv && n->d[nv - 1].step == 1;
+        if (g->pending >= 0 && depth > 0 && lanes && (!want_int || g->nodes[g->pending].exact)) {
+            ti = g->pending;
+        } else if (rchance(&g->t, 10)) {
+            ti = g->tables[rint_(&g->t, 0, g->ntables - 1)];
+            if (want_int && !g->nodes[ti].exact)
+                ti = -1;
+        }
+        if (ti >= 0) {
+            G read = table_read(g, self, ti, nv);
+            if (depth > 0 && rchance(&g->t, 50))
+                read = b_add(read, value(g, self, nv, want_int, depth - 1));
+            return read;
+        }
+    }
     int k = rint_(r, 0, depth <= 0 ? 3 : 13);
     /* read a producer (an indirect read needs guards for two reads of 3 dimensions) */
     if (k <= 2 && self > 0 && g->nguards + 12 <= GUARDS) {
@@ -477,7 +579,7 @@ static void define_cases(gen *g, node *n, int self, int nv, bool want_int)
             /* at a boundary, or by residue of the innermost variable (even/odd or mod 3:
              * poly.c merges such cases into one statement where reads stay inside) */
             G split;
-            if (rchance(&g->r, 50)) {
+            if (rchance(&g->r, 50) || g->reader) { /* a table's reader: not x < 0 */
                 int m = rint_(&g->r, 2, 3);
                 split = b_eq(b_mod(g->var[nv - 1], lit(m)), lit(rint_(&g->r, 0, m - 1)));
             } else {
@@ -529,9 +631,22 @@ static void stage_function(gen *g, int self)
         n->d[0].ub = lit(rint_(&g->r, 1, 7));
         n->d[0].step = 1;
     }
+    /* the stage after a lookup table: 2-D, unit steps, rows of R or C points, so its
+     * read of the table (value's first) may run in vectors */
+    bool reader = g->pending >= 0 && g->pending == self - 1;
+    if (reader) {
+        if (nv == 1)
+            random_dim(g, &n->d[1], 1);
+        nv = n->ndims = 2;
+        for (int d = 0; d < 2; d++) {
+            n->d[d].step = 1;
+            if (n->d[d].ub.e->kind == PM_EXPR_INT)
+                n->d[d].ub = addi(d ? g->C : g->R, -1);
+        }
+    }
     n->f = new_func(g, n, nv);
     /* a stencil of a float-free 2-D producer with unit steps, into a float stage */
-    if (!want_int && nv == 2 && rchance(&g->r, 30)) {
+    if (!reader && !want_int && nv == 2 && rchance(&g->r, 30)) {
         int pi = rint_(&g->r, 0, self - 1);
         node *p = &g->nodes[pi];
         if (p->ndims == 2 && p->d[0].step == 1 && p->d[1].step == 1) {
@@ -572,7 +687,7 @@ static void stage_function(gen *g, int self)
             q->d[0].ub.e->ival >= 1 && q->d[1].step == 1 && q->d[2].step == 1)
             levels[nlevels++] = i;
     }
-    if (!want_int && nv == 2 && nlevels > 0 && rchance(&g->r, 50)) {
+    if (!reader && !want_int && nv == 2 && nlevels > 0 && rchance(&g->r, 50)) {
         int pi = levels[rint_(&g->r, 0, nlevels - 1)];
         node *p = &g->nodes[pi];
         {
@@ -595,7 +710,224 @@ static void stage_function(gen *g, int self)
             return;
         }
     }
+    g->reader = reader;
     define_cases(g, n, self, nv, want_int);
+    g->reader = false;
+}
+
+/* A monotone expression of the table's variable v (frontend/flat.h's A), by form, with
+ * its value at a point (in double: enough to aim a clamp's bounds at a range of v). */
+typedef struct mono {
+    int form;
+    int64_t m, c, d, m2, c2;
+    double k, fc;
+} mono;
+
+static mono random_mono(rng *t, bool fl, bool exact)
+{
+    mono a = {0};
+    static const int64_t ms[] = {1, 2, 3, 5, -1, -2, -3};
+    a.m = ms[rint_(t, 0, 6)];
+    a.c = rint_(t, -100, 100);
+    if (fl) {
+        /* exact: v / 2^j and whole constants (an integer table's curve: every f32 step
+         * exact, so rounding cannot differ) */
+        static const double ek[] = {1, 2, 4, 8, 0.5}, ik[] = {3, 5, 2.5, 0.3, 7, 1.5};
+        a.form = 10 + rint_(t, 0, 1);
+        a.k = exact || rchance(t, 40) ? ek[rint_(t, 0, 4)] : ik[rint_(t, 0, 5)];
+        a.fc = rint_(t, -100, 100) / (exact ? 1.0 : 4.0);
+        return a;
+    }
+    a.form = rint_(t, 0, 5);
+    static const int64_t ds[] = {2, 3, 4, -2};
+    a.d = a.form == 3 ? rint_(t, 0, 1) : ds[rint_(t, 0, 3)];
+    a.m2 = a.m > 0 ? rint_(t, 1, 4) : -rint_(t, 1, 4); /* the same direction */
+    a.c2 = rint_(t, -100, 100);
+    return a;
+}
+
+static double mono_at(const mono *a, double v)
+{
+    switch (a->form) {
+    case 0: return v * a->m + a->c;
+    case 1: return floor((v + a->c) / a->d);
+    case 2: return a->c - v;
+    case 3: {
+        double p = v * a->m + a->c, q = v * a->m2 + a->c2;
+        return a->d ? fmax(p, q) : fmin(p, q);
+    }
+    case 4: return v * a->m + a->c + a->c2;
+    case 5: return -(v * a->m) + a->c;
+    case 10: return v / a->k + a->fc;
+    default: return (a->fc - v) * a->k;
+    }
+}
+
+static G mono_build(const mono *a, G v)
+{
+    switch (a->form) {
+    case 0: return addi(muli(v, a->m), a->c);
+    case 1: return divi(addi(v, a->c), a->d);
+    case 2: return b_sub(lit(a->c), v);
+    case 3: {
+        G p = addi(muli(v, a->m), a->c), q = addi(muli(v, a->m2), a->c2);
+        return a->d ? b_max(p, q) : b_min(p, q);
+    }
+    case 4: /* an order-keeping cast: the line fits i16 on every domain drawn */
+        return addi(cast(a->c2 & 1 ? PM_I64 : PM_I16, addi(muli(v, a->m), a->c)), a->c2);
+    case 5: return addi(u_neg(muli(v, a->m)), a->c);
+    case 10: return b_add(b_div(cast(PM_F32, v), flit(a->k)), flit(a->fc));
+    default: return b_mul(b_sub(flit(a->fc), cast(PM_F32, v)), flit(a->k));
+    }
+}
+
+/* A clamp of a monotone expression whose bounds are its values at va and vb: constant
+ * below and above [va, vb] (flat.c's zones), in one of the four spellings flat.c knows;
+ * float (exact or not) or integer. */
+static G flat_clamp(gen *g, bool fl, bool exact, int64_t va, int64_t vb)
+{
+    rng *t = &g->t;
+    mono a = random_mono(t, fl, exact);
+    G A = mono_build(&a, g->var[0]);
+    double y1 = mono_at(&a, (double)va), y2 = mono_at(&a, (double)vb);
+    double lo = fmin(y1, y2), hi = fmax(y1, y2);
+    G c1, c2;
+    if (fl) {
+        c1 = flit(floor(lo * 4) / 4);
+        c2 = flit(ceil(hi * 4) / 4);
+    } else {
+        c1 = lit((int64_t)lo);
+        c2 = rchance(t, 10) ? b_add(lit((int64_t)hi - 5), lit(5)) : lit((int64_t)hi);
+    }
+    switch (rint_(t, 0, 3)) {
+    case 0: return b_min(b_max(A, c1), c2);
+    case 1: return b_min(c2, b_max(c1, A));
+    case 2: return b_max(b_min(A, c2), c1);
+    default: return b_max(c1, b_min(c2, A));
+    }
+}
+
+/* The width in v a table's clamp is flat inside of: mostly at most what small tables
+ * take for the type (12 permutes of 128 bytes: 1536 u8, 768 16-bit, 384 32-bit
+ * entries) in whole permutes that fit in the domain (else access.c gathers), sometimes
+ * a few, sometimes more (gathered), sometimes the whole domain (flat nowhere); and
+ * where it starts: inside the domain, or up to 30 points off either end (flat on one
+ * side only). */
+static int64_t flat_width(rng *t, pm_type type, int64_t size)
+{
+    int64_t per = 128 / (int64_t)pm_type_size(type), cap = 12 * per;
+    int64_t fits = size / per * per - per / 4; /* room for the bounds' rounding */
+    int w = rint_(t, 0, 19);
+    if (w < 2)
+        return rint_(t, 1, 48);
+    if (w < 16)
+        return rint_(t, 1, (int)(fits < 1 ? size : fits < cap ? fits : cap));
+    if (w < 18)
+        return rint_(t, (int)cap + 1, 2 * (int)cap);
+    return size + rint_(t, 0, 60);
+}
+
+static int64_t flat_start(rng *t, int64_t lo, int64_t size, int64_t w)
+{
+    int64_t slack = size - w;
+    if (slack >= 0)
+        return lo + (rchance(t, 80) ? rint_(t, 0, (int)slack) : rint_(t, -30, (int)slack + 30));
+    return lo + rint_(t, (int)slack - 30, 30);
+}
+
+/* A lookup table (camera pipe's tone curve): a 1-D stage of u8, i16, i32 or f32 over a
+ * constant domain lo .. hi (lo in [-300, 50], 1-1500 points), mostly flat outside a
+ * range (frontend/flat.h: one or two clamps of monotone expressions of v, integer or
+ * float, inside arithmetic free of v, cast to the type), else not (v outside any clamp,
+ * a clamp of v * v, two cases): read by later stages at data-dependent indices
+ * (table_read). An integer table is exact: integer arithmetic, or float curves whose
+ * every step is exact (v / 2^j, whole constants, products by 2, 3, 1/2), truncated to
+ * i32 inside its range. Draws from g->t only. */
+static void stage_table(gen *g, int self)
+{
+    rng *t = &g->t;
+    node *n = &g->nodes[self];
+    static const pm_type types[] = {PM_U8, PM_I16, PM_I32, PM_F32};
+    n->type = types[rint_(t, 0, 3)];
+    bool fl_table = n->type == PM_F32;
+    n->exact = !fl_table;
+    n->table = true;
+    n->ndims = 1;
+    int64_t lo = rint_(t, -300, 50), size = rchance(t, 15) ? rint_(t, 1, 40) : rint_(t, 1, 1500);
+    n->d[0] = (dim){lit(lo), lit(lo + size - 1), 1};
+    n->f = new_func(g, n, 1);
+    G v = g->var[0];
+    int64_t w = flat_width(t, n->type, size);
+    n->flat_a = flat_start(t, lo, size, w);
+    n->flat_b = n->flat_a + w - 1;
+    G X = flat_clamp(g, rchance(t, 40), !fl_table, n->flat_a, n->flat_b);
+    if (rchance(t, 30)) { /* a second clamp: mostly inside the first's range, else anywhere */
+        int64_t w2, a2;
+        if (rchance(t, 70)) {
+            a2 = n->flat_a + rint_(t, 0, (int)(w - 1));
+            w2 = rint_(t, 1, (int)(n->flat_b - a2 + 1));
+        } else {
+            w2 = flat_width(t, n->type, size);
+            a2 = flat_start(t, lo, size, w2);
+        }
+        G Y = flat_clamp(g, rchance(t, 40), !fl_table, a2, a2 + w2 - 1);
+        switch (rint_(t, 0, 3)) {
+        case 0: X = b_add(X, Y); break;
+        case 1: X = b_sub(X, Y); break;
+        case 2: X = b_min(X, Y); break;
+        default: X = b_max(X, Y); break;
+        }
+    }
+    for (int i = rint_(t, 0, 2); i > 0; i--) { /* arithmetic free of v around the clamps */
+        bool fl = is_float(X);
+        switch (rint_(t, 0, 5)) {
+        case 0: X = fl ? b_mul(X, flit(rchance(t, 50) ? 2 : 0.5)) : muli(X, rint_(t, -3, 3) | 1); break;
+        case 1: X = fl ? b_add(X, flit(rint_(t, -50, 50))) : addi(X, rint_(t, -50, 50)); break;
+        case 2: X = u_neg(X); break;
+        case 3: {
+            G c = fl ? flit(rint_(t, -20, 200)) : lit(rint_(t, -20, 200));
+            X = rchance(t, 50) ? b_min(X, c) : b_max(c, X);
+            break;
+        }
+        case 4:
+            X = fl ? b_add(X, cast(PM_F32, g->R))
+                   : (rchance(t, 50) ? b_shr(X, lit(rint_(t, 1, 3))) : b_band(X, lit(rint_(t, 1, 255))));
+            break;
+        default: X = fl ? b_mul(X, flit(3)) : b_add(X, g->C); break;
+        }
+    }
+    /* not flat: v outside the clamps, or a clamp of a non-monotone expression */
+    int nonflat = rchance(t, 20) ? rint_(t, 0, 3) : -1;
+    if (nonflat == 0)
+        X = b_add(X, is_float(X) ? cast(PM_F32, v) : v);
+    else if (nonflat == 1)
+        X = b_add(X, b_mod(b_mul(v, v), lit(97)));
+    else if (nonflat == 2)
+        X = b_add(X, b_min(b_max(b_mul(v, v), lit(0)), lit(rint_(t, 100, 5000))));
+    if (is_float(X) && !fl_table)
+        X = cast(PM_I32, X);
+    X = cast(n->type, X);
+    pm_case *cases[2];
+    const char *cc[2];
+    int nc = 0;
+    if (nonflat == 3) { /* two cases: X below a point of the domain, X + 1 from it */
+        G split = b_lt(v, lit(lo + rint_(t, 0, (int)size))), rest = u_not(split);
+        G X1 = fl_table ? b_add(X, flit(1)) : cast(n->type, addi(cast(PM_I32, X), 1));
+        cases[nc] = pm_case_new(split.e, X.e);
+        cc[nc++] = fmt("pm_case_new(%s, %s)", split.c, X.c);
+        cases[nc] = pm_case_new(rest.e, X1.e);
+        cc[nc++] = fmt("pm_case_new(%s, %s)", rest.c, X1.c);
+    } else {
+        cases[nc] = pm_case_new(NULL, X.e);
+        cc[nc++] = fmt("pm_case_new(NULL, %s)", X.c);
+    }
+    const char *all = "";
+    for (int i = 0; i < nc; i++)
+        all = fmt("%s,\n        %s", all, cc[i]);
+    emit("    pm_define(%s%s);", n->name, all);
+    pm_func_define(n->f, nc, cases);
+    g->tables[g->ntables++] = self;
+    g->pending = self;
 }
 
 /* Time-iterated: f(t, x), t in [0, T]; f(0, x) from a producer, then
@@ -1042,10 +1374,26 @@ static bool run_case(uint64_t seed, stats *st)
     }
     /* stages */
     int nstages = rint_(&g.r, 2, MAX_STAGES);
+    /* lookup tables in 30% of the cases, 1-2 stages before the last: decided, built and
+     * read with draws of their own (g.t), so the other cases are what they were */
+    g.t = (rng){g.r.s ^ 0xA0761D6478BD642Full};
+    g.pending = -1;
+    bool table_at[MAX_STAGES] = {false};
+    if (rchance(&g.t, 30))
+        for (int i = rchance(&g.t, 75) ? 1 : 2; i > 0; i--)
+            table_at[rint_(&g.t, 0, nstages - 2)] = true;
     for (int s = 0; s < nstages; s++) {
         int self = g.nnodes++;
         node *n = &g.nodes[self];
         n->name = fmt("f%d", s);
+        if (table_at[s]) {
+            stage_table(&g, self);
+            continue;
+        }
+        if (g.pending >= 0 && g.pending == self - 1) { /* its reader */
+            stage_function(&g, self);
+            continue;
+        }
         int kind = rint_(&g.r, 0, 99);
         if (kind < 12)
             stage_reduction(&g, self);
@@ -1055,8 +1403,8 @@ static bool run_case(uint64_t seed, stats *st)
             stage_function(&g, self);
     }
     /* outputs: the last stage and maybe others; inputs: the images they reach */
-    pm_func *outs[4];
-    int outi[4], nout = 0;
+    pm_func *outs[6];
+    int outi[6], nout = 0; /* 1-3 drawn, and up to 2 tables' readers */
     outi[nout++] = g.nnodes - 1;
     for (int k = 0; k < 2; k++) {
         int j = rint_(&g.r, g.nimages, g.nnodes - 1);
@@ -1074,6 +1422,18 @@ static bool run_case(uint64_t seed, stats *st)
             for (int j = 0; j < i; j++)
                 if (g.reads[i * MAX_FUNCS + j])
                     reached[j] = true;
+    /* a case with tables: the first stage to read each table is an output too when no
+     * output reaches it (no draw: the other cases keep their outputs) */
+    for (int r = 0; r < g.nnodes; r++)
+        if (g.table_reader[r] && !reached[r]) {
+            outi[nout++] = r;
+            reached[r] = true;
+            for (int i = r; i >= 0; i--)
+                if (reached[i])
+                    for (int j = 0; j < i; j++)
+                        if (g.reads[i * MAX_FUNCS + j])
+                            reached[j] = true;
+        }
     pm_func *ins[MAX_IMAGES];
     int ini[MAX_IMAGES], nin = 0;
     const char *inc = "", *outc = "";
@@ -1093,6 +1453,9 @@ static bool run_case(uint64_t seed, stats *st)
 
     options_pick o;
     pick_options(&g.r, &o);
+    /* a case with tables: 16 lanes more often (small tables need them) */
+    if (g.ntables > 0 && rchance(&g.t, 50))
+        o.co.vector_width = 16;
     bool ok = true;
     pm_pipeline *p = NULL;
     pm_status s = pm_pipeline_new(ctx, "fuzz", 2, pm_exprs(g.R.e, g.C.e), nin, ins, nout, outs, &p);
