@@ -222,11 +222,32 @@ static bool scan(flat_scan *sc, const pm_expr *e)
     return scan(sc, e->a) && scan(sc, e->b) && scan(sc, e->c);
 }
 
+/* The walks below see a definition as a tree, and a shared node once per path to it:
+ * beyond this many nodes (a table defined by many levels of shared subexpressions) the
+ * table is read as it is rather than the compile spending time exponential in them. */
+#define FLAT_MAX_NODES 1024
+
+/* Counts e's nodes as a tree into *n, stopping past FLAT_MAX_NODES. */
+static bool tree_within(const pm_expr *e, int *n)
+{
+    if (!e)
+        return true;
+    if (++*n > FLAT_MAX_NODES)
+        return false;
+    for (int i = 0; i < e->nargs; i++)
+        if (!tree_within(e->args[i], n))
+            return false;
+    return tree_within(e->a, n) && tree_within(e->b, n) && tree_within(e->c, n);
+}
+
 bool pm_func_flat_range(const pm_func *f, int64_t *lo, int64_t *hi)
 {
     if (f->kind != PM_FUNC_FUNCTION || f->ndims != 1 || !f->defined || f->ncases != 1 ||
         f->cases[0]->cond || f->intervals[0]->step != 1 ||
         f->intervals[0]->lb->kind != PM_EXPR_INT || f->intervals[0]->ub->kind != PM_EXPR_INT)
+        return false;
+    int nodes = 0;
+    if (!tree_within(f->cases[0]->value, &nodes))
         return false;
     flat_scan sc = {f->vars[0], f->intervals[0]->lb->ival, f->intervals[0]->ub->ival, NULL, 0, 0};
     if (sc.dom_lo > sc.dom_hi || sc.dom_lo < INT32_MIN || sc.dom_hi > INT32_MAX)

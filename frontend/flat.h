@@ -14,7 +14,8 @@
  * for a monotone A both sets are runs at the ends of the domain, found by bisection with
  * the interpreter's evaluator (the oracle's own arithmetic). Camera pipe's tone curve,
  * defined over every int16 value, is flat outside 0 .. 1024.
- * Otherwise it returns false (the caller reads the table as it is).
+ * Otherwise (also for a definition of more than 1024 nodes written out as a tree) it
+ * returns false: the caller reads the table as it is.
  */
 #ifndef PM_FRONTEND_FLAT_H
 #define PM_FRONTEND_FLAT_H

@@ -1106,8 +1106,8 @@ static pm_pipeline *build_flat_tables(pm_ctx *ctx)
 }
 
 /* The ranges the tables above are flat outside, and definitions that must not pass:
- * the variable outside a clamp, a parameter in the clamped expression, an integer
- * that wraps on the domain, a non-monotone clamped expression. */
+ * one too large as a tree, the variable outside a clamp, a parameter in the clamped
+ * expression, an integer that wraps on the domain, a non-monotone clamped expression. */
 static void test_flat_ranges(void)
 {
     pm_ctx *ctx = pm_ctx_new();
@@ -1127,6 +1127,15 @@ static void test_flat_ranges(void)
         pm_cast(PM_I32, pm_clamp(pm_cast(PM_I8, v), pm_const(ctx, PM_I8, 0), pm_const(ctx, PM_I8, 10))),
         pm_clamp(pm_mul(v, v), pm_int(ctx, 0), pm_int(ctx, 10)),
     };
+    /* a clamp of a shared minimum 40 levels deep: 2^40 nodes as a tree, refused at once */
+    pm_expr *deep = v;
+    for (int k = 0; k < 40; k++)
+        deep = pm_min(deep, deep);
+    pm_func *fd = pm_func_new(ctx, "deep", PM_I32, 1, pm_exprs(v),
+                              pm_intervals(pm_interval_new(pm_int(ctx, -5), pm_int(ctx, 300), 1)));
+    pm_func_define_expr(fd, pm_clamp(deep, pm_int(ctx, 0), pm_int(ctx, 10)));
+    int64_t dlo, dhi;
+    CHECK(!pm_func_flat_range(fd, &dlo, &dhi));
     for (int i = 0; i < 4; i++) {
         pm_func *f = pm_func_new(ctx, "bad", PM_I32, 1, pm_exprs(v),
                                  pm_intervals(pm_interval_new(pm_int(ctx, -5), pm_int(ctx, 300), 1)));

@@ -25,7 +25,7 @@
  *    data-dependent innermost index, first the two rows of lanes 0 and W-1 loaded whole
  *    and permuted by lane, when every lane reads one of them (table_read); from a flat
  *    table (poly.h: camera pipe's tone curve) whose flat_lo .. flat_hi entries fit in
- *    16 permutes of 128 bytes, those entries permuted by lane instead (small_table_read).
+ *    12 permutes of 128 bytes, those entries permuted by lane instead (small_table_read).
  * A row read (the second to fourth kinds) whose points are not proven loads the row as
  * above when all its elements lie inside the buffer, checked per vector, and gathers
  * clamped indices only otherwise (guarded_row_load).
