@@ -250,8 +250,9 @@ static int parse(int cmd, int argc, char **argv, options *o, void (*help)(FILE *
             help(stdout);
             return -1;
         } else if (strcmp(a, "--threads") == 0) {
-            if (!v || !parse_int(v, 0, 1024, &n)) {
-                say("--threads needs a count 0..1024, got %s", v ? v : "nothing");
+            if (!v || !parse_int(v, 0, PM_MAX_THREADS, &n)) {
+                say("--threads needs a count 0..%d (PM_MAX_THREADS), got %s", PM_MAX_THREADS,
+                    v ? v : "nothing");
                 return 2;
             }
             o->threads = (int)n;

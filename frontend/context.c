@@ -167,6 +167,7 @@ const char *pm_status_name(pm_status status)
     case PM_ERR_UNSUPPORTED: return "PM_ERR_UNSUPPORTED";
     case PM_ERR_NOMEM: return "PM_ERR_NOMEM";
     case PM_ERR_INTERNAL: return "PM_ERR_INTERNAL";
+    case PM_ERR_COMPILE: return "PM_ERR_COMPILE";
     }
     return "PM_ERR_UNKNOWN";
 }

@@ -82,7 +82,9 @@ typedef enum pm_status {
     PM_ERR_ARGUMENT,    /* a run-time argument (buffer, parameter value) is rejected      */
     PM_ERR_UNSUPPORTED, /* valid, but this version cannot do it yet (message says what)   */
     PM_ERR_NOMEM,       /* out of memory, or a buffer too large to allocate at all          */
-    PM_ERR_INTERNAL     /* a bug in the library: please report the message                */
+    PM_ERR_INTERNAL,    /* a bug in the library: please report the message                */
+    PM_ERR_COMPILE      /* a compile could not finish: its helper process died or hit a
+                           limit (pm_jit_options.isolate_compiles; the message says which) */
 } pm_status;
 
 /* Element types. PM_BOOL is the type of conditions; it is not a storage type. */
@@ -511,24 +513,33 @@ typedef struct pm_kernel pm_kernel;
 #define PM_OPT_TUNED (-1)
 #define PM_OPT_JIT (-2)
 
-/* Options structs and the ABI
- *   pm_jit_options and pm_compile_options will grow. Each begins with `size`, which its
- *   _default() function sets to sizeof the struct as the caller's header declares it.
- *   Always start from the _default() function, then change fields:
+/* Versioned structs and the ABI
+ *   pm_jit_options, pm_compile_options and pm_cache_policy will grow. Each begins with
+ *   `size`, which its _default() function sets to sizeof the struct as the caller's
+ *   header declares it. Always start from the _default() function, then change fields:
  *
  *       pm_compile_options o = pm_compile_options_default();
  *       o.fusion = 0;
  *
  *   New fields are only ever added at the end, so a program built against an older
  *   header passes a smaller size: the library reads just those `size` bytes and gives
- *   every later field its default. A size that is not the size of some release's struct
- *   (0 from an initializer such as {.threads = 4} or {0}, an uninitialized struct, or a
- *   struct from a newer header than the library) is rejected before any other field is
- *   read: PM_ERR_ARGUMENT, the message naming the struct, the size and the sizes this
- *   library reads (pm_cache_policy has a size field of its own, read as described there). */
+ *   every later field its default. The structs the library fills (pm_cache_stats,
+ *   pm_compile_stats, and pm_cache_policy for pm_jit_get_policy) take their size as an
+ *   argument: pass sizeof the struct, and the library writes just those bytes.
+ *   One rule for every such size, in every call: a size that is not the size of some
+ *   release's struct (0 from an initializer such as {.threads = 4} or {0}, SIZE_MAX, an
+ *   uninitialized struct, or a struct from a newer header than the library) is rejected
+ *   before any other field is read or written: PM_ERR_ARGUMENT, the message naming the
+ *   call, the struct, the size and the sizes this library reads. */
+
+/* The most threads a kernel may be given (pm_jit_options.threads,
+ * pm_compile_options.threads); more is PM_ERR_ARGUMENT. */
+#define PM_MAX_THREADS 1024
+
 typedef struct pm_jit_options {
     size_t size;        /* sizeof(pm_jit_options), set by pm_jit_options_default()        */
-    int threads;        /* worker threads for kernels; 0 = number of cores               */
+    int threads;        /* worker threads for kernels; 0 = number of cores; at most
+                           PM_MAX_THREADS                                                 */
     int opt_level;      /* PM_OPT_TUNED (default) or 0..3                                 */
     const char *dump;   /* phases to print to stderr, "graph,domains,schedule,ast,llvm,asm"
                            or "all"; NULL = read the PM_DUMP environment variable          */
@@ -540,15 +551,23 @@ typedef struct pm_jit_options {
                            set, else the online cores up to 8; at most 64. (Not
                            pm_cache_policy.compile_threads: how many kernels compile at
                            once in the background.)                                     */
+    int isolate_compiles; /* 1: every compile runs in a helper process (docs/jit.md,
+                           "Isolated compiles"), so that LLVM or isl running out of
+                           memory, crashing or hanging fails that compile with
+                           PM_ERR_COMPILE or PM_ERR_NOMEM and never takes this process
+                           down; 0 (default): in this process                           */
+    int compile_seconds; /* an isolated compile's time limit; 0 = 300                      */
+    int64_t compile_memory_bytes; /* an isolated compile's address-space limit (setrlimit
+                           RLIMIT_AS); 0 = 8 GiB                                          */
 } pm_jit_options;
 /* Defaults: size sizeof(pm_jit_options), threads 0, opt_level PM_OPT_TUNED, dump NULL,
- * compile_threads 0. */
+ * compile_threads 0, isolate_compiles 0, compile_seconds 0, compile_memory_bytes 0. */
 pm_jit_options pm_jit_options_default(void);
 
 typedef struct pm_compile_options {
     size_t size;        /* sizeof(pm_compile_options), set by pm_compile_options_default() */
     int vector_width;   /* lanes of 32-bit elements; 0 = from the host (16 on AVX-512)   */
-    int threads;        /* 0 = the jit's                                                  */
+    int threads;        /* 0 = the jit's; at most PM_MAX_THREADS                          */
     int opt_level;      /* PM_OPT_JIT (default), PM_OPT_TUNED or 0..3                     */
     const char *dump;   /* NULL = the jit's                                                */
     /* The optimizer (inlining, grouping, overlapped tiles, scratchpads). Every setting
@@ -656,9 +675,8 @@ void pm_kernel_free(pm_kernel *k);
  *   not written or read.
  */
 typedef struct pm_cache_policy {
-    size_t size;            /* sizeof(pm_cache_policy), set by pm_cache_policy_default:
-                               fields beyond `size` bytes keep their defaults, so code
-                               built against an older, shorter struct still works       */
+    size_t size;            /* sizeof(pm_cache_policy), set by pm_cache_policy_default
+                               (the versioned-struct rule above pm_jit_options)           */
     double bucket_ratio;    /* geometric bucket ratio, 1.01 .. 1024; default 2^(1/4)      */
     int max_kernels;        /* kernels kept; default 64; 0 = keep none unreferenced        */
     int64_t max_code_bytes; /* their object code; default 256 MiB                          */
@@ -681,8 +699,9 @@ pm_cache_policy pm_cache_policy_default(void);
  * compile threads already started stay. PM_ERR_ARGUMENT naming the field when a value is
  * out of range. */
 pm_status pm_jit_set_policy(pm_jit *jit, const pm_cache_policy *policy, pm_error *error);
-/* The jit's current policy (size bytes of it are written; disk_dir points to the jit's
- * copy, valid until the policy is set again). */
+/* The jit's current policy (size bytes of it are written, size a release's
+ * sizeof(pm_cache_policy), else PM_ERR_ARGUMENT; disk_dir points to the jit's copy, the
+ * folder's canonical path, valid until the policy is set again). */
 pm_status pm_jit_get_policy(pm_jit *jit, pm_cache_policy *policy, size_t size);
 
 /* Runs pipeline p on params / inputs / outputs (as pm_kernel_run) with the kernel the
@@ -714,8 +733,15 @@ typedef struct pm_cache_stats {
     uint64_t disk_writes;         /* kernels written to it                                   */
     uint64_t disk_rejected;       /* files found for a key but not valid (truncated,
                                      corrupted, another version): compiled and replaced    */
+    uint64_t disk_untrusted;      /* things found at a key's file name and never read: not
+                                     a regular file (a link, a FIFO, a device), another
+                                     owner's, writable by others, or too large             */
+    uint64_t isolated_compiles;   /* compiles done in a helper process (isolate_compiles)  */
+    uint64_t isolated_failures;   /* of those, helpers that died, hit a limit or could not
+                                     start: the compile failed, this process went on       */
 } pm_cache_stats;
-/* A snapshot of the jit's counters since pm_jit_new (size bytes of *stats written). */
+/* A snapshot of the jit's counters since pm_jit_new (size bytes of *stats written, size
+ * a release's sizeof(pm_cache_stats), else PM_ERR_ARGUMENT). */
 pm_status pm_jit_stats(pm_jit *jit, pm_cache_stats *stats, size_t size);
 
 /* Text of a compiled phase for tools and tests: "llvm" (optimized IR), "ast" (isl AST),
@@ -758,8 +784,8 @@ typedef struct pm_compile_stats {
     int64_t compile_parts;    /* modules (objects) the kernel was compiled as; 1: serial  */
 } pm_compile_stats;
 /* Fills the first size bytes of *stats (sizeof(pm_compile_stats); an older caller's
- * shorter struct gets its own fields). PM_ERR_MISUSE for a NULL kernel or stats, or a
- * size of 0 or beyond the struct. */
+ * shorter struct gets its own fields). PM_ERR_MISUSE for a NULL kernel or stats;
+ * PM_ERR_ARGUMENT for a size that is not a release's (the rule above pm_jit_options). */
 pm_status pm_kernel_compile_stats(const pm_kernel *k, pm_compile_stats *stats, size_t size);
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -2,32 +2,42 @@
  * process (or another process sharing the folder) loads them instead of compiling.
  *
  * Promise:
+ *  - Trust (docs/server.md, "Trust"): a folder is used only if it and every folder above
+ *    it belong to this user or to root, and none of them can be written by group or
+ *    others (a parent may be, with the sticky bit, as /tmp is). pm_disk_folder_check
+ *    makes a missing folder, with its missing parents, with mode 0700, and says in an
+ *    error why a folder is refused. Every read and write checks the folder again through
+ *    the descriptor it works in.
+ *  - A kernel file is read only if it is a regular file owned like the folder, not
+ *    writable by group or others, and of at most PM_DISK_MAX_FILE bytes: checked with
+ *    fstatat before opening, opened with O_NOFOLLOW | O_NONBLOCK, and checked again with
+ *    fstat on the open file. Anything else (a link, a FIFO, a device, another user's
+ *    file) is PM_DISK_UNTRUSTED: never read, never blocks.
  *  - A file holds one kernel: a magic number and format version, the full cache key as
- *    text (the jit's environment: target, CPU, features, PM_VERSION, build ID, LLVM
- *    version; then options, buckets and the pipeline's canonical text), the kernel's
- *    metadata (entry symbol, scratch slots), its relocatable objects (one, or the parts
- *    of a kernel compiled split, which refer to each other), and a 64-bit
- *    checksum of all of it. Its name is a hash of the key; the key inside is compared in
- *    full, so a hash collision is a miss, never a wrong kernel.
- *  - pm_disk_read trusts nothing: a short, truncated, oversized, corrupted or foreign
- *    file (another version, build, host or key) is reported as rejected and never
- *    crashes or loads; the next write of that key replaces it.
+ *    text, the kernel's metadata (entry symbol, scratch slots), its relocatable objects
+ *    (one, or the parts of a kernel compiled split), and a BLAKE2b-256 digest (libsodium)
+ *    of all of it. Its name is BLAKE2b-128 of the key; the key inside is compared in full,
+ *    so a collision is a miss, never a wrong kernel. A short, truncated, oversized,
+ *    corrupted or foreign file (another version, build, host or key) is
+ *    PM_DISK_REJECTED; the next write of that key replaces it.
  *  - pm_disk_write writes a temporary file in the folder and renames it over the final
  *    name (atomic on POSIX), so readers in any process see a whole file or none. Then it
  *    keeps the folder's kernel files within max_bytes, removing the least recently used
  *    (by modification time; a read hit refreshes it) and temporary files left by crashed
  *    writers.
- *  - Errors of the folder (missing, unwritable, full) make reads miss and writes fail
- *    quietly: the disk cache only ever saves time.
+ *  - The same encoding carries a kernel from the compile helper (runtime/isolate.c) to
+ *    the server: pm_disk_encode / pm_disk_decode.
  */
 #ifndef PM_RUNTIME_DISK_CACHE_H
 #define PM_RUNTIME_DISK_CACHE_H
+
+#include "polymage.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Files larger than this are rejected unread. */
+/* Files larger than this are skipped unread. */
 #define PM_DISK_MAX_FILE ((int64_t)256 << 20)
 
 enum { PM_DISK_MAX_PARTS = 16 }; /* = PM_SPLIT_MAX_PARTS (runtime/split_compile.h)  */
@@ -43,18 +53,32 @@ typedef struct pm_disk_kernel {
 } pm_disk_kernel;
 
 typedef enum pm_disk_result {
-    PM_DISK_MISS,             /* no file for the key (or no folder)                       */
+    PM_DISK_MISS,             /* no file for the key (or the folder is unusable now)      */
     PM_DISK_HIT,              /* *out filled                                              */
-    PM_DISK_REJECTED          /* a file was there but not a valid one for this key        */
+    PM_DISK_REJECTED,         /* a file was there but not a valid one for this key        */
+    PM_DISK_UNTRUSTED         /* something was there that is not read: not a regular
+                                 file, another owner, writable by others, too large       */
 } pm_disk_result;
 
-/* Makes the folder if it is missing (one level; best effort). */
-void pm_disk_prepare(const char *dir);
-/* Reads the kernel of `key` (key_len bytes) from folder dir. */
+/* Makes dir (and its missing parents) with mode 0700 if missing, then checks the trust
+ * rule above. PM_OK with *resolved = the folder's canonical path (malloc'd, the caller
+ * frees); otherwise PM_ERR_ARGUMENT (or PM_ERR_NOMEM) and a message
+ * "<who>: <what> \"<dir>\" <reason>". */
+pm_status pm_disk_folder_check(const char *dir, const char *who, const char *what,
+                               char **resolved, pm_error *err);
+
+/* Reads the kernel of `key` (key_len bytes) from folder dir (a resolved path). */
 pm_disk_result pm_disk_read(const char *dir, const char *key, size_t key_len,
                             pm_disk_kernel *out);
-/* Writes it (the object and entry of k, nslots); true when the file is in place. */
+/* Writes it; true when the file is in place. */
 bool pm_disk_write(const char *dir, const char *key, size_t key_len, const pm_disk_kernel *k,
                    int64_t max_bytes);
+
+/* The file's bytes for (key, k): malloc'd, *size bytes; NULL when out of memory. */
+unsigned char *pm_disk_encode(const char *key, size_t key_len, const pm_disk_kernel *k,
+                              size_t *size);
+/* Fills *out (out->object malloc'd) when data is a valid encoding of a kernel of `key`. */
+bool pm_disk_decode(const unsigned char *data, size_t size, const char *key, size_t key_len,
+                    pm_disk_kernel *out);
 
 #endif

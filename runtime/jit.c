@@ -28,6 +28,7 @@
 
 #include "runtime/kernel.h"
 #include "runtime/split_compile.h"
+#include "runtime/versioned.h"
 
 #include "codegen/codegen.h"
 #include "frontend/ir.h"
@@ -36,6 +37,8 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/Orc.h>
 #include <llvm-c/TargetMachine.h>
+
+#include <sodium.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +55,8 @@ pm_jit_options pm_jit_options_default(void)
 {
     return (pm_jit_options){.size = sizeof(pm_jit_options), .threads = 0,
                             .opt_level = PM_OPT_TUNED, .dump = NULL,
-                            .compile_threads = 0};
+                            .compile_threads = 0, .isolate_compiles = 0,
+                            .compile_seconds = 0, .compile_memory_bytes = 0};
 }
 
 pm_compile_options pm_compile_options_default(void)
@@ -64,62 +68,21 @@ pm_compile_options pm_compile_options_default(void)
                                 .prefetch_reads = -1};
 }
 
-/* ---- the options structs' sizes (the ABI rule in polymage.h) -------------------------
- *
- * The sizes of every released version of each struct, oldest first; the last is the
- * struct as declared now. To add a field: append it at the end of the struct, at an
- * offset no smaller than the previous size (a field placed in an old struct's tail
- * padding would read a caller's indeterminate bytes: add an explicit padding member
- * first if needed), give it its default in the _default() function, and append the new
- * sizeof here. The library copies a caller's `size` bytes over the defaults, so fields an
- * older caller does not have keep their defaults. */
-static const size_t jit_options_sizes[] = {24, 32};           /* 0.1, + compile_threads */
-/* 0.1, + stream_outputs, + prefetch_reads */
-static const size_t compile_options_sizes[] = {96, 104, 112};
-_Static_assert(sizeof(pm_jit_options) == 32 && sizeof(pm_compile_options) == 112,
-               "an options struct changed: append its new size to the tables above");
-
-/* *out = the defaults, overwritten by the caller's `given->size` bytes when that size is
- * one of `sizes`; otherwise PM_ERR_ARGUMENT naming the struct and the size. */
-static pm_status read_options(void *out, const void *given, const size_t *sizes, int nsizes,
-                              const char *who, const char *type, pm_error *err)
-{
-    size_t size;
-    memcpy(&size, given, sizeof size); /* `size` is every options struct's first field */
-    for (int i = 0; i < nsizes; i++)
-        if (size == sizes[i]) {
-            memcpy((char *)out + sizeof size, (const char *)given + sizeof size,
-                   size - sizeof size);
-            return PM_OK;
-        }
-    char known[64] = "";
-    for (int i = 0, n = 0; i < nsizes && n >= 0 && (size_t)n < sizeof known; i++)
-        n += snprintf(known + n, sizeof known - (size_t)n, "%s%zu", i ? ", " : "", sizes[i]);
-    return pm_error_set(err, PM_ERR_ARGUMENT,
-                        "%s: %s.size = %zu is not the size of any version of %s (this "
-                        "library %s reads %s; start from %s_default())",
-                        who, type, size, type, PM_VERSION, known, type);
-}
-
 static pm_status jit_options_read(const pm_jit_options *given, pm_jit_options *out, pm_error *err)
 {
     *out = pm_jit_options_default();
     if (!given)
         return PM_OK;
-    return read_options(out, given, jit_options_sizes,
-                        (int)(sizeof jit_options_sizes / sizeof jit_options_sizes[0]),
-                        "pm_jit_new", "pm_jit_options", err);
+    return pm_versioned_read(PM_V_JIT_OPTIONS, out, given, "pm_jit_new", err);
 }
 
 static pm_status compile_options_read(const pm_compile_options *given, const char *who,
-                                    pm_compile_options *out, pm_error *err)
+                                      pm_compile_options *out, pm_error *err)
 {
     *out = pm_compile_options_default();
     if (!given)
         return PM_OK;
-    return read_options(out, given, compile_options_sizes,
-                        (int)(sizeof compile_options_sizes / sizeof compile_options_sizes[0]),
-                        who, "pm_compile_options", err);
+    return pm_versioned_read(PM_V_COMPILE_OPTIONS, out, given, who, err);
 }
 
 static int number_of_cores(void)
@@ -143,9 +106,10 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
     pm_jit_options o;
     if (jit_options_read(options, &o, error) != PM_OK)
         return NULL;
-    if (o.threads < 0) {
-        pm_error_set(error, PM_ERR_ARGUMENT, "pm_jit_new: threads = %d (0 = all cores, or a count)",
-                     o.threads);
+    if (o.threads < 0 || o.threads > PM_MAX_THREADS) {
+        pm_error_set(error, PM_ERR_ARGUMENT,
+                     "pm_jit_new: threads = %d (0 = all cores, or 1..%d, PM_MAX_THREADS)",
+                     o.threads, PM_MAX_THREADS);
         return NULL;
     }
     if (o.opt_level < PM_OPT_TUNED || o.opt_level > 3) {
@@ -189,13 +153,14 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
     jit->compile_threads = compile_threads;
     bool dump_ok = !o.dump || (jit->dump = strdup(o.dump)) != NULL;
     jit->policy = pm_cache_policy_default();
-    if (jit->policy.disk_dir && *jit->policy.disk_dir) { /* PM_CACHE_DIR */
-        jit->disk_dir = strdup(jit->policy.disk_dir);
-        dump_ok = dump_ok && jit->disk_dir;
-        pm_disk_prepare(jit->disk_dir);
-    }
+    pm_status dir_status = PM_OK;
+    if (jit->policy.disk_dir && *jit->policy.disk_dir) /* PM_CACHE_DIR: refused, not ignored */
+        dir_status = pm_disk_folder_check(jit->policy.disk_dir, "pm_jit_new", "PM_CACHE_DIR",
+                                          &jit->disk_dir, error);
     jit->policy.disk_dir = jit->disk_dir;
-    if (!lock_ok || !changed_ok || !work_ok || !dump_ok) {
+    if (dir_status != PM_OK) {
+        /* the message is the folder's */
+    } else if (!lock_ok || !changed_ok || !work_ok || !dump_ok || sodium_init() < 0) {
         pm_error_set(error, PM_ERR_NOMEM, "pm_jit_new: out of memory");
     } else {
         jit->engine = pm_engine_new(o.opt_level, error);
@@ -305,9 +270,10 @@ pm_status pm_jit_resolve_options(const pm_jit *jit, const char *name,
         return pm_error_set(err, PM_ERR_ARGUMENT,
                             "%s: vector_width = %d (0 = from the host, or a power of two up to 64)",
                             name, w);
-    if (c.threads < 0)
+    if (c.threads < 0 || c.threads > PM_MAX_THREADS)
         return pm_error_set(err, PM_ERR_ARGUMENT,
-                            "%s: threads = %d (0 = the jit's, or a count)", name, c.threads);
+                            "%s: threads = %d (0 = the jit's, or 1..%d, PM_MAX_THREADS)", name,
+                            c.threads, PM_MAX_THREADS);
     if (c.opt_level < PM_OPT_JIT || c.opt_level > 3)
         return pm_error_set(err, PM_ERR_ARGUMENT,
                             "%s: opt_level = %d (PM_OPT_JIT = -2, PM_OPT_TUNED = -1, or 0..3)",
@@ -632,6 +598,7 @@ pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *esti
         }
         free(d.object);
         k->disk_rejected = r == PM_DISK_REJECTED;
+        k->disk_untrusted = r == PM_DISK_UNTRUSTED;
     }
 
     pm_status s = PM_OK;

@@ -7,6 +7,7 @@
  * once are safe.
  */
 #include "runtime/kernel.h"
+#include "runtime/versioned.h"
 
 #include "frontend/error.h"
 
@@ -136,8 +137,8 @@ double pm_kernel_compile_ms(const pm_kernel *k)
 
 pm_status pm_kernel_compile_stats(const pm_kernel *k, pm_compile_stats *stats, size_t size)
 {
-    if (!k || !stats || size == 0 || size > sizeof *stats)
+    if (!k || !stats)
         return PM_ERR_MISUSE;
-    memcpy(stats, &k->stats, size);
-    return PM_OK;
+    return pm_versioned_write(PM_V_COMPILE_STATS, stats, &k->stats, size,
+                              "pm_kernel_compile_stats", NULL);
 }

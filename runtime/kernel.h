@@ -72,6 +72,7 @@ struct pm_kernel {
     bool from_disk;         /* loaded from the disk cache (no phase texts), not compiled */
     bool disk_written;      /* compiled and written to the disk cache                    */
     bool disk_rejected;     /* the disk cache had an invalid file for its key            */
+    bool disk_untrusted;    /* ... or something at its name that was not read            */
     /* Under jit->lock: */
     int refs;               /* callers' references + 1 while cached                     */
     pm_cache_entry *cache_entry; /* its entry while cached, else NULL                   */

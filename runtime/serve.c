@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "runtime/kernel.h"
+#include "runtime/versioned.h"
 
 #include "frontend/clone.h"
 #include "frontend/error.h"
@@ -52,17 +53,6 @@ pm_cache_policy pm_cache_policy_default(void)
     };
 }
 
-/* The caller's policy over the defaults, reading only the bytes the caller's struct has. */
-static pm_cache_policy policy_from(const pm_cache_policy *given)
-{
-    pm_cache_policy p = pm_cache_policy_default();
-    size_t n = given->size < sizeof p ? given->size : sizeof p;
-    if (n > sizeof p.size)
-        memcpy((char *)&p + sizeof p.size, (const char *)given + sizeof p.size, n - sizeof p.size);
-    p.size = sizeof p;
-    return p;
-}
-
 pm_status pm_jit_set_policy(pm_jit *jit, const pm_cache_policy *policy, pm_error *error)
 {
     pm_error_clear(error);
@@ -70,11 +60,11 @@ pm_status pm_jit_set_policy(pm_jit *jit, const pm_cache_policy *policy, pm_error
         return pm_error_set(error, PM_ERR_MISUSE, "pm_jit_set_policy: the jit is NULL");
     if (!policy)
         return pm_error_set(error, PM_ERR_MISUSE, "pm_jit_set_policy: the policy is NULL");
-    if (policy->size < sizeof policy->size)
-        return pm_error_set(error, PM_ERR_ARGUMENT,
-                            "pm_jit_set_policy: size = %zu (use pm_cache_policy_default)",
-                            policy->size);
-    pm_cache_policy p = policy_from(policy);
+    pm_cache_policy p = pm_cache_policy_default();
+    pm_status read = pm_versioned_read(PM_V_CACHE_POLICY, &p, policy, "pm_jit_set_policy", error);
+    if (read != PM_OK)
+        return read;
+    p.size = sizeof p;
     if (!(p.bucket_ratio >= PM_CACHE_RATIO_MIN && p.bucket_ratio <= PM_CACHE_RATIO_MAX))
         return pm_error_set(error, PM_ERR_ARGUMENT,
                             "pm_jit_set_policy: bucket_ratio = %g (must be %g .. %g)",
@@ -103,9 +93,10 @@ pm_status pm_jit_set_policy(pm_jit *jit, const pm_cache_policy *policy, pm_error
                             (long long)p.disk_max_bytes);
     char *dir = NULL;
     if (p.disk_dir && *p.disk_dir) {
-        if (!(dir = strdup(p.disk_dir)))
-            return pm_error_set(error, PM_ERR_NOMEM, "pm_jit_set_policy: out of memory");
-        pm_disk_prepare(dir);
+        pm_status s = pm_disk_folder_check(p.disk_dir, "pm_jit_set_policy", "disk_dir", &dir,
+                                           error);
+        if (s != PM_OK)
+            return s;
     }
     p.disk_dir = dir;
     pthread_mutex_lock(&jit->lock);
@@ -127,9 +118,7 @@ pm_status pm_jit_get_policy(pm_jit *jit, pm_cache_policy *policy, size_t size)
     pthread_mutex_lock(&jit->lock);
     pm_cache_policy p = jit->policy;
     pthread_mutex_unlock(&jit->lock);
-    p.size = size < sizeof p ? size : sizeof p;
-    memcpy(policy, &p, p.size);
-    return PM_OK;
+    return pm_versioned_write(PM_V_CACHE_POLICY, policy, &p, size, "pm_jit_get_policy", NULL);
 }
 
 pm_status pm_jit_stats(pm_jit *jit, pm_cache_stats *stats, size_t size)
@@ -143,13 +132,13 @@ pm_status pm_jit_stats(pm_jit *jit, pm_cache_stats *stats, size_t size)
     s.queued = jit->queued;
     s.compiling = jit->compiling_background;
     pthread_mutex_unlock(&jit->lock);
-    memcpy(stats, &s, size < sizeof s ? size : sizeof s);
-    return PM_OK;
+    return pm_versioned_write(PM_V_CACHE_STATS, stats, &s, size, "pm_jit_stats", NULL);
 }
 
 static void count_compile(pm_jit *jit, const pm_kernel *k, bool background)
 {
     jit->stats.disk_rejected += k->disk_rejected;
+    jit->stats.disk_untrusted += k->disk_untrusted;
     jit->stats.disk_writes += k->disk_written;
     if (k->from_disk) {
         jit->stats.disk_hits++;

@@ -7,6 +7,7 @@ packages=(
   build-essential cmake pkg-config
   llvm-19-dev            # LLVM C API + ORC LLJIT (libLLVM-19)
   libisl-dev             # sets, schedules, ASTs
+  libsodium-dev          # BLAKE2b for the disk cache's kernel files
   libhalide14-0-dev      # the comparison in bench/
   graphviz               # `polymage explain` draws the grouped stage graph with dot
   libpng-dev libjpeg62-turbo-dev  # polymage_io: PNG and JPEG (samples, serve, polymage)

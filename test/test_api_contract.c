@@ -295,6 +295,94 @@ static void test_nondefault_options(pm_jit *jit)
 
 /* ---- runs: results and argument checks ---------------------------------------------- */
 
+/* threads: PM_MAX_THREADS (1024) is the most any options struct takes. Above it (where
+ * libgomp once exited the process at 50000 and crashed at 100000) the call fails, naming
+ * the field, the value and the limit; at it, a kernel runs right. */
+static void test_threads_limit(pm_jit *jit)
+{
+    pm_error err;
+    const int too_many[] = {PM_MAX_THREADS + 1, 50000, 100000, 2147483647};
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx);
+    for (size_t i = 0; i < sizeof too_many / sizeof too_many[0]; i++) {
+        char want[64];
+        pm_jit_options jo = pm_jit_options_default();
+        jo.threads = too_many[i];
+        CHECK(pm_jit_new(&jo, &err) == NULL);
+        CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+        snprintf(want, sizeof want, "pm_jit_new: threads = %d", too_many[i]);
+        CHECK_CONTAINS(err.message, want);
+        CHECK_CONTAINS(err.message, "1..1024");
+        pm_compile_options co = pm_compile_options_default();
+        co.threads = too_many[i];
+        CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+        CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+        snprintf(want, sizeof want, "blur: threads = %d", too_many[i]);
+        CHECK_CONTAINS(err.message, want);
+        CHECK_CONTAINS(err.message, "1..1024");
+    }
+    pm_compile_options co = pm_compile_options_default();
+    co.threads = PM_MAX_THREADS;
+    pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(64), PM_I(64)}, &co, &err);
+    if (CHECK(k != NULL)) {
+        blur_case c;
+        blur_case_new(&c, p, 70, 33, 5u);
+        CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &c.got, &err), PM_OK);
+        CHECK(check_buffer_maxdiff(&c.want, &c.got) <= 1e-6);
+        blur_case_free(&c);
+    } else {
+        fprintf(stderr, "  threads = 1024: %s\n", err.message);
+    }
+    pm_kernel_free(k);
+    pm_jit_options jo = pm_jit_options_default();
+    jo.threads = PM_MAX_THREADS;
+    pm_jit *at_limit = pm_jit_new(&jo, &err);
+    CHECK(at_limit != NULL);
+    pm_jit_free(at_limit);
+    pm_ctx_free(ctx);
+}
+
+/* One rule for every versioned struct's size, in every call that takes one (polymage.h,
+ * "Versioned structs and the ABI"): 0, SIZE_MAX, a size between versions and one past the
+ * newest are PM_ERR_ARGUMENT; each release's size works and touches just its bytes. */
+static void test_size_rule(pm_jit *jit)
+{
+    const size_t bad[] = {0, (size_t)-1, 7, 56, sizeof(pm_cache_policy) + 8,
+                          sizeof(pm_cache_stats) + 8, sizeof(pm_compile_stats) + 8};
+    pm_error err;
+    pm_cache_stats stats;
+    pm_cache_policy policy;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pm_cache_policy *heap = malloc(sizeof *heap);
+        *heap = pm_cache_policy_default();
+        heap->size = bad[i];
+        CHECK_STATUS(pm_jit_set_policy(jit, heap, &err), PM_ERR_ARGUMENT);
+        CHECK_CONTAINS(err.message, "pm_jit_set_policy: pm_cache_policy.size = ");
+        CHECK_CONTAINS(err.message, "48, 64");
+        free(heap);
+        CHECK_STATUS(pm_jit_get_policy(jit, &policy, bad[i]), PM_ERR_ARGUMENT);
+        CHECK_STATUS(pm_jit_stats(jit, &stats, bad[i]), PM_ERR_ARGUMENT);
+    }
+    /* Each release's sizes: the stats' older prefixes, the policy's older struct. */
+    const size_t stats_sizes[] = {104, 128, sizeof(pm_cache_stats)};
+    for (size_t i = 0; i < 3; i++) {
+        memset(&stats, 0xAB, sizeof stats);
+        CHECK_STATUS(pm_jit_stats(jit, &stats, stats_sizes[i]), PM_OK);
+        const unsigned char *rest = (const unsigned char *)&stats + stats_sizes[i];
+        CHECK(stats_sizes[i] == sizeof stats || rest[0] == 0xAB);
+    }
+    memset(&policy, 0xAB, sizeof policy);
+    CHECK_STATUS(pm_jit_get_policy(jit, &policy, 48), PM_OK);
+    CHECK(policy.size == 48 && policy.max_kernels >= 0 &&
+          ((const unsigned char *)&policy)[48] == 0xAB);
+    CHECK_STATUS(pm_jit_set_policy(jit, &policy, &err), PM_OK); /* an old caller's own */
+    pm_jit_options old_jo = pm_jit_options_default();
+    old_jo.size = 32; /* before isolate_compiles */
+    pm_jit *old = pm_jit_new(&old_jo, &err);
+    CHECK(old != NULL);
+    pm_jit_free(old);
+}
+
 static void test_blur(pm_jit *jit)
 {
     pm_ctx *ctx = pm_ctx_new();
@@ -485,16 +573,18 @@ void check_stats_consistent(const char *what, const pm_kernel *k)
     /* An older caller's shorter struct: its bytes only. */
     pm_compile_stats part;
     memset(&part, 0xAB, sizeof part);
-    size_t size = offsetof(pm_compile_stats, inline_ms);
+    size_t size = offsetof(pm_compile_stats, llvm_wall_ms); /* the first version's */
+    CHECK(size == 168);
     CHECK_STATUS(pm_kernel_compile_stats(k, &part, size), PM_OK);
-    CHECK(part.total_ms == st.total_ms && part.poly_ms == st.poly_ms);
+    CHECK(part.total_ms == st.total_ms && part.poly_ms == st.poly_ms &&
+          part.from_disk == st.from_disk);
     const unsigned char *rest = (const unsigned char *)&part + size;
     bool untouched = true;
     for (size_t i = 0; i < sizeof part - size; i++)
         untouched = untouched && rest[i] == 0xAB;
     CHECK(untouched);
-    CHECK_STATUS(pm_kernel_compile_stats(k, &part, 0), PM_ERR_MISUSE);
-    CHECK_STATUS(pm_kernel_compile_stats(k, &part, sizeof part + 1), PM_ERR_MISUSE);
+    CHECK_STATUS(pm_kernel_compile_stats(k, &part, 0), PM_ERR_ARGUMENT);
+    CHECK_STATUS(pm_kernel_compile_stats(k, &part, sizeof part + 1), PM_ERR_ARGUMENT);
     CHECK_STATUS(pm_kernel_compile_stats(k, NULL, sizeof part), PM_ERR_MISUSE);
     CHECK_STATUS(pm_kernel_compile_stats(NULL, &part, sizeof part), PM_ERR_MISUSE);
 }
@@ -750,6 +840,8 @@ int main(void)
         return check_finish("api_contract");
     }
     test_options_size(jit);
+    test_threads_limit(jit);
+    test_size_rule(jit);
     test_compile_errors(jit);
     test_nondefault_options(jit);
     test_blur(jit);

@@ -442,13 +442,16 @@ static void test_bound_and_policy(void)
     policy.disk_max_bytes = -1;
     CHECK_STATUS(pm_jit_set_policy(jit, &policy, &err), PM_ERR_ARGUMENT);
     CHECK_CONTAINS(err.message, "disk_max_bytes");
-    /* A folder that cannot be made: compiles go on, nothing written. */
+    /* A folder that cannot be made is an error naming it, not a silent "off"; the jit
+     * keeps its policy, and compiles go on. */
     policy = pm_cache_policy_default();
     policy.disk_dir = "/proc/no/such/folder";
-    CHECK_STATUS(pm_jit_set_policy(jit, &policy, &err), PM_OK);
+    CHECK_STATUS(pm_jit_set_policy(jit, &policy, &err), PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "pm_jit_set_policy: disk_dir \"/proc/no/such/folder\" is not "
+                                "used: it cannot be made");
     pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(5000), PM_I(64)}, NULL, &err);
     CHECK(k && runs_right(k, p, 9, 9));
-    CHECK(stats_of(jit).disk_writes == 6);
+    CHECK(stats_of(jit).disk_writes == 7); /* the folder kept: the new size written */
     pm_kernel_free(k);
     pm_ctx_free(ctx);
     pm_jit_free(jit);

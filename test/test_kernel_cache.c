@@ -516,17 +516,22 @@ static void test_policy(void)
     CHECK_STATUS(pm_jit_set_policy(jit, &p, &err), PM_ERR_ARGUMENT);
     CHECK_CONTAINS(err.message, "size");
 
-    /* An older caller's shorter struct: the fields it lacks keep their defaults. */
+    /* An older caller's shorter struct (the first release's, before disk_dir): the
+     * fields it lacks keep their defaults. A size between releases is refused. */
     p = pm_cache_policy_default();
     p.bucket_ratio = 2.0;
     p.max_kernels = 3;
-    p.max_code_bytes = 12345;
+    p.disk_dir = "/proc/never/read";
+    p.disk_max_bytes = 12345;
     p.size = offsetof(pm_cache_policy, max_code_bytes);
+    CHECK_STATUS(pm_jit_set_policy(jit, &p, &err), PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "pm_cache_policy.size = 24 is not the size of any version");
+    p.size = offsetof(pm_cache_policy, disk_dir);
     CHECK_STATUS(pm_jit_set_policy(jit, &p, &err), PM_OK);
     pm_cache_policy got;
     CHECK_STATUS(pm_jit_get_policy(jit, &got, sizeof got), PM_OK);
     CHECK(got.bucket_ratio == 2.0 && got.max_kernels == 3);
-    CHECK(got.max_code_bytes == pm_cache_policy_default().max_code_bytes);
+    CHECK(got.disk_max_bytes == pm_cache_policy_default().disk_max_bytes);
     CHECK(got.size == sizeof got);
 
     CHECK_STATUS(pm_jit_stats(NULL, &(pm_cache_stats){0}, sizeof(pm_cache_stats)),

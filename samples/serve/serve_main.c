@@ -35,7 +35,7 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--host") == 0 && i + 1 < argc) {
             o.host = argv[++i];
         } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc &&
-                   parse_int(argv[i + 1], 0, 1024, &v) == 0) {
+                   parse_int(argv[i + 1], 0, PM_MAX_THREADS, &v) == 0) {
             o.kernel_threads = (int)v;
             i++;
         } else {
