@@ -68,7 +68,7 @@ static uint8_t *expected_output(const pm_sample_app *app, const void *png, size_
     }
     out = pm_sample_buffer(p, 1, 0, params);
     if (CHECK(pm_interpret(p, params, in, &out) == PM_OK))
-        out_px = pm_sample_render(&out, app->output_bgr, rows, cols, channels);
+        out_px = pm_sample_render(&out, pm_sample_render_flags(app), rows, cols, channels);
     for (int i = 0; i < ni; i++)
         free(in[i].data);
     free(out.data);
