@@ -222,7 +222,8 @@ int main(void)
     void *small = photo_png(4, 4, 3, &small_size);
     check_rejected(&conn, "POST", "/apps/harris", small, small_size, 422, "at least 8 x 8");
     void *mid = photo_png(64, 64, 3, &mid_size);
-    check_rejected(&conn, "POST", "/apps/interpolate", mid, mid_size, 422, "at least 512 x 512");
+    check_rejected(&conn, "POST", "/apps/local_laplacian", mid, mid_size, 422,
+                   "at least 128 x 128");
     void *wide = photo_png(2, 2049, 1, &wide_size); /* over max_side */
     check_rejected(&conn, "POST", "/apps/harris", wide, wide_size, 413, "limit");
     free(small);
