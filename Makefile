@@ -103,8 +103,11 @@ bench: deps $(BENCH_BUILD)/CMakeCache.txt
 	cmake --build $(BENCH_BUILD) -j$(JOBS) --target pm_bench
 	$(BENCH_BUILD)/bench/pm_bench $(BENCH_ARGS)
 
+# bench-quick also checks that the Halide filters docs/jit.md counts (bench/lines) compute
+# what the examples compute (pm_halide_lines).
 bench-quick: deps $(BENCH_BUILD)/CMakeCache.txt
-	cmake --build $(BENCH_BUILD) -j$(JOBS) --target pm_bench
+	cmake --build $(BENCH_BUILD) -j$(JOBS) --target pm_bench pm_halide_lines
+	$(BENCH_BUILD)/bench/pm_halide_lines
 	$(BENCH_BUILD)/bench/pm_bench --quick $(BENCH_ARGS)
 
 clean:
