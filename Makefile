@@ -8,7 +8,8 @@
 # SOAK_SECONDS, default 300), make serve (the HTTP image service on 127.0.0.1, PORT
 # default 8080), make loadgen (its load generator), make bench (Halide comparison at
 # paper sizes), make bench-quick (small sizes, seconds), make install (PREFIX, default
-# /usr/local: the header, libpolymage, polymage.pc and the CMake package), make clean.
+# /usr/local: the header, libpolymage, polymage.pc and the CMake package, polymage_io, the
+# polymage command and polymage-serve; no tests built, no packages installed), make clean.
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -40,8 +41,13 @@ build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j$(JOBS)
 
 # cmake --install: include/polymage.h, libpolymage.so.0 (libpolymage.a with
-# -DPM_STATIC=ON), lib/pkgconfig/polymage.pc, lib/cmake/PolyMage (README "Install").
-install: build
+# -DPM_STATIC=ON), lib/pkgconfig/polymage.pc, lib/cmake/PolyMage, and polymage_io, the
+# polymage command and polymage-serve when they are built (README "Install"). Builds only
+# what it installs (pm_installed: no tests) and never runs apt: only the build needs the
+# packages, so a machine without them runs `make deps` (or `make build`) first.
+install:
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(BUILD) -j$(JOBS) --target pm_installed
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # The polymage command's `sample`: the app on the generated photo, PNGs into $(OUT) (made
@@ -97,8 +103,11 @@ bench: deps $(BENCH_BUILD)/CMakeCache.txt
 	cmake --build $(BENCH_BUILD) -j$(JOBS) --target pm_bench
 	$(BENCH_BUILD)/bench/pm_bench $(BENCH_ARGS)
 
+# bench-quick also checks that the Halide filters docs/jit.md counts (bench/lines) compute
+# what the examples compute (pm_halide_lines).
 bench-quick: deps $(BENCH_BUILD)/CMakeCache.txt
-	cmake --build $(BENCH_BUILD) -j$(JOBS) --target pm_bench
+	cmake --build $(BENCH_BUILD) -j$(JOBS) --target pm_bench pm_halide_lines
+	$(BENCH_BUILD)/bench/pm_halide_lines
 	$(BENCH_BUILD)/bench/pm_bench --quick $(BENCH_ARGS)
 
 clean:

@@ -456,12 +456,13 @@ static int write_pixels(const char *path, const uint8_t *px, int64_t rows, int64
     return 0;
 }
 
-/* A buffer rendered by the samples' rule (pm_sample_render) and written. */
-static int write_rendered(const char *path, const pm_buffer *b, bool bgr)
+/* A buffer rendered by the samples' rule (pm_sample_render, PM_RENDER_* flags) and
+ * written. */
+static int write_rendered(const char *path, const pm_buffer *b, int flags)
 {
     int64_t rows, cols;
     int ch;
-    uint8_t *px = pm_sample_render(b, bgr, &rows, &cols, &ch);
+    uint8_t *px = pm_sample_render(b, flags, &rows, &cols, &ch);
     if (!px) {
         say("%s: the buffer cannot be shown as a picture", path);
         return -1;
@@ -834,7 +835,7 @@ static int cmd_run(const options *o)
             if (!rc)
                 say("harris: %d corners marked", corners);
         } else {
-            rc = write_rendered(o->out, &r.out[0], app->output_bgr) ? 1 : 0;
+            rc = write_rendered(o->out, &r.out[0], pm_sample_render_flags(app)) ? 1 : 0;
         }
     }
     if (!rc)
@@ -880,13 +881,13 @@ static int cmd_sample(const options *o)
         snprintf(resp_path, sizeof resp_path, "%s/%s_response.png", dir, app->name);
         /* local_laplacian's input is BGR; camera_pipe's and its output are (output_bgr) */
         bool bgr_in = strcmp(app->name, "local_laplacian") == 0;
-        int wrc = write_rendered(in_path, &r.in[0], bgr_in);
+        int wrc = write_rendered(in_path, &r.in[0], bgr_in ? PM_RENDER_BGR : 0);
         if (strcmp(app->name, "harris") == 0) {
             int corners = 0;
             wrc |= write_harris(out_path, resp_path, &r.in[0], &r.out[0], &corners);
             printf("%d corners marked\n", corners);
         } else {
-            wrc |= write_rendered(out_path, &r.out[0], app->output_bgr);
+            wrc |= write_rendered(out_path, &r.out[0], pm_sample_render_flags(app));
         }
         if (wrc)
             rc = 1;

@@ -3,6 +3,7 @@
 #include "image_io.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,15 +149,18 @@ float pm_picture_pixel(const pm_sample_picture *pic, int c, int64_t x, int64_t y
     return pic->pixel(pic, c, clamp_index(x, pic->rows), clamp_index(y, pic->cols));
 }
 
-uint8_t *pm_sample_render(const pm_buffer *b, int bgr, int64_t *rows, int64_t *cols,
-                          int *channels)
+/* The linear map from b's values to [0, 1] (then clamped). A picture type keeps its own
+ * range, so a value outside it (a sharpened pixel over 1) moves no other pixel's level;
+ * other types, and PM_RENDER_STRETCH, go from the lowest to the highest finite value. */
+static void render_map(const pm_buffer *b, int flags, double *base, double *scale)
 {
-    int nd = b->ndims;
-    int64_t r = nd >= 2 ? b->extent[nd - 2] : 1, c = nd >= 1 ? b->extent[nd - 1] : 1;
-    int planar = nd >= 3, ch = planar && (b->extent[nd - 3] == 3 || b->extent[nd - 3] == 4) ? 3 : 1;
-    if (r < 1 || c < 1 || r > INT64_MAX / c || r * c > (int64_t)(SIZE_MAX / 3) - 1)
-        return NULL;
-    /* the range of every element (the stretch must not depend on the channels shown) */
+    bool picture = b->type == PM_U8 || b->type == PM_U16 || b->type == PM_F32 ||
+                   b->type == PM_F64;
+    *base = 0;
+    *scale = b->type == PM_U8 ? 1.0 / 255 : b->type == PM_U16 ? 1.0 / 65535 : 1;
+    if (picture && !(flags & PM_RENDER_STRETCH))
+        return;
+    /* over every element, so the stretch does not depend on the channels shown */
     double lo = INFINITY, hi = -INFINITY;
     for (int64_t i = 0, n = pm_sample_buffer_count(b); i < n; i++) {
         double v = pm_sample_element(b, i);
@@ -165,21 +169,28 @@ uint8_t *pm_sample_render(const pm_buffer *b, int bgr, int64_t *rows, int64_t *c
             hi = v > hi ? v : hi;
         }
     }
-    double base = 0, scale = 1;
-    if (b->type == PM_U8) {
-        scale = 1.0 / 255;
-    } else if (lo < 0 || hi > 1) {
-        base = lo;
-        scale = hi > lo ? 1 / (hi - lo) : 1;
-    }
+    *base = isfinite(lo) ? lo : 0; /* a constant buffer is all 0 */
+    *scale = hi > lo ? 1 / (hi - lo) : 1;
+}
+
+uint8_t *pm_sample_render(const pm_buffer *b, int flags, int64_t *rows, int64_t *cols,
+                          int *channels)
+{
+    int nd = b->ndims;
+    int64_t r = nd >= 2 ? b->extent[nd - 2] : 1, c = nd >= 1 ? b->extent[nd - 1] : 1;
+    int planar = nd >= 3, ch = planar && (b->extent[nd - 3] == 3 || b->extent[nd - 3] == 4) ? 3 : 1;
+    if (r < 1 || c < 1 || r > INT64_MAX / c || r * c > (int64_t)(SIZE_MAX / 3) - 1)
+        return NULL;
+    double base, scale;
+    render_map(b, flags, &base, &scale);
     uint8_t *px = malloc((size_t)(r * c * ch));
     if (!px)
         return NULL;
     for (int k = 0; k < ch; k++) {
-        int64_t plane = ch == 3 ? (bgr ? 2 - k : k) : 0;
+        int64_t plane = ch == 3 && (flags & PM_RENDER_BGR) ? 2 - k : ch == 3 ? k : 0;
         for (int64_t x = 0; x < r; x++)
             for (int64_t y = 0; y < c; y++) {
-                /* run_sample's float pixel, then pm_write_png's rounding */
+                /* a float pixel clamped to [0, 1], then pm_write_png's rounding */
                 float v = (float)((pm_sample_element(b, (plane * r + x) * c + y) - base) * scale);
                 v = v < 0 ? 0 : v > 1 ? 1 : v; /* NaN stays NaN: shown as 0 below */
                 px[(x * c + y) * ch + k] = v == v ? (uint8_t)(v * 255.0f + 0.5f) : 0;
@@ -189,4 +200,9 @@ uint8_t *pm_sample_render(const pm_buffer *b, int bgr, int64_t *rows, int64_t *c
     *cols = c;
     *channels = ch;
     return px;
+}
+
+int pm_sample_render_flags(const pm_sample_app *app)
+{
+    return (app->output_bgr ? PM_RENDER_BGR : 0) | (app->output_stretch ? PM_RENDER_STRETCH : 0);
 }

@@ -57,6 +57,7 @@ typedef struct pm_sample_app {
     int64_t min_rows, min_cols;       /* the smallest picture the app is served for (every
                                          level of its pyramids non-empty)                   */
     int output_bgr;                   /* output 0's channels are B, G, R                    */
+    int output_stretch;               /* output 0 has no range of its own (pm_sample_render) */
     int64_t paper_rows, paper_cols;   /* the paper's size                                  */
     int64_t quick_rows, quick_cols;   /* a small size for tests and bench --quick          */
     double tolerance;                 /* max abs diff allowed vs the interpreter (floats) */
@@ -77,15 +78,22 @@ double pm_sample_element(const pm_buffer *b, int64_t i);
 /* Largest absolute difference of two dense buffers of one shape (NaN = NaN). */
 double pm_sample_buffer_maxdiff(const pm_buffer *a, const pm_buffer *b);
 
-/* Output buffer b as an 8-bit picture, the way the polymage command and the image service
- * write it: [X][Y] is grey,
- * [c][X][Y] with c = 3 or 4 is RGB (channels reversed when bgr; other channel counts
- * show channel 0); u8 values are taken as they are, values in [0, 1] scaled by 255,
- * others stretched from their minimum to their maximum. Returns malloc'd interleaved
+/* How pm_sample_render shows a buffer: its channels are B, G, R (reversed to RGB); its
+ * values have no range of their own (harris's response: shown lowest .. highest). */
+enum { PM_RENDER_BGR = 1, PM_RENDER_STRETCH = 2 };
+
+/* Buffer b as an 8-bit picture, the way the polymage command and the image service
+ * write it. [X][Y] is grey, [c][X][Y] with c = 3 or 4 is RGB (other channel counts show
+ * channel 0). Values are mapped by one rule: u8 as they are, u16 over 0 .. 65535, floats
+ * over [0, 1], in each case clamped (a sharpened pixel that overshoots 1 is 255 and its
+ * neighbours keep their levels); other types, and any type with PM_RENDER_STRETCH, from
+ * their lowest to their highest finite value. NaN is 0. Returns malloc'd interleaved
  * pixels (free()) and their shape, or NULL when out of memory or the shape is empty or
  * too large for memory. */
-uint8_t *pm_sample_render(const pm_buffer *b, int bgr, int64_t *rows, int64_t *cols,
+uint8_t *pm_sample_render(const pm_buffer *b, int flags, int64_t *rows, int64_t *cols,
                           int *channels);
+/* The PM_RENDER_* flags of app's output 0. */
+int pm_sample_render_flags(const pm_sample_app *app);
 
 /* Each app's entry points (defined in samples/<name>/<name>.c). */
 extern const pm_sample_app pm_sample_unsharp_mask;

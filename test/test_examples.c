@@ -1,9 +1,12 @@
 /* test_examples.c — the three example filters of samples/examples (docs/jit.md) against
  * plain C loops written from their descriptions in examples.h, exactly (u8 results), at
  * sizes from 1 x 1 to a few hundred pixels, compiled (the examples' one-call runners) and
- * interpreted (their pipelines through pm_interpret). Also the runners' error path. */
+ * interpreted (their pipelines through pm_interpret); the same for the filters written
+ * without the helpers (the _plain files of bench/lines, jit.md's line counts). Also the
+ * runners' error path. */
 #include "check.h"
 #include "examples/examples.h"
+#include "lines/plain.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -74,6 +77,7 @@ typedef struct example {
     const char *name;
     int channels;
     pm_pipeline *(*pipeline)(pm_ctx **ctx);
+    /* the one-call runner; NULL: the pipeline through example_run */
     pm_status (*run)(pm_jit *, const uint8_t *, uint8_t *, int64_t, int64_t, pm_error *);
     void (*reference)(const uint8_t *, uint8_t *, int64_t, int64_t);
 } example;
@@ -82,7 +86,23 @@ static const example examples[] = {
     {"blur_rgb", 3, blur_rgb_pipeline, blur_rgb, blur_reference},
     {"sobel", 1, sobel_pipeline, sobel, sobel_reference},
     {"hist_eq", 1, hist_eq_pipeline, hist_eq, hist_eq_reference},
+    {"blur_rgb_plain", 3, blur_rgb_plain_pipeline, NULL, blur_reference},
+    {"sobel_plain", 1, sobel_plain_pipeline, NULL, sobel_reference},
+    {"hist_eq_plain", 1, hist_eq_plain_pipeline, NULL, hist_eq_reference},
 };
+
+/* e's pipeline compiled and run on in (a runner like the examples' own). */
+static pm_status run_pipeline(const example *e, pm_jit *jit, const uint8_t *in, uint8_t *out,
+                              int64_t R, int64_t C, pm_error *err)
+{
+    pm_ctx *ctx;
+    pm_pipeline *p = e->pipeline(&ctx);
+    const int64_t rgb[] = {3, R, C}, gray[] = {R, C};
+    int nd = e->channels == 3 ? 3 : 2;
+    pm_buffer bi = pm_buffer_dense((void *)in, PM_U8, nd, nd == 3 ? rgb : gray);
+    pm_buffer bo = pm_buffer_dense(out, PM_U8, nd, nd == 3 ? rgb : gray);
+    return example_run(jit, ctx, p, (pm_value[]){PM_I(R), PM_I(C)}, &bi, &bo, err);
+}
 
 static void check_example(pm_jit *jit, const example *e, int64_t R, int64_t C, int pattern)
 {
@@ -98,7 +118,9 @@ static void check_example(pm_jit *jit, const example *e, int64_t R, int64_t C, i
     e->reference(in, want, R, C);
     memset(got, 0xAB, n);
     pm_error err;
-    if (!CHECK_STATUS(e->run(jit, in, got, R, C, &err), PM_OK))
+    pm_status st = e->run ? e->run(jit, in, got, R, C, &err)
+                          : run_pipeline(e, jit, in, got, R, C, &err);
+    if (!CHECK_STATUS(st, PM_OK))
         fprintf(stderr, "  %s %lldx%lld: %s\n", e->name, (long long)R, (long long)C, err.message);
     pm_ctx *ctx;
     pm_pipeline *p = e->pipeline(&ctx);

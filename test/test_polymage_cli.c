@@ -2,7 +2,8 @@
  *  - --help for the command and each subcommand;
  *  - run on PNGs and a JPEG this test writes: the output is a valid PNG of the picture's
  *    size, and unsharp_mask's is the interpreter's result on the same picture rendered the
- *    same way (at most one 8-bit level apart); a missing output folder is created;
+ *    same way (at most one 8-bit level apart); a missing output folder is created; on a
+ *    step, the sharpened overshoot is clamped and the flat parts keep their levels;
  *    interpolate takes a picture's alpha as its mask and fills the transparent half;
  *  - explain (text with the groups; the diagram as SVG through dot, or DOT text), bench
  *    with a tiny size and 2 runs, sample and the run_sample alias;
@@ -129,7 +130,7 @@ static uint8_t *expected(const char *app_name, const char *name, int64_t *rows, 
     out = pm_sample_buffer(p, 1, 0, params);
     uint8_t *px = NULL;
     if (CHECK(pm_interpret(p, params, in, &out) == PM_OK))
-        px = pm_sample_render(&out, app->output_bgr, rows, cols, channels);
+        px = pm_sample_render(&out, pm_sample_render_flags(app), rows, cols, channels);
     for (int i = 0; i < ni; i++)
         free(in[i].data);
     free(out.data);
@@ -157,6 +158,41 @@ static void helps(void)
     CHECK(polymage("apps") == 0);
     CHECK_CONTAINS(out_text, "camera_pipe");
     CHECK_CONTAINS(out_text, "Bayer");
+}
+
+/* unsharp_mask on a step from grey 60 to 200: the sharpened pixels beside the step and
+ * at the picture's zero-padded edges overshoot [0, 1] and are drawn 0 and 255, and the
+ * flat parts keep their levels exactly (a stretch over the overshoot moved them all). */
+static void unsharp_overshoot(void)
+{
+    enum { R = 32, N = 48 };
+    uint8_t px[3 * R * N];
+    for (int i = 0; i < 3 * R * N; i++)
+        px[i] = i % N < N / 2 ? 60 : 200;
+    pm_buffer b = pm_buffer_dense(px, PM_U8, 3, (int64_t[]){3, R, N});
+    char path[512];
+    snprintf(path, sizeof path, "%s/step.png", dir);
+    pm_io_error err;
+    CHECK(pm_io_write(path, &b, NULL, &err) == PM_IO_OK);
+    CHECK(polymage("run unsharp_mask step.png step_sharp.png") == 0);
+    int64_t r = 0, c = 0;
+    pm_buffer got;
+    if (!CHECK(read_picture("step_sharp.png", &r, &c, &got) == 3 && r == R && c == N))
+        return;
+    const uint8_t *g = got.data;
+    int flat_bad = 0, white = 0, black = 0;
+    for (int i = 0; i < 3 * R * N; i++) {
+        int x = i / N % R, y = i % N;
+        bool flat = x >= 4 && x < R - 4 &&
+                    ((y >= 4 && y < N / 2 - 4) || (y >= N / 2 + 4 && y < N - 4));
+        flat_bad += flat && g[i] != px[i];
+        white += g[i] == 255;
+        black += g[i] == 0;
+    }
+    if (!CHECK(flat_bad == 0 && white > 0 && black > 0))
+        fprintf(stderr, "unsharp step: %d flat pixels moved, %d white, %d black\n", flat_bad,
+                white, black);
+    pm_io_free(&got);
 }
 
 static void runs(void)
@@ -187,6 +223,8 @@ static void runs(void)
     }
     free(want);
     pm_io_free(&got);
+
+    unsharp_overshoot();
 
     /* harris on grey PNG and on JPEG, with its response map; JPEG output */
     CHECK(polymage("run harris grey.png corners.png --response resp.png --check") == 0);

@@ -454,7 +454,7 @@ static void test_interpolate(void)
     run_close(&r);
 
     /* Opaque constant colour everywhere: every level's transparency is 0 inside, so the
-     * output is the colour exactly. At a smaller, odd size (coarse levels empty). */
+     * output is the colour exactly. At a smaller size, odd at some levels. */
     if (run_open_size(&r, "interpolate", 90, 70)) {
         int64_t R = r.params[0].i, C = r.params[1].i, xs = R + 2, ys = C + 2;
         const float *o = r.out[0].data;

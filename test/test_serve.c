@@ -68,7 +68,7 @@ static uint8_t *expected_output(const pm_sample_app *app, const void *png, size_
     }
     out = pm_sample_buffer(p, 1, 0, params);
     if (CHECK(pm_interpret(p, params, in, &out) == PM_OK))
-        out_px = pm_sample_render(&out, app->output_bgr, rows, cols, channels);
+        out_px = pm_sample_render(&out, pm_sample_render_flags(app), rows, cols, channels);
     for (int i = 0; i < ni; i++)
         free(in[i].data);
     free(out.data);
@@ -222,7 +222,8 @@ int main(void)
     void *small = photo_png(4, 4, 3, &small_size);
     check_rejected(&conn, "POST", "/apps/harris", small, small_size, 422, "at least 8 x 8");
     void *mid = photo_png(64, 64, 3, &mid_size);
-    check_rejected(&conn, "POST", "/apps/interpolate", mid, mid_size, 422, "at least 512 x 512");
+    check_rejected(&conn, "POST", "/apps/local_laplacian", mid, mid_size, 422,
+                   "at least 128 x 128");
     void *wide = photo_png(2, 2049, 1, &wide_size); /* over max_side */
     check_rejected(&conn, "POST", "/apps/harris", wide, wide_size, 413, "limit");
     free(small);

@@ -3,7 +3,9 @@
  * img f32 [4][R+2][C+2] (RGBA, 1-pixel ghost border) -> out f32 [3][R][C]. L = 10 levels
  * of premultiplied-alpha downsampling, then upsampling that fills each level's holes from
  * the coarser one, then division by alpha. Every stage follows the spec's Case
- * conditions (value 0 outside the box), written as selects on the coordinates.
+ * conditions (value 0 outside the box), written as selects on the coordinates. Level l
+ * has R_l = ceil(R / 2^l) rows and C_l = ceil(C / 2^l) columns, as in
+ * samples/interpolate: any size from 1 x 1 is valid and fills every pixel.
  */
 #include "halide/halide_app.h"
 
@@ -15,11 +17,13 @@ static bool build_interpolate(const HalideAppArgs &args, HalideAppInstance *out,
     if (!halide_check_shapes("interpolate", args, 1, 1, {3}, {3}, err)) return false;
     int64_t R = args.in_shapes[0][1] - 2, C = args.in_shapes[0][2] - 2;
     const int L = 10;
-    if (args.in_shapes[0][0] != 4 || (R >> (L - 1)) < 1 || (C >> (L - 1)) < 1 ||
+    if (args.in_shapes[0][0] != 4 || R < 1 || C < 1 ||
         args.out_shapes[0] != std::vector<int64_t>{3, R, C}) {
-        *err = "interpolate (Halide): expected img [4][R+2][C+2] with R, C >= 512 and out [3][R][C]";
+        *err = "interpolate (Halide): expected img [4][R+2][C+2] with R, C >= 1 and out [3][R][C]";
         return false;
     }
+    /* n / 2^l rounded up: the size of level l (docs/apps.md §6) */
+    auto level = [](int64_t n, int l) { return (n + ((int64_t)1 << l) - 1) >> l; };
     ImageParam img(Float(32), 3, "img");
     Var x("x"), y("y"), c("c");
     auto box = [&](int64_t rmax, int64_t cmax) {
@@ -40,7 +44,7 @@ static bool build_interpolate(const HalideAppArgs &args, HalideAppInstance *out,
     std::vector<Func> D(L), Dx(L), Ux(L), I(L), E(L);
     D[0] = D0;
     for (int l = 1; l < L; l++) {
-        int64_t Rl = R >> l, Cl = C >> l, Cp = C >> (l - 1), Rp = R >> (l - 1);
+        int64_t Rl = level(R, l), Cl = level(C, l), Cp = level(C, l - 1), Rp = level(R, l - 1);
         Dx[l] = Func("Dx_" + std::to_string(l));
         D[l] = Func("D_" + std::to_string(l));
         E[l - 1] = BoundaryConditions::repeat_edge(D[l - 1], {Range(0, (int)Cp + 2), Range(0, (int)Rp + 2),
@@ -56,7 +60,7 @@ static bool build_interpolate(const HalideAppArgs &args, HalideAppInstance *out,
     }
     I[L - 1] = D[L - 1];
     for (int l = L - 2; l >= 0; l--) {
-        int64_t Rl = R >> l, Cl = C >> l, Cn = C >> (l + 1);
+        int64_t Rl = level(R, l), Cl = level(C, l), Cn = level(C, l + 1);
         Ux[l] = Func("Ux_" + std::to_string(l));
         I[l] = Func("interpolated_" + std::to_string(l));
         Func f = I[l + 1];
@@ -90,7 +94,7 @@ static bool build_interpolate(const HalideAppArgs &args, HalideAppInstance *out,
         auto lanes = [&](int64_t cols) { return (int)std::min<int64_t>(vec, cols + 2); };
         for (int l = 1; l < L - 1; l++)
             D[l].compute_root().bound(c, 0, 4).reorder(y, c, x).split(x, xo, xi, 8).parallel(xo)
-                .vectorize(y, lanes(C >> l));
+                .vectorize(y, lanes(level(C, l)));
         D[0].clone_in(E[0]).store_at(D[1], xo).compute_at(D[1], xi).reorder(c, y, x).unroll(c)
             .vectorize(y, lanes(C));
         int strip = (int)std::min<int64_t>(32, R);
@@ -98,7 +102,7 @@ static bool build_interpolate(const HalideAppArgs &args, HalideAppInstance *out,
         res.bound(c, 0, 3).split(y, yo, yi, v).split(x, xo, xi, strip).reorder(yi, c, yo, xi, xo)
             .unroll(c).vectorize(yi).parallel(xo);
         for (int l = 1; l < L; l++)
-            I[l].store_at(res, xo).compute_at(res, xi).vectorize(y, lanes(C >> l));
+            I[l].store_at(res, xo).compute_at(res, xi).vectorize(y, lanes(level(C, l)));
     };
     return true;
 }

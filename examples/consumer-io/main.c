@@ -1,5 +1,6 @@
-/* main.c — a consumer of the installed polymage_io (pkg-config polymage_io): writes a
- * 3 x 5 grey u8 picture as PNG, reads it back, and checks every pixel. */
+/* main.c — a consumer of the installed polymage_io (pkg-config polymage_io, or CMake's
+ * PolyMage::polymage_io: CMakeLists.txt): writes a 3 x 5 grey u8 picture as PNG, reads it
+ * back, and checks every pixel. */
 #include <polymage.h>
 #include <polymage_io.h>
 

@@ -110,4 +110,5 @@ const pm_sample_app pm_sample_harris = {
     .quick_rows = 256,
     .quick_cols = 320,
     .tolerance = 1e-4,
+    .output_stretch = 1, /* a response, not a picture: the service shows it stretched */
 };

@@ -9,10 +9,13 @@
  * (Ux_Ll, interpolated_Ll for l = 8..0), and a final normalisation by the accumulated
  * alpha (interpolate). Output f32 [3][R][C]. 38 stages.
  *
- * Every level-l stage covers [0, R/2^l + 1] x [0, C/2^l + 1]: a body where the doc's
- * formula applies and a frame of zeros, written as two Cases (the body condition and
- * its negation). The benchmark fixes R = 2560, C = 1536; here they are parameters, any
- * size is valid, and sizes of at least 512 keep every level non-empty. */
+ * Every level-l stage covers [0, R_l + 1] x [0, C_l + 1], R_l = ceil(R / 2^l) and
+ * C_l = ceil(C / 2^l): a body where the doc's formula applies and a frame of zeros,
+ * written as two Cases (the body condition and its negation). The benchmark fixes
+ * R = 2560, C = 1536 (multiples of 2^9, where ceil and floor agree); here they are
+ * parameters, and every size from 1 x 1 has every level non-empty and every pixel
+ * filled (a floor left an odd level's last row or column without a coarse point above
+ * it: black edges). */
 #include "samples.h"
 #include "image_io.h"
 
@@ -27,9 +30,12 @@ typedef struct interp_builder {
     pm_interval *channels;
 } interp_builder;
 
+/* n / 2^level rounded up: a level keeps a point for the last one of an odd finer level,
+ * so the up pass finds a coarse point over every fine one. */
 static pm_expr *scaled(pm_expr *n, int level)
 {
-    return level == 0 ? n : pm_divi(n, (int64_t)1 << level);
+    int64_t step = (int64_t)1 << level;
+    return level == 0 ? n : pm_divi(pm_addi(n, step - 1), step);
 }
 
 /* A 4-channel stage over [0, rows + 1] x [0, cols + 1]. */
@@ -179,8 +185,8 @@ const pm_sample_app pm_sample_interpolate = {
     .params = interpolate_params,
     .fill_input = interpolate_fill,
     .fill_from = interpolate_fill_from,
-    .min_rows = 512,
-    .min_cols = 512,
+    .min_rows = 1, /* every level has at least one point at every size */
+    .min_cols = 1,
     .paper_rows = 2560,
     .paper_cols = 1536,
     .quick_rows = 512,

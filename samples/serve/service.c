@@ -234,7 +234,7 @@ static unsigned run_app(pm_service *s, const pm_sample_app *app, const pm_sample
     if (!status) {
         int64_t rows, cols;
         int ch;
-        uint8_t *px = pm_sample_render(&out[0], app->output_bgr, &rows, &cols, &ch);
+        uint8_t *px = pm_sample_render(&out[0], pm_sample_render_flags(app), &rows, &cols, &ch);
         *png = px ? pm_png_encode(px, rows, cols, ch, png_size) : NULL;
         free(px);
         if (!*png) {

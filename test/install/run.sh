@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # run.sh — the install test (ctest test_install): installs the build into a temporary
-# prefix, then builds and runs the two consumer projects against that prefix only:
+# prefix, then builds and runs the consumer projects against that prefix only:
 # examples/consumer-pkgconfig (make + pkg-config) and examples/consumer-cmake
-# (find_package(PolyMage)). Each JIT-compiles a small pipeline, runs it on libgomp
-# threads and checks the result against a plain C loop.
+# (find_package(PolyMage)) each JIT-compile a small pipeline, run it on libgomp threads
+# and check the result against a plain C loop; examples/consumer-io (pkg-config, and
+# PolyMage::polymage_io) writes and reads back a PNG. The installed polymage command and
+# polymage-serve run from the prefix.
 #
 #   test/install/run.sh BUILD_DIR SOURCE_DIR [EXTRA_FLAGS]
 #
@@ -95,8 +97,8 @@ check_loaded "$tmp/cmake/consumer"
 run_consumer "$tmp/cmake/consumer"
 step "both consumers built against $prefix and ran"
 
-# The image I/O component, when it was built: polymage_io.pc and a program that writes
-# and reads back a PNG.
+# The image I/O component, when it was built: polymage_io.pc, PolyMage::polymage_io, and
+# a program that writes and reads back a PNG built with each.
 if [ -f "$libdir/pkgconfig/polymage_io.pc" ]; then
   step "examples/consumer-io: cc with pkg-config --cflags --libs polymage_io"
   [ -f "$prefix/include/polymage_io.h" ] || fail "not installed: polymage_io.h"
@@ -107,4 +109,38 @@ if [ -f "$libdir/pkgconfig/polymage_io.pc" ]; then
     fail "building examples/consumer-io failed"
   check_loaded "$tmp/consumer-io"
   (cd "$tmp" && "$tmp/consumer-io" "$tmp/io.png") || fail "examples/consumer-io failed"
+
+  step "examples/consumer-io: cmake with find_package(PolyMage COMPONENTS io)"
+  cmake -S "$src/examples/consumer-io" -B "$tmp/cmake-io" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="-Wall -Wextra -Werror $extra" \
+    -DCMAKE_EXE_LINKER_FLAGS="-Wl,--as-needed $extra" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
+    > "$tmp/cmake-io.log" ||
+    { cat "$tmp/cmake-io.log" >&2; fail "configuring examples/consumer-io failed"; }
+  cmake --build "$tmp/cmake-io" > "$tmp/cmake-io-build.log" ||
+    { cat "$tmp/cmake-io-build.log" >&2; fail "building examples/consumer-io with CMake failed"; }
+  check_loaded "$tmp/cmake-io/consumer-io"
+  (cd "$tmp" && "$tmp/cmake-io/consumer-io" "$tmp/io-cmake.png") ||
+    fail "examples/consumer-io (CMake) failed"
+fi
+
+# The commands, when they were built: they run from the prefix (no build tree's RUNPATH
+# needed), the service answers on a free port and stops on SIGTERM.
+if [ -e "$build/polymage" ]; then
+  step "bin/polymage apps"
+  "$prefix/bin/polymage" apps > "$tmp/apps.txt" || fail "the installed polymage failed"
+  grep -q interpolate "$tmp/apps.txt" || fail "the installed polymage lists no apps"
+fi
+if [ -e "$build/serve" ]; then
+  step "bin/polymage-serve --port 0, then SIGTERM"
+  [ -x "$prefix/bin/polymage-serve" ] || fail "not installed: bin/polymage-serve"
+  "$prefix/bin/polymage-serve" --port 0 > "$tmp/serve.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do
+    grep -q listening "$tmp/serve.log" && break
+    sleep 0.1
+  done
+  grep -q "listening on http://127.0.0.1:" "$tmp/serve.log" ||
+    { kill $pid; cat "$tmp/serve.log" >&2; fail "the installed polymage-serve did not listen"; }
+  kill -TERM $pid
+  wait $pid || fail "polymage-serve exited with $? on SIGTERM"
 fi
