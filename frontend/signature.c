@@ -210,7 +210,7 @@ pm_signature *pm_signature_new(pm_pipeline *p)
                 dim->step = 1;
             }
             if (!dim->lb || !dim->ub) {
-                if (pm_ctx_status(ctx) == PM_OK)
+                if (pm_ctx_recorded(ctx) == PM_OK)
                     goto nomem;
                 pm_signature_free(s);
                 return NULL;
@@ -239,7 +239,7 @@ pm_signature *pm_signature_new(pm_pipeline *p)
                 dm->dims[d].ub = bound_from_expr(p, f->name, ivs[d]->ub);
                 dm->dims[d].step = ivs[d]->step;
                 if (!dm->dims[d].lb || !dm->dims[d].ub) {
-                    if (pm_ctx_status(ctx) == PM_OK)
+                    if (pm_ctx_recorded(ctx) == PM_OK)
                         goto nomem;
                     pm_signature_free(s);
                     return NULL;
