@@ -34,7 +34,7 @@ static pm_status buffer_shape(pm_pipeline *p, int is_output, int index,
         if (!pm_signature_dim_extent(&b->dims[d], params, &extents[d])) {
             pm_ctx_set_error(p->ctx, PM_ERR_ARGUMENT,
                              "%s: the extent of %s in dimension %d overflows 64-bit integers "
-                             "at these parameter values", p->name, b->name, d + 1);
+                             "at these parameter values", p->name, b->name, d);
             pm_signature_free(s);
             return PM_ERR_ARGUMENT;
         }

@@ -108,17 +108,18 @@ pm_func *pm_image_new(pm_ctx *ctx, const char *name, pm_type type, int ndims,
         pm_expr *e = extents[d];
         if (!e) {
             if (pm_ctx_recorded(ctx) == PM_OK)
-                pm_ctx_error(ctx, PM_ERR_MISUSE, "image %s: extent %d is NULL", name, d + 1);
+                pm_ctx_error(ctx, PM_ERR_MISUSE, "image %s: the extent of dimension %d is NULL",
+                             name, d);
             return NULL;
         }
         if (e->ctx != ctx) {
-            pm_ctx_error(ctx, PM_ERR_MISUSE, "image %s: extent %d belongs to another context",
-                         name, d + 1);
+            pm_ctx_error(ctx, PM_ERR_MISUSE, "image %s: the extent of dimension %d belongs to "
+                         "another context", name, d);
             return NULL;
         }
         if (!is_integer_expr(e)) {
-            pm_ctx_error(ctx, PM_ERR_TYPE, "image %s: extent %d (%s) is not an integer expression",
-                         name, d + 1, pm_expr_to_cstr(ctx, e));
+            pm_ctx_error(ctx, PM_ERR_TYPE, "image %s: the extent of dimension %d (%s) is not an "
+                         "integer expression", name, d, pm_expr_to_cstr(ctx, e));
             return NULL;
         }
         f->extents[d] = e;
@@ -144,17 +145,17 @@ static bool set_domain(pm_func *f, int n, pm_expr *const *vars, pm_interval *con
         if (!vars[d] || !ivs[d]) {
             if (pm_ctx_recorded(ctx) == PM_OK)
                 pm_ctx_error(ctx, PM_ERR_MISUSE, "%s: %s dimension %d has a NULL %s", f->name,
-                             which, d + 1, vars[d] ? "interval" : "variable");
+                             which, d, vars[d] ? "interval" : "variable");
             return false;
         }
         if (vars[d]->ctx != ctx || ivs[d]->ctx != ctx) {
             pm_ctx_error(ctx, PM_ERR_MISUSE, "%s: %s dimension %d belongs to another context",
-                         f->name, which, d + 1);
+                         f->name, which, d);
             return false;
         }
         if (vars[d]->kind != PM_EXPR_VAR) {
             pm_ctx_error(ctx, PM_ERR_MISUSE, "%s: %s dimension %d is %s, not a variable", f->name,
-                         which, d + 1, pm_expr_to_cstr(ctx, vars[d]));
+                         which, d, pm_expr_to_cstr(ctx, vars[d]));
             return false;
         }
         for (int e = 0; e < d; e++) {
@@ -162,7 +163,7 @@ static bool set_domain(pm_func *f, int n, pm_expr *const *vars, pm_interval *con
             if (vars[e] == vars[d] || strcmp(vars[e]->name, vars[d]->name) == 0) {
                 pm_ctx_error(ctx, PM_ERR_INVALID,
                              "%s: variable %s names two dimensions (%d and %d of its %s)",
-                             f->name, vars[d]->name, e + 1, d + 1, which);
+                             f->name, vars[d]->name, e, d, which);
                 return false;
             }
         }
