@@ -106,6 +106,7 @@ typedef struct png_job {
     const uint8_t *data;
     size_t size, pos;
     int truncated;
+    int own_msg;  /* msg is ours (a check of this file), not libpng's */
     char msg[512];
     png_structp png;
     png_infop info;
@@ -116,9 +117,25 @@ typedef struct png_job {
 static void png_job_error(png_structp png, png_const_charp msg)
 {
     png_job *j = png_get_error_ptr(png);
-    if (!j->truncated) /* keep the truncation's own message */
+    /* our own message is already in j->msg (and msg may be j->msg itself: copying it
+     * onto itself would be undefined behaviour) */
+    if (!j->own_msg)
         snprintf(j->msg, sizeof j->msg, "%s", msg ? msg : "libpng error");
     png_longjmp(png, 1);
+}
+
+/* Ends the decode through libpng's error path with a message of ours. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3), noreturn))
+#endif
+static void png_job_fail(png_job *j, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(j->msg, sizeof j->msg, fmt, ap);
+    va_end(ap);
+    j->own_msg = 1;
+    png_error(j->png, j->msg);
 }
 
 static void png_job_warning(png_structp png, png_const_charp msg)
@@ -132,9 +149,7 @@ static void png_job_read(png_structp png, png_bytep out, size_t n)
     png_job *j = png_get_io_ptr(png);
     if (n > j->size - j->pos) {
         j->truncated = 1;
-        snprintf(j->msg, sizeof j->msg, "truncated file: the PNG data ends at byte %zu",
-                 j->size);
-        png_error(png, j->msg);
+        png_job_fail(j, "truncated file: the PNG data ends at byte %zu", j->size);
     }
     memcpy(out, j->data + j->pos, n);
     j->pos += n;
@@ -144,6 +159,20 @@ static int host_little_endian(void)
 {
     const uint16_t one = 1;
     return *(const uint8_t *)&one == 1;
+}
+
+/* After libpng's longjmp: frees what the decode holds and says why it stopped. */
+static pm_io_status png_failed(png_job *j, pm_io_error *e)
+{
+    png_destroy_read_struct(&j->png, &j->info, NULL);
+    free(j->row_ptrs);
+    j->row_ptrs = NULL;
+    if (j->out) {
+        free(j->out->px);
+        j->out->px = NULL;
+    }
+    return fail(e, PM_IO_ERR_CORRUPT, j->name, "%s%s", j->truncated ? "" : "corrupted PNG: ",
+                j->msg);
 }
 
 /* Header only (j->out NULL: fills info) or the whole picture into *j->out. */
@@ -157,17 +186,8 @@ static pm_io_status png_run(png_job *j, pm_io_info *info, pm_io_error *e)
         png_destroy_read_struct(&j->png, NULL, NULL);
         return fail(e, PM_IO_ERR_NOMEM, j->name, "out of memory for libpng");
     }
-    if (setjmp(png_jmpbuf(j->png))) {
-        png_destroy_read_struct(&j->png, &j->info, NULL);
-        free(j->row_ptrs);
-        j->row_ptrs = NULL;
-        if (j->out) {
-            free(j->out->px);
-            j->out->px = NULL;
-        }
-        return fail(e, PM_IO_ERR_CORRUPT, j->name, "%s%s", j->truncated ? "" : "corrupted PNG: ",
-                    j->msg);
-    }
+    if (setjmp(png_jmpbuf(j->png)))
+        return png_failed(j, e);
     png_set_read_fn(j->png, j, png_job_read);
     png_read_info(j->png, j->info);
     png_uint_32 w = png_get_image_width(j->png, j->info), h = png_get_image_height(j->png, j->info);
@@ -196,18 +216,15 @@ static pm_io_status png_run(png_job *j, pm_io_info *info, pm_io_error *e)
     r->row_bytes = png_get_rowbytes(j->png, j->info);
     size_t bytes, ptrs;
     if (r->channels != info->channels || (r->depth != 8 && r->depth != 16) ||
-        r->row_bytes != (size_t)w * (size_t)r->channels * (size_t)(r->depth / 8)) {
-        snprintf(j->msg, sizeof j->msg, "unexpected layout after expansion (%d channels, %d bits)",
-                 r->channels, r->depth);
-        png_error(j->png, j->msg);
-    }
+        r->row_bytes != (size_t)w * (size_t)r->channels * (size_t)(r->depth / 8))
+        png_job_fail(j, "unexpected layout after expansion (%d channels, %d bits)", r->channels,
+                     r->depth);
     /* deflate expands at most 1032 times: a header claiming more pixels than the file
      * can hold is corrupted, found before its memory is taken */
-    if ((double)(r->row_bytes + 1) * (double)h > 1032.0 * (double)j->size + 65536.0) {
-        snprintf(j->msg, sizeof j->msg, "%zu bytes cannot hold %lu x %lu pixels of %d channels",
-                 j->size, (unsigned long)h, (unsigned long)w, r->channels);
-        png_error(j->png, j->msg);
-    }
+    if ((double)(r->row_bytes + 1) * (double)h > 1032.0 * (double)j->size + 65536.0)
+        png_job_fail(j, "its %zu bytes cannot hold %lu x %lu pixels of %d channel%s (deflate "
+                     "expands data at most 1032 times)", j->size, (unsigned long)h,
+                     (unsigned long)w, r->channels, r->channels == 1 ? "" : "s");
     if (!mul_size(r->row_bytes, h, &bytes) || !mul_size(sizeof *j->row_ptrs, h, &ptrs)) {
         png_destroy_read_struct(&j->png, &j->info, NULL);
         return fail(e, PM_IO_ERR_TOO_LARGE, j->name, "%lu x %lu pixels do not fit in memory",
@@ -764,7 +781,8 @@ typedef struct png_wjob {
     png_infop info;
     uint8_t *out, *row;
     size_t len, cap;
-    int nomem;
+    int nomem;    /* the output's memory ran out                                  */
+    int own_msg;  /* msg is ours (the output's memory), not libpng's             */
 } png_wjob;
 
 static void png_wjob_write(png_structp png, png_bytep data, size_t n)
@@ -776,8 +794,9 @@ static void png_wjob_write(png_structp png, png_bytep data, size_t n)
             cap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
         uint8_t *p = realloc(j->out, cap);
         if (!p) {
-            j->nomem = 1;
-            png_error(png, "out of memory for the encoded PNG");
+            j->nomem = j->own_msg = 1;
+            snprintf(j->msg, sizeof j->msg, "out of memory for the encoded PNG (%zu bytes)", cap);
+            png_error(png, j->msg);
         }
         j->out = p;
         j->cap = cap;
@@ -794,8 +813,20 @@ static void png_wjob_flush(png_structp png)
 static void png_wjob_error(png_structp png, png_const_charp msg)
 {
     png_wjob *j = png_get_error_ptr(png);
-    snprintf(j->msg, sizeof j->msg, "%s", msg ? msg : "libpng error");
+    if (!j->own_msg) /* else msg is j->msg: no copy onto itself */
+        snprintf(j->msg, sizeof j->msg, "%s", msg ? msg : "libpng error");
     png_longjmp(png, 1);
+}
+
+/* After libpng's longjmp: frees what the encode holds and says why it stopped. */
+static pm_io_status png_encode_failed(png_wjob *j, pm_io_error *e)
+{
+    png_destroy_write_struct(&j->png, &j->info);
+    free(j->row);
+    free(j->out);
+    j->out = NULL;
+    return fail(e, j->nomem ? PM_IO_ERR_NOMEM : PM_IO_ERR_ARGUMENT, j->name,
+                "cannot encode the PNG: %s", j->msg);
 }
 
 static pm_io_status png_encode(png_wjob *j, const pm_buffer *b, const int64_t s[3], int channels,
@@ -812,14 +843,8 @@ static pm_io_status png_encode(png_wjob *j, const pm_buffer *b, const int64_t s[
         free(j->row);
         return fail(e, PM_IO_ERR_NOMEM, j->name, "out of memory for libpng");
     }
-    if (setjmp(png_jmpbuf(j->png))) {
-        png_destroy_write_struct(&j->png, &j->info);
-        free(j->row);
-        free(j->out);
-        j->out = NULL;
-        return fail(e, j->nomem ? PM_IO_ERR_NOMEM : PM_IO_ERR_ARGUMENT, j->name,
-                    "cannot encode the PNG: %s", j->msg);
-    }
+    if (setjmp(png_jmpbuf(j->png)))
+        return png_encode_failed(j, e);
     png_set_write_fn(j->png, j, png_wjob_write, png_wjob_flush);
     static const int types[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
                                  PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};

@@ -9,7 +9,8 @@
  *    naming the file and the cause;
  *  - every truncation of a PNG and a JPEG is a clean error, and byte flips at every offset
  *    give either a picture or a clean error, never a crash (run it under ASan + UBSan:
- *    make test-asan).
+ *    make test-asan);
+ *  - messages keep their cause: a header claiming more pixels than the file holds says so.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
@@ -552,6 +553,43 @@ static void fuzz(void)
     }
 }
 
+/* ---- messages that keep their cause ---------------------------------------------------- */
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int k = 0; k < 4; k++)
+        p[k] = (uint8_t)(v >> (24 - 8 * k));
+}
+
+/* A header claiming far more pixels than the file's bytes can inflate to is refused before
+ * the pixels' memory is taken, the message giving the sizes and the limit. */
+static void png_size_limit(void)
+{
+    pm_buffer img = make_picture(PM_U8, 1, 4, 5, 8, 0);
+    void *data = NULL;
+    size_t size = 0;
+    pm_io_error err;
+    if (!CHECK(pm_io_encode(&img, NULL, &data, &size, &err) == PM_IO_OK))
+        return;
+    uint8_t *png = data;
+    CHECK(memcmp(png + 12, "IHDR", 4) == 0);
+    put_u32(png + 16, 100000); /* width: columns */
+    put_u32(png + 20, 90000);  /* height: rows */
+    fix_png_crc(png, size, 16);
+    pm_io_info info;
+    CHECK(pm_io_probe(png, size, "liar.png", &info, &err) == PM_IO_OK);
+    CHECK(info.rows == 90000 && info.cols == 100000);
+    pm_buffer out;
+    char cause[160];
+    snprintf(cause, sizeof cause, "corrupted PNG: its %zu bytes cannot hold 90000 x 100000 "
+             "pixels of 1 channel (deflate expands data at most 1032 times)", size);
+    expect(pm_io_decode(png, size, "liar.png", PM_U8, 0, &out, &err), PM_IO_ERR_CORRUPT, &err,
+           "liar.png: ", cause);
+    CHECK(out.data == NULL);
+    free(data);
+    check_buffer_free(&img);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/pm_test_image_io.XXXXXX");
@@ -562,6 +600,7 @@ int main(void)
     other_pngs();
     misuse();
     fuzz();
+    png_size_limit();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
