@@ -31,7 +31,8 @@
  *   may be NULL). Nothing is printed; libpng's and libjpeg's errors (their longjmp /
  *   error_exit) are caught and become the message. A truncated file is an error (also
  *   libjpeg's "premature end" warning, which would otherwise fill the rest with grey), as
- *   are libjpeg's corrupt-data warnings. Sizes are checked before any allocation:
+ *   are libjpeg's corrupt-data warnings. Out of memory, inside libpng too, is
+ *   PM_IO_ERR_NOMEM, never a corrupted file. Sizes are checked before any allocation:
  *   rows * cols * channels * bytes never overflows silently.
  *
  * Threads: every call is independent (no global state); calls may run in parallel.

@@ -99,6 +99,48 @@ static pm_io_format sniff(const void *data, size_t size)
     return PM_IO_AUTO;
 }
 
+/* ---- libpng's memory -------------------------------------------------------------------- */
+
+/* libpng allocates through these (png_create_*_struct_2, mem_ptr = the job's `nomem`
+ * flag), so its running out of memory is told apart from a corrupted file or a bad
+ * argument: libpng itself says only "Out of memory" or "insufficient memory". */
+#ifdef PM_IO_TEST_HOOKS
+/* Tests only (the internal library): this thread's next n libpng allocations succeed,
+ * the later ones fail; -1 (the start): none fail. Out of memory cannot be made to
+ * happen on time otherwise. */
+static _Thread_local long png_allocs_left = -1;
+void pm_io_test_png_alloc_limit(long n);
+void pm_io_test_png_alloc_limit(long n)
+{
+    png_allocs_left = n;
+}
+static int png_alloc_allowed(void)
+{
+    if (png_allocs_left < 0)
+        return 1;
+    return png_allocs_left > 0 ? (png_allocs_left--, 1) : 0;
+}
+#else
+static int png_alloc_allowed(void)
+{
+    return 1;
+}
+#endif
+
+static png_voidp png_mem_alloc(png_structp png, png_alloc_size_t n)
+{
+    void *p = png_alloc_allowed() ? malloc(n ? n : 1) : NULL;
+    if (!p)
+        *(int *)png_get_mem_ptr(png) = 1;
+    return p;
+}
+
+static void png_mem_free(png_structp png, png_voidp p)
+{
+    (void)png;
+    free(p);
+}
+
 /* ---- PNG reading ----------------------------------------------------------------------- */
 
 typedef struct png_job {
@@ -107,6 +149,7 @@ typedef struct png_job {
     size_t size, pos;
     int truncated;
     int own_msg;  /* msg is ours (a check of this file), not libpng's */
+    int nomem;    /* a libpng allocation failed                      */
     char msg[512];
     png_structp png;
     png_infop info;
@@ -171,6 +214,8 @@ static pm_io_status png_failed(png_job *j, pm_io_error *e)
         free(j->out->px);
         j->out->px = NULL;
     }
+    if (j->nomem)
+        return fail(e, PM_IO_ERR_NOMEM, j->name, "out of memory in libpng (%s)", j->msg);
     return fail(e, PM_IO_ERR_CORRUPT, j->name, "%s%s", j->truncated ? "" : "corrupted PNG: ",
                 j->msg);
 }
@@ -178,7 +223,8 @@ static pm_io_status png_failed(png_job *j, pm_io_error *e)
 /* Header only (j->out NULL: fills info) or the whole picture into *j->out. */
 static pm_io_status png_run(png_job *j, pm_io_info *info, pm_io_error *e)
 {
-    j->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, j, png_job_error, png_job_warning);
+    j->png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, j, png_job_error, png_job_warning,
+                                      &j->nomem, png_mem_alloc, png_mem_free);
     if (!j->png)
         return fail(e, PM_IO_ERR_NOMEM, j->name, "out of memory for libpng");
     j->info = png_create_info_struct(j->png);
@@ -781,7 +827,7 @@ typedef struct png_wjob {
     png_infop info;
     uint8_t *out, *row;
     size_t len, cap;
-    int nomem;    /* the output's memory ran out                                  */
+    int nomem;    /* a libpng allocation failed, or the output's                 */
     int own_msg;  /* msg is ours (the output's memory), not libpng's             */
 } png_wjob;
 
@@ -825,15 +871,19 @@ static pm_io_status png_encode_failed(png_wjob *j, pm_io_error *e)
     free(j->row);
     free(j->out);
     j->out = NULL;
-    return fail(e, j->nomem ? PM_IO_ERR_NOMEM : PM_IO_ERR_ARGUMENT, j->name,
-                "cannot encode the PNG: %s", j->msg);
+    if (j->nomem)
+        return fail(e, PM_IO_ERR_NOMEM, j->name, "cannot encode the PNG: %s%s%s",
+                    j->own_msg ? "" : "out of memory in libpng (", j->msg,
+                    j->own_msg ? "" : ")");
+    return fail(e, PM_IO_ERR_ARGUMENT, j->name, "cannot encode the PNG: %s", j->msg);
 }
 
 static pm_io_status png_encode(png_wjob *j, const pm_buffer *b, const int64_t s[3], int channels,
                                int depth, int level, size_t row_bytes, pm_io_error *e)
 {
     int64_t rows = b->extent[b->ndims - 2], cols = b->extent[b->ndims - 1];
-    j->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, j, png_wjob_error, png_job_warning);
+    j->png = png_create_write_struct_2(PNG_LIBPNG_VER_STRING, j, png_wjob_error, png_job_warning,
+                                       &j->nomem, png_mem_alloc, png_mem_free);
     if (!j->png)
         return fail(e, PM_IO_ERR_NOMEM, j->name, "out of memory for libpng");
     j->info = png_create_info_struct(j->png);

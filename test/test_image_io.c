@@ -10,7 +10,8 @@
  *  - every truncation of a PNG and a JPEG is a clean error, and byte flips at every offset
  *    give either a picture or a clean error, never a crash (run it under ASan + UBSan:
  *    make test-asan);
- *  - messages keep their cause: a header claiming more pixels than the file holds says so.
+ *  - messages keep their cause: libpng out of memory at each of its allocations is
+ *    PM_IO_ERR_NOMEM, a header claiming more pixels than the file holds says so.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
@@ -555,10 +556,69 @@ static void fuzz(void)
 
 /* ---- messages that keep their cause ---------------------------------------------------- */
 
+/* The internal polymage_io's test hook (io/polymage_io.c, built with PM_IO_TEST_HOOKS):
+ * this thread's next n libpng allocations succeed and the later ones fail; -1: none fail. */
+void pm_io_test_png_alloc_limit(long n);
+
 static void put_u32(uint8_t *p, uint32_t v)
 {
     for (int k = 0; k < 4; k++)
         p[k] = (uint8_t)(v >> (24 - 8 * k));
+}
+
+/* One operation with libpng's allocations failing from the n-th on: it succeeds or says
+ * out of memory (PM_IO_ERR_NOMEM naming the picture), never anything else. Returns 1 for
+ * a failure inside libpng's work (after its structs were made), 0 otherwise. */
+static int oom_case(const char *what, long n, pm_io_status s, const pm_io_error *err, int *bad)
+{
+    if (s == PM_IO_OK)
+        return 0;
+    if (s != PM_IO_ERR_NOMEM || !strstr(err->message, "out of memory")) {
+        fprintf(stderr, "%s, %ld libpng allocations: %s: %s\n", what, n, pm_io_status_name(s),
+                err->message);
+        (*bad)++;
+    }
+    return strstr(err->message, "out of memory in libpng") != NULL;
+}
+
+static void png_out_of_memory(void)
+{
+    pm_buffer img = make_picture(PM_U16, 4, 19, 23, 16, 0);
+    void *png = NULL, *again = NULL;
+    size_t size = 0, again_size = 0;
+    pm_io_error err;
+    if (!CHECK(pm_io_encode(&img, NULL, &png, &size, &err) == PM_IO_OK))
+        return;
+    int bad = 0, decode_inside = 0, encode_inside = 0, probe_inside = 0, last_ok = 0;
+    for (long n = 0; n <= 200; n++) {
+        pm_buffer out;
+        pm_io_info info;
+        pm_io_test_png_alloc_limit(n);
+        pm_io_status s = pm_io_decode(png, size, "oom.png", PM_U8, 0, &out, &err);
+        decode_inside += oom_case("decode", n, s, &err, &bad);
+        last_ok = s == PM_IO_OK;
+        if (s == PM_IO_OK)
+            pm_io_free(&out);
+        s = pm_io_probe(png, size, "oom.png", &info, &err);
+        probe_inside += oom_case("probe", n, s, &err, &bad);
+        s = pm_io_encode(&img, NULL, &again, &again_size, &err);
+        encode_inside += oom_case("encode", n, s, &err, &bad);
+        free(again);
+        again = NULL;
+        pm_io_test_png_alloc_limit(-1);
+    }
+    printf("libpng out of memory: %d decodes, %d probes, %d encodes failed inside libpng\n",
+           decode_inside, probe_inside, encode_inside);
+    CHECK(bad == 0);
+    CHECK(decode_inside > 0 && encode_inside > 0); /* a header needs only libpng's structs */
+    CHECK(last_ok); /* 200 allocations are plenty */
+    pm_buffer out;
+    pm_io_test_png_alloc_limit(0);
+    expect(pm_io_decode(png, size, "oom.png", PM_U8, 0, &out, &err), PM_IO_ERR_NOMEM, &err,
+           "oom.png: out of memory", NULL);
+    pm_io_test_png_alloc_limit(-1);
+    free(png);
+    check_buffer_free(&img);
 }
 
 /* A header claiming far more pixels than the file's bytes can inflate to is refused before
@@ -600,6 +660,7 @@ int main(void)
     other_pngs();
     misuse();
     fuzz();
+    png_out_of_memory();
     png_size_limit();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
