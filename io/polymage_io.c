@@ -766,16 +766,37 @@ pm_io_write_options pm_io_write_options_default(void)
                                  .png_compression = -1};
 }
 
-/* The fields of `given` within its declared size over the defaults. */
-static pm_io_write_options resolve_options(const pm_io_write_options *given)
+/* The sizes of every released pm_io_write_options, oldest first; the last is the struct
+ * as declared now (the rule of polymage.h's options structs: append a field at the end,
+ * give it its default, append the new sizeof here). */
+static const size_t write_options_sizes[] = {24}; /* 0.1 */
+_Static_assert(sizeof(pm_io_write_options) == 24,
+               "pm_io_write_options changed: append its new size to write_options_sizes");
+
+/* *o = the defaults, overwritten by the caller's `given->size` bytes when that size is
+ * one of a released version (NULL: the defaults); otherwise PM_IO_ERR_ARGUMENT naming
+ * the struct, the size and the sizes read, before any other field is read. */
+static pm_io_status read_options(const pm_io_write_options *given, const char *name,
+                                 pm_io_write_options *o, pm_io_error *e)
 {
-    pm_io_write_options o = pm_io_write_options_default();
-    if (given) {
-        size_t n = given->size < sizeof o ? given->size : sizeof o;
-        if (n > sizeof o.size)
-            memcpy((char *)&o + sizeof o.size, (const char *)given + sizeof o.size, n - sizeof o.size);
-    }
-    return o;
+    *o = pm_io_write_options_default();
+    if (!given)
+        return PM_IO_OK;
+    size_t n = sizeof write_options_sizes / sizeof write_options_sizes[0];
+    for (size_t i = 0; i < n; i++)
+        if (given->size == write_options_sizes[i]) {
+            memcpy((char *)o + sizeof o->size, (const char *)given + sizeof o->size,
+                   given->size - sizeof o->size);
+            return PM_IO_OK;
+        }
+    char known[64] = "";
+    for (size_t i = 0, len = 0; i < n && len < sizeof known; i++)
+        len += (size_t)snprintf(known + len, sizeof known - len, "%s%zu", i ? ", " : "",
+                                write_options_sizes[i]);
+    return fail(e, PM_IO_ERR_ARGUMENT, name,
+                "pm_io_write_options.size = %zu is not the size of any version of "
+                "pm_io_write_options (this polymage_io %s reads %s; start from "
+                "pm_io_write_options_default())", given->size, PM_VERSION, known);
 }
 
 /* The sample of channel c at (x, y) of the picture, at the output depth. */
@@ -964,15 +985,14 @@ static int ends_with(const char *s, const char *suffix)
     return 1;
 }
 
-static pm_io_status encode_named(const pm_buffer *img, const pm_io_write_options *given,
-                                 const char *name, pm_io_format format, void **data,
-                                 size_t *size, pm_io_error *e)
+/* Encodes with options already read (read_options). */
+static pm_io_status encode_named(const pm_buffer *img, pm_io_write_options o, const char *name,
+                                 pm_io_format format, void **data, size_t *size, pm_io_error *e)
 {
     if (!data || !size)
         return fail(e, PM_IO_ERR_ARGUMENT, name, "NULL result pointer");
     *data = NULL;
     *size = 0;
-    pm_io_write_options o = resolve_options(given);
     if (o.format != PM_IO_AUTO)
         format = o.format;
     if (format != PM_IO_PNG && format != PM_IO_JPEG)
@@ -1051,7 +1071,13 @@ static pm_io_status encode_named(const pm_buffer *img, const pm_io_write_options
 pm_io_status pm_io_encode(const pm_buffer *img, const pm_io_write_options *options, void **data,
                           size_t *size, pm_io_error *error)
 {
-    return encode_named(img, options, "image", PM_IO_PNG, data, size, error);
+    pm_io_write_options o;
+    if (data)
+        *data = NULL;
+    if (size)
+        *size = 0;
+    pm_io_status s = read_options(options, "image", &o, error);
+    return s != PM_IO_OK ? s : encode_named(img, o, "image", PM_IO_PNG, data, size, error);
 }
 
 pm_io_status pm_io_write(const char *path, const pm_buffer *img,
@@ -1059,7 +1085,10 @@ pm_io_status pm_io_write(const char *path, const pm_buffer *img,
 {
     if (!path)
         return fail(error, PM_IO_ERR_ARGUMENT, "(null)", "NULL path");
-    pm_io_write_options o = resolve_options(options);
+    pm_io_write_options o;
+    pm_io_status s = read_options(options, path, &o, error);
+    if (s != PM_IO_OK)
+        return s;
     pm_io_format format = o.format;
     if (format == PM_IO_AUTO) {
         if (ends_with(path, ".png"))
@@ -1073,7 +1102,7 @@ pm_io_status pm_io_write(const char *path, const pm_buffer *img,
     }
     void *data;
     size_t size;
-    pm_io_status s = encode_named(img, options, path, format, &data, &size, error);
+    s = encode_named(img, o, path, format, &data, &size, error);
     if (s != PM_IO_OK)
         return s;
     errno = 0;

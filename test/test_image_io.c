@@ -359,6 +359,45 @@ static void expect(pm_io_status got, pm_io_status want, const pm_io_error *err, 
         CHECK_CONTAINS(err->message, needle2);
 }
 
+/* pm_io_write_options.size: the released size is read; 0 (an initializer without
+ * _default()), SIZE_MAX, a size between the fields and a newer header's are refused by
+ * pm_io_encode and pm_io_write alike, naming the struct, the size and the sizes read,
+ * before any other field is (bit_depth 12 would be refused otherwise) and before any file
+ * is made. */
+static void write_options_sizes(const pm_buffer *img)
+{
+    pm_io_write_options o = pm_io_write_options_default();
+    CHECK(o.size == sizeof o);
+    void *png = NULL;
+    size_t size = 0;
+    pm_io_error err;
+    CHECK(pm_io_encode(img, &o, &png, &size, &err) == PM_IO_OK && png && size > 8);
+    free(png);
+    const size_t bad[] = {0, SIZE_MAX, offsetof(pm_io_write_options, bit_depth), sizeof o - 1,
+                          sizeof o + 8, sizeof o * 2};
+    char path[512], want[160], read[64];
+    snprintf(path, sizeof path, "%s/sized.png", tmpdir);
+    snprintf(read, sizeof read, "reads %zu;", sizeof o);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        o = pm_io_write_options_default();
+        o.size = bad[i];
+        o.bit_depth = 12;
+        snprintf(want, sizeof want, "pm_io_write_options.size = %zu is not the size of any "
+                 "version of pm_io_write_options", bad[i]);
+        png = (void *)&o;
+        size = 1;
+        expect(pm_io_encode(img, &o, &png, &size, &err), PM_IO_ERR_ARGUMENT, &err, want, read);
+        CHECK(png == NULL && size == 0);
+        CHECK_CONTAINS(err.message, "image: ");
+        CHECK_CONTAINS(err.message, "start from pm_io_write_options_default()");
+        expect(pm_io_write(path, img, &o, &err), PM_IO_ERR_ARGUMENT, &err, want, path);
+        CHECK(access(path, F_OK) != 0);
+    }
+    /* NULL options are the defaults */
+    CHECK(pm_io_write(path, img, NULL, &err) == PM_IO_OK);
+    CHECK(access(path, F_OK) == 0);
+}
+
 static void misuse(void)
 {
     pm_io_error err;
@@ -406,12 +445,7 @@ static void misuse(void)
     o.format = PM_IO_JPEG;
     o.jpeg_quality = 0;
     expect(pm_io_encode(&img, &o, &png, &size, &err), PM_IO_ERR_ARGUMENT, &err, "jpeg_quality", NULL);
-    /* an older, shorter options struct: the fields past its size keep their defaults */
-    o = pm_io_write_options_default();
-    o.size = offsetof(pm_io_write_options, bit_depth);
-    o.bit_depth = 12;
-    CHECK(pm_io_encode(&img, &o, &png, &size, &err) == PM_IO_OK);
-    free(png);
+    write_options_sizes(&img);
 
     snprintf(path, sizeof path, "%s/picture.tiff", tmpdir);
     expect(pm_io_write(path, &img, NULL, &err), PM_IO_ERR_FORMAT, &err, "picture.tiff", ".png");
@@ -645,6 +679,7 @@ static void png_size_limit(void)
              "pixels of 1 channel (deflate expands data at most 1032 times)", size);
     expect(pm_io_decode(png, size, "liar.png", PM_U8, 0, &out, &err), PM_IO_ERR_CORRUPT, &err,
            "liar.png: ", cause);
+    printf("  a lying header: %s\n", err.message);
     CHECK(out.data == NULL);
     free(data);
     check_buffer_free(&img);
