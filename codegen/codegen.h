@@ -18,7 +18,9 @@
  * Buffers reach the entry already checked against the parameters (pm_signature_check),
  * with strides filled in (never 0).
  * Runtime functions the module may call (declared in runtime/rt.h, resolved by the JIT):
- *   void *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes);
+ *   void *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes, const char *who);
+ *     (who: a string constant of the module naming the function(s) whose memory it is,
+ *     for the out-of-memory message)
  *   int32_t pm_rt_threads(pm_run_ctx *rt);
  *   void pm_rt_fail(pm_run_ctx *rt, int32_t status, const char *why);
  *   GOMP_parallel, omp_get_thread_num, omp_get_num_threads, and libm functions.

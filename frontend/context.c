@@ -1,7 +1,14 @@
-/* context.c — pm_ctx: the arena every builder object lives in, and its sticky error.
+/* context.c — pm_ctx: the arena every builder object lives in, and its errors.
  *
  * Objects are never freed one by one: a context is a list of allocations freed together,
- * which is what lets expression trees share subtrees without reference counts. */
+ * which is what lets expression trees share subtrees without reference counts.
+ *
+ * Two kinds of error, kept apart so that a refused call never poisons the context:
+ *   - a builder's (pm_func_new, pm_call, ...) is sticky: the first one is kept and every
+ *     later pm_pipeline_new returns it, until pm_ctx_clear_error;
+ *   - a call's (pm_pipeline_new, pm_interpret, pm_pipeline_buffer_shape, bracketed by
+ *     pm_ctx_call_begin / _end) is about that call alone: the next call replaces it.
+ * pm_ctx_status / pm_ctx_errmsg report the latest of either. */
 #include "frontend/ir.h"
 
 #include <stdio.h>
@@ -15,8 +22,11 @@ typedef struct pm_alloc_block {
 
 struct pm_ctx {
     pm_alloc_block *blocks;
-    pm_status status;
+    pm_status status;          /* reported: the builders' first error or the last call's */
     char errmsg[2048];
+    pm_status builder_status;  /* the builders' first error (sticky), PM_OK when none     */
+    char builder_msg[2048];
+    int in_call;               /* > 0 inside pm_ctx_call_begin .. _end                    */
     int nparams, params_cap;
     pm_expr **params;
     int next_var_id, next_func_id;
@@ -55,8 +65,27 @@ void pm_ctx_clear_error(pm_ctx *ctx)
 {
     if (!ctx)
         return;
-    ctx->status = PM_OK;
-    ctx->errmsg[0] = '\0';
+    ctx->status = ctx->builder_status = PM_OK;
+    ctx->errmsg[0] = ctx->builder_msg[0] = '\0';
+}
+
+pm_status pm_ctx_recorded(const pm_ctx *ctx)
+{
+    return ctx->in_call ? ctx->status : ctx->builder_status;
+}
+
+void pm_ctx_call_begin(pm_ctx *ctx)
+{
+    if (ctx->in_call++ > 0)
+        return;
+    /* the older call's message goes; a builder's error stays reported */
+    ctx->status = ctx->builder_status;
+    memcpy(ctx->errmsg, ctx->builder_msg, sizeof ctx->errmsg);
+}
+
+void pm_ctx_call_end(pm_ctx *ctx)
+{
+    ctx->in_call--;
 }
 
 void *pm_ctx_alloc(pm_ctx *ctx, size_t size)
@@ -86,9 +115,17 @@ pm_status pm_ctx_verror(pm_ctx *ctx, pm_status status, const char *fmt, va_list 
 {
     if (!ctx)
         return status;
-    if (ctx->status == PM_OK) {
-        ctx->status = status;
-        vsnprintf(ctx->errmsg, sizeof ctx->errmsg, fmt, ap);
+    if (ctx->in_call) { /* the call's first error */
+        if (ctx->status == PM_OK) {
+            ctx->status = status;
+            vsnprintf(ctx->errmsg, sizeof ctx->errmsg, fmt, ap);
+        }
+        return status;
+    }
+    if (ctx->builder_status == PM_OK) { /* the builders' first error, reported at once */
+        ctx->builder_status = ctx->status = status;
+        vsnprintf(ctx->builder_msg, sizeof ctx->builder_msg, fmt, ap);
+        memcpy(ctx->errmsg, ctx->builder_msg, sizeof ctx->errmsg);
     }
     return status;
 }
@@ -106,10 +143,11 @@ pm_status pm_ctx_set_error(pm_ctx *ctx, pm_status status, const char *fmt, ...)
 {
     if (!ctx)
         return status;
-    ctx->status = PM_OK;
+    /* a call's own answer: replaces the reported message, never the builders' error */
+    ctx->status = status;
     va_list ap;
     va_start(ap, fmt);
-    pm_ctx_verror(ctx, status, fmt, ap);
+    vsnprintf(ctx->errmsg, sizeof ctx->errmsg, fmt, ap);
     va_end(ap);
     return status;
 }

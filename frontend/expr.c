@@ -126,7 +126,7 @@ static bool operands_ok(const char *op, pm_expr *a, pm_expr *b, pm_expr *c, int 
             ctx = ops[i]->ctx;
     }
     if (have_null) {
-        if (ctx && pm_ctx_status(ctx) == PM_OK)
+        if (ctx && pm_ctx_recorded(ctx) == PM_OK)
             pm_ctx_error(ctx, PM_ERR_MISUSE, "%s: operand is NULL", op);
         return false;
     }
@@ -430,7 +430,7 @@ pm_expr *pm_call_n(pm_func *f, int nargs, pm_expr *const *args)
     for (int i = 0; i < nargs; i++) {
         pm_expr *arg = args[i];
         if (!arg) {
-            if (pm_ctx_status(ctx) == PM_OK)
+            if (pm_ctx_recorded(ctx) == PM_OK)
                 pm_ctx_error(ctx, PM_ERR_MISUSE, "call of %s: argument %d is NULL", f->name, i + 1);
             return NULL;
         }

@@ -16,7 +16,7 @@ pm_interval *pm_interval_new(pm_expr *lb, pm_expr *ub, int64_t step)
 {
     pm_ctx *ctx = lb ? lb->ctx : ub ? ub->ctx : NULL;
     if (!lb || !ub) {
-        if (ctx && pm_ctx_status(ctx) == PM_OK)
+        if (ctx && pm_ctx_recorded(ctx) == PM_OK)
             pm_ctx_error(ctx, PM_ERR_MISUSE, "interval: bound is NULL");
         return NULL;
     }
@@ -107,18 +107,19 @@ pm_func *pm_image_new(pm_ctx *ctx, const char *name, pm_type type, int ndims,
     for (int d = 0; d < ndims; d++) {
         pm_expr *e = extents[d];
         if (!e) {
-            if (pm_ctx_status(ctx) == PM_OK)
-                pm_ctx_error(ctx, PM_ERR_MISUSE, "image %s: extent %d is NULL", name, d + 1);
+            if (pm_ctx_recorded(ctx) == PM_OK)
+                pm_ctx_error(ctx, PM_ERR_MISUSE, "image %s: the extent of dimension %d is NULL",
+                             name, d);
             return NULL;
         }
         if (e->ctx != ctx) {
-            pm_ctx_error(ctx, PM_ERR_MISUSE, "image %s: extent %d belongs to another context",
-                         name, d + 1);
+            pm_ctx_error(ctx, PM_ERR_MISUSE, "image %s: the extent of dimension %d belongs to "
+                         "another context", name, d);
             return NULL;
         }
         if (!is_integer_expr(e)) {
-            pm_ctx_error(ctx, PM_ERR_TYPE, "image %s: extent %d (%s) is not an integer expression",
-                         name, d + 1, pm_expr_to_cstr(ctx, e));
+            pm_ctx_error(ctx, PM_ERR_TYPE, "image %s: the extent of dimension %d (%s) is not an "
+                         "integer expression", name, d, pm_expr_to_cstr(ctx, e));
             return NULL;
         }
         f->extents[d] = e;
@@ -142,19 +143,19 @@ static bool set_domain(pm_func *f, int n, pm_expr *const *vars, pm_interval *con
         return false;
     for (int d = 0; d < n; d++) {
         if (!vars[d] || !ivs[d]) {
-            if (pm_ctx_status(ctx) == PM_OK)
+            if (pm_ctx_recorded(ctx) == PM_OK)
                 pm_ctx_error(ctx, PM_ERR_MISUSE, "%s: %s dimension %d has a NULL %s", f->name,
-                             which, d + 1, vars[d] ? "interval" : "variable");
+                             which, d, vars[d] ? "interval" : "variable");
             return false;
         }
         if (vars[d]->ctx != ctx || ivs[d]->ctx != ctx) {
             pm_ctx_error(ctx, PM_ERR_MISUSE, "%s: %s dimension %d belongs to another context",
-                         f->name, which, d + 1);
+                         f->name, which, d);
             return false;
         }
         if (vars[d]->kind != PM_EXPR_VAR) {
             pm_ctx_error(ctx, PM_ERR_MISUSE, "%s: %s dimension %d is %s, not a variable", f->name,
-                         which, d + 1, pm_expr_to_cstr(ctx, vars[d]));
+                         which, d, pm_expr_to_cstr(ctx, vars[d]));
             return false;
         }
         for (int e = 0; e < d; e++) {
@@ -162,7 +163,7 @@ static bool set_domain(pm_func *f, int n, pm_expr *const *vars, pm_interval *con
             if (vars[e] == vars[d] || strcmp(vars[e]->name, vars[d]->name) == 0) {
                 pm_ctx_error(ctx, PM_ERR_INVALID,
                              "%s: variable %s names two dimensions (%d and %d of its %s)",
-                             f->name, vars[d]->name, e + 1, d + 1, which);
+                             f->name, vars[d]->name, e, d, which);
                 return false;
             }
         }
@@ -190,7 +191,7 @@ pm_case *pm_case_new(pm_expr *cond, pm_expr *value)
 {
     pm_ctx *ctx = value ? value->ctx : cond ? cond->ctx : NULL;
     if (!value) {
-        if (ctx && pm_ctx_status(ctx) == PM_OK)
+        if (ctx && pm_ctx_recorded(ctx) == PM_OK)
             pm_ctx_error(ctx, PM_ERR_MISUSE, "case: value is NULL");
         return NULL;
     }
@@ -240,13 +241,13 @@ pm_status pm_func_define(pm_func *f, int ncases, pm_case *const *cases)
                             f->name);
     pm_case **copy = pm_ctx_alloc(ctx, sizeof(pm_case *) * (size_t)ncases);
     if (!copy)
-        return pm_ctx_status(ctx);
+        return pm_ctx_recorded(ctx);
     for (int i = 0; i < ncases; i++) {
         pm_case *c = cases[i];
         if (!c) {
-            if (pm_ctx_status(ctx) == PM_OK)
+            if (pm_ctx_recorded(ctx) == PM_OK)
                 pm_ctx_error(ctx, PM_ERR_MISUSE, "%s: case %d is NULL", f->name, i + 1);
-            return pm_ctx_status(ctx);
+            return pm_ctx_recorded(ctx);
         }
         if (c->ctx != ctx)
             return pm_ctx_error(ctx, PM_ERR_MISUSE, "%s: case %d belongs to another context",
@@ -256,11 +257,11 @@ pm_status pm_func_define(pm_func *f, int ncases, pm_case *const *cases)
             return st;
         pm_case *stored = pm_ctx_alloc(ctx, sizeof *stored);
         if (!stored)
-            return pm_ctx_status(ctx);
+            return pm_ctx_recorded(ctx);
         *stored = *c;
         stored->value = pm_expr_convert(c->value, f->type);
         if (!stored->value)
-            return pm_ctx_status(ctx);
+            return pm_ctx_recorded(ctx);
         copy[i] = stored;
     }
     f->cases = copy;
@@ -274,13 +275,13 @@ pm_status pm_func_define_expr(pm_func *f, pm_expr *value)
     if (!f)
         return PM_ERR_MISUSE;
     if (!value) {
-        if (pm_ctx_status(f->ctx) == PM_OK)
+        if (pm_ctx_recorded(f->ctx) == PM_OK)
             pm_ctx_error(f->ctx, PM_ERR_MISUSE, "%s: definition is NULL", f->name);
-        return pm_ctx_status(f->ctx);
+        return pm_ctx_recorded(f->ctx);
     }
     pm_case *c = pm_case_new(NULL, value);
     if (!c)
-        return pm_ctx_status(f->ctx);
+        return pm_ctx_recorded(f->ctx);
     return pm_func_define(f, 1, &c);
 }
 
@@ -345,22 +346,22 @@ pm_status pm_reduction_define(pm_func *f, int nindex, pm_expr *const *index, pm_
                             "dimension%s", f->name, nindex, f->name, f->ndims,
                             f->ndims == 1 ? "" : "s");
     if (!value || (nindex > 0 && !index)) {
-        if (pm_ctx_status(ctx) == PM_OK)
+        if (pm_ctx_recorded(ctx) == PM_OK)
             pm_ctx_error(ctx, PM_ERR_MISUSE, "reduce into %s: %s is NULL", f->name,
                          value ? "index list" : "value");
-        return pm_ctx_status(ctx);
+        return pm_ctx_recorded(ctx);
     }
     pm_status st = check_value(f, value, "reduced value");
     if (st != PM_OK)
         return st;
     pm_expr **idx = pm_ctx_alloc(ctx, sizeof(pm_expr *) * (size_t)(nindex + 1));
     if (!idx)
-        return pm_ctx_status(ctx);
+        return pm_ctx_recorded(ctx);
     for (int i = 0; i < nindex; i++) {
         if (!index[i]) {
-            if (pm_ctx_status(ctx) == PM_OK)
+            if (pm_ctx_recorded(ctx) == PM_OK)
                 pm_ctx_error(ctx, PM_ERR_MISUSE, "reduce into %s: index %d is NULL", f->name, i + 1);
-            return pm_ctx_status(ctx);
+            return pm_ctx_recorded(ctx);
         }
         if (index[i]->ctx != ctx)
             return pm_ctx_error(ctx, PM_ERR_MISUSE, "reduce into %s: index %d belongs to another "
@@ -375,7 +376,7 @@ pm_status pm_reduction_define(pm_func *f, int nindex, pm_expr *const *index, pm_
     f->rindex = idx;
     f->rvalue = pm_expr_convert(value, f->type);
     f->defined = f->rvalue != NULL;
-    return pm_ctx_status(ctx) == PM_OK ? PM_OK : pm_ctx_status(ctx);
+    return pm_ctx_recorded(ctx) == PM_OK ? PM_OK : pm_ctx_recorded(ctx);
 }
 
 pm_expr *pm_stencil(pm_func *f, pm_expr *const at[2], double scale, int rows, int cols,
@@ -391,7 +392,7 @@ pm_expr *pm_stencil(pm_func *f, pm_expr *const at[2], double scale, int rows, in
         return NULL;
     }
     if (!at || !at[0] || !at[1] || !weights || rows < 1 || cols < 1) {
-        if (pm_ctx_status(ctx) == PM_OK)
+        if (pm_ctx_recorded(ctx) == PM_OK)
             pm_ctx_error(ctx, PM_ERR_MISUSE, "stencil over %s: missing centre, weights or size",
                          f->name);
         return NULL;

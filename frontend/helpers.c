@@ -189,7 +189,7 @@ pm_func *pm_boundary_new(pm_func *f, const char *name, pm_boundary kind, pm_expr
         return NULL;
     if (chosen == 0) { /* nothing to extend: a copy */
         pm_func_define_expr(g, pm_call_n(f, f->ndims, vars));
-        return pm_ctx_status(ctx) == PM_OK ? g : NULL;
+        return pm_ctx_recorded(ctx) == PM_OK ? g : NULL;
     }
     if (kind == PM_BOUNDARY_CONSTANT && !value)
         value = pm_int(ctx, 0);
@@ -335,7 +335,7 @@ pm_expr *pm_stencil_nd(pm_func *f, pm_expr *const *at, double scale, int nk, con
     }
     for (int d = 0; d < f->ndims; d++)
         if (!at[d]) {
-            if (pm_ctx_status(ctx) == PM_OK)
+            if (pm_ctx_recorded(ctx) == PM_OK)
                 pm_ctx_error(ctx, PM_ERR_MISUSE, "stencil over %s: centre coordinate %d is NULL",
                              f->name, d);
             return NULL;

@@ -417,11 +417,9 @@ static pm_status setup(pm_pipeline *p, const pm_value *params, const pm_buffer *
     return PM_OK;
 }
 
-pm_status pm_interpret(pm_pipeline *p, const pm_value *params, const pm_buffer *inputs,
-                       pm_buffer *outputs)
+static pm_status interpret(pm_pipeline *p, const pm_value *params, const pm_buffer *inputs,
+                           pm_buffer *outputs)
 {
-    if (!p)
-        return PM_ERR_MISUSE;
     pm_ctx *ctx = p->ctx;
     if (!p->stages)
         return pm_ctx_set_error(ctx, PM_ERR_MISUSE,
@@ -429,7 +427,7 @@ pm_status pm_interpret(pm_pipeline *p, const pm_value *params, const pm_buffer *
                                 p->name);
     pm_signature *sig = pm_signature_new(p);
     if (!sig)
-        return pm_ctx_status(ctx) != PM_OK ? pm_ctx_status(ctx) : PM_ERR_NOMEM;
+        return pm_ctx_recorded(ctx) != PM_OK ? pm_ctx_recorded(ctx) : PM_ERR_NOMEM;
     char msg[1024];
     pm_status st = pm_signature_check(sig, params, inputs, outputs, msg, sizeof msg);
     pm_signature_free(sig);
@@ -460,5 +458,16 @@ pm_status pm_interpret(pm_pipeline *p, const pm_value *params, const pm_buffer *
         }
     }
     state_free(&s);
+    return st;
+}
+
+pm_status pm_interpret(pm_pipeline *p, const pm_value *params, const pm_buffer *inputs,
+                       pm_buffer *outputs)
+{
+    if (!p)
+        return PM_ERR_MISUSE;
+    pm_ctx_call_begin(p->ctx); /* a refused run is about this run alone */
+    pm_status st = interpret(p, params, inputs, outputs);
+    pm_ctx_call_end(p->ctx);
     return st;
 }

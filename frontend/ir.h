@@ -126,13 +126,24 @@ struct pm_pipeline {
 void *pm_ctx_alloc(pm_ctx *ctx, size_t size);
 /* A copy of s owned by ctx. */
 char *pm_ctx_strdup(pm_ctx *ctx, const char *s);
-/* Records an error if none is recorded yet (the first error wins). Returns status. */
+/* Records an error if none is recorded yet (the first error wins): inside a call
+ * (pm_ctx_call_begin) the call's, else the builders' sticky one. Returns status. */
 pm_status pm_ctx_error(pm_ctx *ctx, pm_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 pm_status pm_ctx_verror(pm_ctx *ctx, pm_status status, const char *fmt, va_list ap);
-/* Replaces the recorded error (for calls whose own status is the answer). */
+/* Replaces the reported error (for calls whose own status is the answer); a builder's
+ * sticky error stays for the next pm_pipeline_new. */
 pm_status pm_ctx_set_error(pm_ctx *ctx, pm_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The error recorded for the work in progress (PM_OK when none): inside a call the
+ * call's, else the builders' sticky one, never a finished call's. Code that got NULL
+ * checks it to tell "an earlier error" from "misuse to report now". */
+pm_status pm_ctx_recorded(const pm_ctx *ctx);
+/* Brackets a public call whose error is about that call alone (pm_pipeline_new,
+ * pm_interpret, pm_pipeline_buffer_shape): begin forgets an older call's message (a
+ * builder's error stays reported); errors recorded inside never become sticky. */
+void pm_ctx_call_begin(pm_ctx *ctx);
+void pm_ctx_call_end(pm_ctx *ctx);
 /* Registers a parameter; returns its id or -1 (out of memory). */
 int pm_ctx_add_param(pm_ctx *ctx, pm_expr *param);
 int pm_ctx_next_var_id(pm_ctx *ctx);

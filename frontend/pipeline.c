@@ -356,23 +356,19 @@ static pm_status check_signature(pm_ctx *ctx, const char *name, int nparams,
     return PM_OK;
 }
 
-pm_status pm_pipeline_new(pm_ctx *ctx, const char *name,
-                          int nparams, pm_expr *const *params,
-                          int ninputs, pm_func *const *inputs,
-                          int noutputs, pm_func *const *outputs,
-                          pm_pipeline **out)
+static pm_status pipeline_build(pm_ctx *ctx, const char *name,
+                                int nparams, pm_expr *const *params,
+                                int ninputs, pm_func *const *inputs,
+                                int noutputs, pm_func *const *outputs,
+                                pm_pipeline **out)
 {
-    if (out)
-        *out = NULL;
-    if (!ctx)
-        return PM_ERR_MISUSE;
     if (!out)
         return pm_ctx_error(ctx, PM_ERR_MISUSE, "pm_pipeline_new: out is NULL");
     if (!name || !*name)
         return pm_ctx_error(ctx, PM_ERR_MISUSE, "pm_pipeline_new: a pipeline needs a name");
     /* An error while building the definitions is the first thing the user must see. */
-    if (pm_ctx_status(ctx) != PM_OK)
-        return pm_ctx_status(ctx);
+    if (pm_ctx_recorded(ctx) != PM_OK)
+        return pm_ctx_recorded(ctx);
     pm_status st = check_signature(ctx, name, nparams, params, ninputs, inputs, noutputs, outputs);
     if (st != PM_OK)
         return st;
@@ -416,7 +412,7 @@ pm_status pm_pipeline_new(pm_ctx *ctx, const char *name,
     }
     for (int i = 0; i < noutputs; i++)
         if (!reach_func(&w, outputs[i])) {
-            st = pm_ctx_status(ctx);
+            st = pm_ctx_recorded(ctx);
             goto done;
         }
     for (int i = 0; i < nctx_params; i++) {
@@ -461,6 +457,24 @@ done:
     free(stack);
     if (st == PM_OK)
         *out = p;
+    return st;
+}
+
+pm_status pm_pipeline_new(pm_ctx *ctx, const char *name,
+                          int nparams, pm_expr *const *params,
+                          int ninputs, pm_func *const *inputs,
+                          int noutputs, pm_func *const *outputs,
+                          pm_pipeline **out)
+{
+    if (out)
+        *out = NULL;
+    if (!ctx)
+        return PM_ERR_MISUSE;
+    /* A refusal is about this pipeline: the context builds the next one as before. */
+    pm_ctx_call_begin(ctx);
+    pm_status st = pipeline_build(ctx, name, nparams, params, ninputs, inputs, noutputs,
+                                  outputs, out);
+    pm_ctx_call_end(ctx);
     return st;
 }
 

@@ -210,7 +210,7 @@ pm_signature *pm_signature_new(pm_pipeline *p)
                 dim->step = 1;
             }
             if (!dim->lb || !dim->ub) {
-                if (pm_ctx_status(ctx) == PM_OK)
+                if (pm_ctx_recorded(ctx) == PM_OK)
                     goto nomem;
                 pm_signature_free(s);
                 return NULL;
@@ -239,7 +239,7 @@ pm_signature *pm_signature_new(pm_pipeline *p)
                 dm->dims[d].ub = bound_from_expr(p, f->name, ivs[d]->ub);
                 dm->dims[d].step = ivs[d]->step;
                 if (!dm->dims[d].lb || !dm->dims[d].ub) {
-                    if (pm_ctx_status(ctx) == PM_OK)
+                    if (pm_ctx_recorded(ctx) == PM_OK)
                         goto nomem;
                     pm_signature_free(s);
                     return NULL;
@@ -355,7 +355,7 @@ static pm_status extent_overflow(const pm_signature *s, const pm_value *params,
         text_add(&t, "%s%s = %" PRId64, first ? "" : ", ", s->param_names[i], params[i].i);
         first = false;
     }
-    text_add(&t, " make the extent of %s in dimension %d ([", owner, d + 1);
+    text_add(&t, " make the extent of %s in dimension %d ([", owner, d);
     bound_print(&t, s, dim->lb);
     text_add(&t, ", ");
     bound_print(&t, s, dim->ub);
@@ -404,7 +404,7 @@ static pm_status check_buffer(const pm_signature *s, const pm_value *params, int
         if (!sb->is_output && ub < -1) {
             snprintf(msg, msg_size,
                      "%s: image %s would have extent %" PRId64 " in dimension %d for these "
-                     "parameter values", s->name, sb->name, ub + 1, d + 1);
+                     "parameter values", s->name, sb->name, ub + 1, d);
             return PM_ERR_ARGUMENT;
         }
     }
@@ -432,12 +432,12 @@ static pm_status check_buffer(const pm_signature *s, const pm_value *params, int
                 text_add(&t, " (dimension %d of %s is the interval [%" PRId64 ", %" PRId64 "]%s "
                          "at these parameter values: %" PRId64 " point%s, as an interval's upper "
                          "bound is inclusive; the buffer's index 0 is the lower bound %" PRId64
-                         ")", d + 1, sb->name, lb, ub, sb->dims[d].step > 1 ? " (stepped)" : "",
+                         ")", d, sb->name, lb, ub, sb->dims[d].step > 1 ? " (stepped)" : "",
                          want[d], want[d] == 1 ? "" : "s", lb);
             else
                 text_add(&t, " (dimension %d of image %s has extent %" PRId64 " at these "
                          "parameter values, covering 0 .. %" PRId64 ": an image takes its "
-                         "extents, the number of points, not an inclusive upper bound)", d + 1,
+                         "extents, the number of points, not an inclusive upper bound)", d,
                          sb->name, want[d], ub);
             return PM_ERR_ARGUMENT;
         }

@@ -25,7 +25,9 @@
  *   a whole pipeline can be built and checked once, at pm_pipeline_new, whose status and
  *   pm_ctx_errmsg tell what went wrong first. pm_pipeline_new, pm_interpret and
  *   pm_pipeline_buffer_shape return their status and leave their message in the context
- *   too (replacing an older one: the message is about this call). pm_jit_new,
+ *   too (replacing an older one: the message is about this call). Their refusal is not
+ *   sticky: a later valid pipeline in the same context is built, compiled and run as if
+ *   the refused one had never been tried. pm_jit_new,
  *   pm_jit_compile and pm_kernel_run write status and message into the caller's
  *   pm_error (which may be NULL), never into the jit or kernel, so concurrent runs do not
  *   share one. Messages name the object and the cause.
@@ -120,7 +122,9 @@ typedef struct pm_ctx pm_ctx;
 pm_ctx *pm_ctx_new(void);
 /* Frees the context and every object made in it. NULL is allowed. */
 void pm_ctx_free(pm_ctx *ctx);
-/* The first error recorded since the context was made or last cleared (PM_OK if none). */
+/* The latest error: the builders' first one since the context was made or last cleared
+ * (sticky), or the last pm_pipeline_new / pm_interpret / pm_pipeline_buffer_shape
+ * refusal, whichever came last; PM_OK if none. */
 pm_status pm_ctx_status(const pm_ctx *ctx);
 /* Its message ("" when none). Valid until the next call on the context. */
 const char *pm_ctx_errmsg(const pm_ctx *ctx);

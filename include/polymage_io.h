@@ -31,7 +31,8 @@
  *   may be NULL). Nothing is printed; libpng's and libjpeg's errors (their longjmp /
  *   error_exit) are caught and become the message. A truncated file is an error (also
  *   libjpeg's "premature end" warning, which would otherwise fill the rest with grey), as
- *   are libjpeg's corrupt-data warnings. Sizes are checked before any allocation:
+ *   are libjpeg's corrupt-data warnings. Out of memory, inside libpng too, is
+ *   PM_IO_ERR_NOMEM, never a corrupted file. Sizes are checked before any allocation:
  *   rows * cols * channels * bytes never overflows silently.
  *
  * Threads: every call is independent (no global state); calls may run in parallel.
@@ -113,10 +114,14 @@ PM_IO_API pm_io_status pm_io_read_into(const char *path, pm_buffer *dst, pm_io_e
 /* Frees the data of a buffer pm_io_decode / pm_io_read made and sets it to NULL. */
 PM_IO_API void pm_io_free(pm_buffer *b);
 
+/* The rule of polymage.h's options structs: start from pm_io_write_options_default()
+ * and change fields. `size` is the struct's size as the caller's header declares it;
+ * a size of an older release reads just those bytes (later fields keep their defaults).
+ * A size that is no release's (0 from {0} or {.bit_depth = 16}, SIZE_MAX, an
+ * uninitialized struct, a newer header's) is refused before any other field is read:
+ * PM_IO_ERR_ARGUMENT, the message naming the struct, the size and the sizes read. */
 typedef struct pm_io_write_options {
-    size_t size;         /* sizeof(pm_io_write_options), set by pm_io_write_options_default:
-                            fields past `size` bytes keep their defaults, so code built
-                            against an older, shorter struct keeps working                  */
+    size_t size;         /* sizeof(pm_io_write_options), set by pm_io_write_options_default */
     pm_io_format format; /* PM_IO_AUTO (default): from the name                             */
     int bit_depth;       /* 0 (default): 16 for u16 buffers, 8 for the others; PNG 8 or 16,
                             JPEG 8                                                          */

@@ -99,6 +99,48 @@ static pm_io_format sniff(const void *data, size_t size)
     return PM_IO_AUTO;
 }
 
+/* ---- libpng's memory -------------------------------------------------------------------- */
+
+/* libpng allocates through these (png_create_*_struct_2, mem_ptr = the job's `nomem`
+ * flag), so its running out of memory is told apart from a corrupted file or a bad
+ * argument: libpng itself says only "Out of memory" or "insufficient memory". */
+#ifdef PM_IO_TEST_HOOKS
+/* Tests only (the internal library): this thread's next n libpng allocations succeed,
+ * the later ones fail; -1 (the start): none fail. Out of memory cannot be made to
+ * happen on time otherwise. */
+static _Thread_local long png_allocs_left = -1;
+void pm_io_test_png_alloc_limit(long n);
+void pm_io_test_png_alloc_limit(long n)
+{
+    png_allocs_left = n;
+}
+static int png_alloc_allowed(void)
+{
+    if (png_allocs_left < 0)
+        return 1;
+    return png_allocs_left > 0 ? (png_allocs_left--, 1) : 0;
+}
+#else
+static int png_alloc_allowed(void)
+{
+    return 1;
+}
+#endif
+
+static png_voidp png_mem_alloc(png_structp png, png_alloc_size_t n)
+{
+    void *p = png_alloc_allowed() ? malloc(n ? n : 1) : NULL;
+    if (!p)
+        *(int *)png_get_mem_ptr(png) = 1;
+    return p;
+}
+
+static void png_mem_free(png_structp png, png_voidp p)
+{
+    (void)png;
+    free(p);
+}
+
 /* ---- PNG reading ----------------------------------------------------------------------- */
 
 typedef struct png_job {
@@ -106,6 +148,8 @@ typedef struct png_job {
     const uint8_t *data;
     size_t size, pos;
     int truncated;
+    int own_msg;  /* msg is ours (a check of this file), not libpng's */
+    int nomem;    /* a libpng allocation failed                      */
     char msg[512];
     png_structp png;
     png_infop info;
@@ -116,9 +160,25 @@ typedef struct png_job {
 static void png_job_error(png_structp png, png_const_charp msg)
 {
     png_job *j = png_get_error_ptr(png);
-    if (!j->truncated) /* keep the truncation's own message */
+    /* our own message is already in j->msg (and msg may be j->msg itself: copying it
+     * onto itself would be undefined behaviour) */
+    if (!j->own_msg)
         snprintf(j->msg, sizeof j->msg, "%s", msg ? msg : "libpng error");
     png_longjmp(png, 1);
+}
+
+/* Ends the decode through libpng's error path with a message of ours. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3), noreturn))
+#endif
+static void png_job_fail(png_job *j, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(j->msg, sizeof j->msg, fmt, ap);
+    va_end(ap);
+    j->own_msg = 1;
+    png_error(j->png, j->msg);
 }
 
 static void png_job_warning(png_structp png, png_const_charp msg)
@@ -132,9 +192,7 @@ static void png_job_read(png_structp png, png_bytep out, size_t n)
     png_job *j = png_get_io_ptr(png);
     if (n > j->size - j->pos) {
         j->truncated = 1;
-        snprintf(j->msg, sizeof j->msg, "truncated file: the PNG data ends at byte %zu",
-                 j->size);
-        png_error(png, j->msg);
+        png_job_fail(j, "truncated file: the PNG data ends at byte %zu", j->size);
     }
     memcpy(out, j->data + j->pos, n);
     j->pos += n;
@@ -146,10 +204,27 @@ static int host_little_endian(void)
     return *(const uint8_t *)&one == 1;
 }
 
+/* After libpng's longjmp: frees what the decode holds and says why it stopped. */
+static pm_io_status png_failed(png_job *j, pm_io_error *e)
+{
+    png_destroy_read_struct(&j->png, &j->info, NULL);
+    free(j->row_ptrs);
+    j->row_ptrs = NULL;
+    if (j->out) {
+        free(j->out->px);
+        j->out->px = NULL;
+    }
+    if (j->nomem)
+        return fail(e, PM_IO_ERR_NOMEM, j->name, "out of memory in libpng (%s)", j->msg);
+    return fail(e, PM_IO_ERR_CORRUPT, j->name, "%s%s", j->truncated ? "" : "corrupted PNG: ",
+                j->msg);
+}
+
 /* Header only (j->out NULL: fills info) or the whole picture into *j->out. */
 static pm_io_status png_run(png_job *j, pm_io_info *info, pm_io_error *e)
 {
-    j->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, j, png_job_error, png_job_warning);
+    j->png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, j, png_job_error, png_job_warning,
+                                      &j->nomem, png_mem_alloc, png_mem_free);
     if (!j->png)
         return fail(e, PM_IO_ERR_NOMEM, j->name, "out of memory for libpng");
     j->info = png_create_info_struct(j->png);
@@ -157,17 +232,8 @@ static pm_io_status png_run(png_job *j, pm_io_info *info, pm_io_error *e)
         png_destroy_read_struct(&j->png, NULL, NULL);
         return fail(e, PM_IO_ERR_NOMEM, j->name, "out of memory for libpng");
     }
-    if (setjmp(png_jmpbuf(j->png))) {
-        png_destroy_read_struct(&j->png, &j->info, NULL);
-        free(j->row_ptrs);
-        j->row_ptrs = NULL;
-        if (j->out) {
-            free(j->out->px);
-            j->out->px = NULL;
-        }
-        return fail(e, PM_IO_ERR_CORRUPT, j->name, "%s%s", j->truncated ? "" : "corrupted PNG: ",
-                    j->msg);
-    }
+    if (setjmp(png_jmpbuf(j->png)))
+        return png_failed(j, e);
     png_set_read_fn(j->png, j, png_job_read);
     png_read_info(j->png, j->info);
     png_uint_32 w = png_get_image_width(j->png, j->info), h = png_get_image_height(j->png, j->info);
@@ -196,18 +262,15 @@ static pm_io_status png_run(png_job *j, pm_io_info *info, pm_io_error *e)
     r->row_bytes = png_get_rowbytes(j->png, j->info);
     size_t bytes, ptrs;
     if (r->channels != info->channels || (r->depth != 8 && r->depth != 16) ||
-        r->row_bytes != (size_t)w * (size_t)r->channels * (size_t)(r->depth / 8)) {
-        snprintf(j->msg, sizeof j->msg, "unexpected layout after expansion (%d channels, %d bits)",
-                 r->channels, r->depth);
-        png_error(j->png, j->msg);
-    }
+        r->row_bytes != (size_t)w * (size_t)r->channels * (size_t)(r->depth / 8))
+        png_job_fail(j, "unexpected layout after expansion (%d channels, %d bits)", r->channels,
+                     r->depth);
     /* deflate expands at most 1032 times: a header claiming more pixels than the file
      * can hold is corrupted, found before its memory is taken */
-    if ((double)(r->row_bytes + 1) * (double)h > 1032.0 * (double)j->size + 65536.0) {
-        snprintf(j->msg, sizeof j->msg, "%zu bytes cannot hold %lu x %lu pixels of %d channels",
-                 j->size, (unsigned long)h, (unsigned long)w, r->channels);
-        png_error(j->png, j->msg);
-    }
+    if ((double)(r->row_bytes + 1) * (double)h > 1032.0 * (double)j->size + 65536.0)
+        png_job_fail(j, "its %zu bytes cannot hold %lu x %lu pixels of %d channel%s (deflate "
+                     "expands data at most 1032 times)", j->size, (unsigned long)h,
+                     (unsigned long)w, r->channels, r->channels == 1 ? "" : "s");
     if (!mul_size(r->row_bytes, h, &bytes) || !mul_size(sizeof *j->row_ptrs, h, &ptrs)) {
         png_destroy_read_struct(&j->png, &j->info, NULL);
         return fail(e, PM_IO_ERR_TOO_LARGE, j->name, "%lu x %lu pixels do not fit in memory",
@@ -703,16 +766,37 @@ pm_io_write_options pm_io_write_options_default(void)
                                  .png_compression = -1};
 }
 
-/* The fields of `given` within its declared size over the defaults. */
-static pm_io_write_options resolve_options(const pm_io_write_options *given)
+/* The sizes of every released pm_io_write_options, oldest first; the last is the struct
+ * as declared now (the rule of polymage.h's options structs: append a field at the end,
+ * give it its default, append the new sizeof here). */
+static const size_t write_options_sizes[] = {24}; /* 0.1 */
+_Static_assert(sizeof(pm_io_write_options) == 24,
+               "pm_io_write_options changed: append its new size to write_options_sizes");
+
+/* *o = the defaults, overwritten by the caller's `given->size` bytes when that size is
+ * one of a released version (NULL: the defaults); otherwise PM_IO_ERR_ARGUMENT naming
+ * the struct, the size and the sizes read, before any other field is read. */
+static pm_io_status read_options(const pm_io_write_options *given, const char *name,
+                                 pm_io_write_options *o, pm_io_error *e)
 {
-    pm_io_write_options o = pm_io_write_options_default();
-    if (given) {
-        size_t n = given->size < sizeof o ? given->size : sizeof o;
-        if (n > sizeof o.size)
-            memcpy((char *)&o + sizeof o.size, (const char *)given + sizeof o.size, n - sizeof o.size);
-    }
-    return o;
+    *o = pm_io_write_options_default();
+    if (!given)
+        return PM_IO_OK;
+    size_t n = sizeof write_options_sizes / sizeof write_options_sizes[0];
+    for (size_t i = 0; i < n; i++)
+        if (given->size == write_options_sizes[i]) {
+            memcpy((char *)o + sizeof o->size, (const char *)given + sizeof o->size,
+                   given->size - sizeof o->size);
+            return PM_IO_OK;
+        }
+    char known[64] = "";
+    for (size_t i = 0, len = 0; i < n && len < sizeof known; i++)
+        len += (size_t)snprintf(known + len, sizeof known - len, "%s%zu", i ? ", " : "",
+                                write_options_sizes[i]);
+    return fail(e, PM_IO_ERR_ARGUMENT, name,
+                "pm_io_write_options.size = %zu is not the size of any version of "
+                "pm_io_write_options (this polymage_io %s reads %s; start from "
+                "pm_io_write_options_default())", given->size, PM_VERSION, known);
 }
 
 /* The sample of channel c at (x, y) of the picture, at the output depth. */
@@ -764,7 +848,8 @@ typedef struct png_wjob {
     png_infop info;
     uint8_t *out, *row;
     size_t len, cap;
-    int nomem;
+    int nomem;    /* a libpng allocation failed, or the output's                 */
+    int own_msg;  /* msg is ours (the output's memory), not libpng's             */
 } png_wjob;
 
 static void png_wjob_write(png_structp png, png_bytep data, size_t n)
@@ -776,8 +861,9 @@ static void png_wjob_write(png_structp png, png_bytep data, size_t n)
             cap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
         uint8_t *p = realloc(j->out, cap);
         if (!p) {
-            j->nomem = 1;
-            png_error(png, "out of memory for the encoded PNG");
+            j->nomem = j->own_msg = 1;
+            snprintf(j->msg, sizeof j->msg, "out of memory for the encoded PNG (%zu bytes)", cap);
+            png_error(png, j->msg);
         }
         j->out = p;
         j->cap = cap;
@@ -794,15 +880,31 @@ static void png_wjob_flush(png_structp png)
 static void png_wjob_error(png_structp png, png_const_charp msg)
 {
     png_wjob *j = png_get_error_ptr(png);
-    snprintf(j->msg, sizeof j->msg, "%s", msg ? msg : "libpng error");
+    if (!j->own_msg) /* else msg is j->msg: no copy onto itself */
+        snprintf(j->msg, sizeof j->msg, "%s", msg ? msg : "libpng error");
     png_longjmp(png, 1);
+}
+
+/* After libpng's longjmp: frees what the encode holds and says why it stopped. */
+static pm_io_status png_encode_failed(png_wjob *j, pm_io_error *e)
+{
+    png_destroy_write_struct(&j->png, &j->info);
+    free(j->row);
+    free(j->out);
+    j->out = NULL;
+    if (j->nomem)
+        return fail(e, PM_IO_ERR_NOMEM, j->name, "cannot encode the PNG: %s%s%s",
+                    j->own_msg ? "" : "out of memory in libpng (", j->msg,
+                    j->own_msg ? "" : ")");
+    return fail(e, PM_IO_ERR_ARGUMENT, j->name, "cannot encode the PNG: %s", j->msg);
 }
 
 static pm_io_status png_encode(png_wjob *j, const pm_buffer *b, const int64_t s[3], int channels,
                                int depth, int level, size_t row_bytes, pm_io_error *e)
 {
     int64_t rows = b->extent[b->ndims - 2], cols = b->extent[b->ndims - 1];
-    j->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, j, png_wjob_error, png_job_warning);
+    j->png = png_create_write_struct_2(PNG_LIBPNG_VER_STRING, j, png_wjob_error, png_job_warning,
+                                       &j->nomem, png_mem_alloc, png_mem_free);
     if (!j->png)
         return fail(e, PM_IO_ERR_NOMEM, j->name, "out of memory for libpng");
     j->info = png_create_info_struct(j->png);
@@ -812,14 +914,8 @@ static pm_io_status png_encode(png_wjob *j, const pm_buffer *b, const int64_t s[
         free(j->row);
         return fail(e, PM_IO_ERR_NOMEM, j->name, "out of memory for libpng");
     }
-    if (setjmp(png_jmpbuf(j->png))) {
-        png_destroy_write_struct(&j->png, &j->info);
-        free(j->row);
-        free(j->out);
-        j->out = NULL;
-        return fail(e, j->nomem ? PM_IO_ERR_NOMEM : PM_IO_ERR_ARGUMENT, j->name,
-                    "cannot encode the PNG: %s", j->msg);
-    }
+    if (setjmp(png_jmpbuf(j->png)))
+        return png_encode_failed(j, e);
     png_set_write_fn(j->png, j, png_wjob_write, png_wjob_flush);
     static const int types[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
                                  PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
@@ -889,15 +985,14 @@ static int ends_with(const char *s, const char *suffix)
     return 1;
 }
 
-static pm_io_status encode_named(const pm_buffer *img, const pm_io_write_options *given,
-                                 const char *name, pm_io_format format, void **data,
-                                 size_t *size, pm_io_error *e)
+/* Encodes with options already read (read_options). */
+static pm_io_status encode_named(const pm_buffer *img, pm_io_write_options o, const char *name,
+                                 pm_io_format format, void **data, size_t *size, pm_io_error *e)
 {
     if (!data || !size)
         return fail(e, PM_IO_ERR_ARGUMENT, name, "NULL result pointer");
     *data = NULL;
     *size = 0;
-    pm_io_write_options o = resolve_options(given);
     if (o.format != PM_IO_AUTO)
         format = o.format;
     if (format != PM_IO_PNG && format != PM_IO_JPEG)
@@ -976,7 +1071,13 @@ static pm_io_status encode_named(const pm_buffer *img, const pm_io_write_options
 pm_io_status pm_io_encode(const pm_buffer *img, const pm_io_write_options *options, void **data,
                           size_t *size, pm_io_error *error)
 {
-    return encode_named(img, options, "image", PM_IO_PNG, data, size, error);
+    pm_io_write_options o;
+    if (data)
+        *data = NULL;
+    if (size)
+        *size = 0;
+    pm_io_status s = read_options(options, "image", &o, error);
+    return s != PM_IO_OK ? s : encode_named(img, o, "image", PM_IO_PNG, data, size, error);
 }
 
 pm_io_status pm_io_write(const char *path, const pm_buffer *img,
@@ -984,7 +1085,10 @@ pm_io_status pm_io_write(const char *path, const pm_buffer *img,
 {
     if (!path)
         return fail(error, PM_IO_ERR_ARGUMENT, "(null)", "NULL path");
-    pm_io_write_options o = resolve_options(options);
+    pm_io_write_options o;
+    pm_io_status s = read_options(options, path, &o, error);
+    if (s != PM_IO_OK)
+        return s;
     pm_io_format format = o.format;
     if (format == PM_IO_AUTO) {
         if (ends_with(path, ".png"))
@@ -998,7 +1102,7 @@ pm_io_status pm_io_write(const char *path, const pm_buffer *img,
     }
     void *data;
     size_t size;
-    pm_io_status s = encode_named(img, options, path, format, &data, &size, error);
+    s = encode_named(img, o, path, format, &data, &size, error);
     if (s != PM_IO_OK)
         return s;
     errno = 0;

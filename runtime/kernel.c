@@ -42,9 +42,9 @@ static pm_status run_failed(const pm_kernel *k, const pm_run_ctx *rt, int32_t co
                                 "%d slots",
                                 name, (int)rt->failed_slot, (long long)rt->failed_bytes,
                                 pm_scratch_pool_nslots(k->pool));
-        return pm_error_set(err, PM_ERR_NOMEM,
-                            "%s: out of memory for an intermediate buffer (slot %d, %lld bytes)",
-                            name, (int)rt->failed_slot, (long long)rt->failed_bytes);
+        return pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory for %s (%lld bytes)", name,
+                            rt->failed_who ? rt->failed_who : "an intermediate buffer",
+                            (long long)rt->failed_bytes);
     }
     return pm_error_set(err, PM_ERR_INTERNAL, "%s: the kernel returned %d", name, (int)code);
 }

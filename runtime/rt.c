@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-void *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes)
+void *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes, const char *who)
 {
     void *p = pm_scratch_set_get(rt->scratch, slot, bytes);
     if (!p) {
@@ -15,6 +15,7 @@ void *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes)
                                         __ATOMIC_ACQUIRE)) {
             rt->failed_slot = slot;
             rt->failed_bytes = bytes;
+            rt->failed_who = who;
             rt->failed_status = 6; /* PM_ERR_NOMEM */
         }
     }

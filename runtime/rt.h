@@ -8,7 +8,7 @@
  * libpolymage is a static library whose symbols the process does not export.
  *
  * For the code generator (codegen/), the calls a kernel may make:
- *   void   *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes);
+ *   void   *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes, const char *who);
  *   int32_t pm_rt_threads(pm_run_ctx *rt);
  *   void    pm_rt_fail(pm_run_ctx *rt, int32_t status, const char *why);
  * A slot is used by one thread at a time. Simplest: allocate every scratchpad in the
@@ -28,11 +28,13 @@ typedef struct pm_run_ctx pm_run_ctx;
 #define PM_RT_BUFFER_TAIL 8
 
 /* At least `bytes` bytes (and PM_RT_BUFFER_TAIL more that may be read), 64-byte
- * aligned, for slot `slot` during this run; contents undefined. The same slot asked again in one run returns the same memory when it is
- * big enough (else new memory: earlier pointers for that slot become invalid).
+ * aligned, for slot `slot` during this run; contents undefined. The same slot asked
+ * again in one run returns the same memory when it is big enough (else new memory:
+ * earlier pointers for that slot become invalid). `who` is a message constant of the
+ * module naming what the memory is for ("g's buffer"), valid as long as the kernel.
  * NULL when out of memory or slot is out of range (the kernel then returns nonzero and
- * pm_kernel_run reports the cause recorded here). */
-void *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes);
+ * pm_kernel_run reports the cause recorded here, naming `who`). */
+void *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes, const char *who);
 
 /* The number of threads this run should use for GOMP_parallel (>= 1): the thread count
  * of the compile options, 0 ("all cores") already resolved. */
@@ -56,6 +58,7 @@ struct pm_run_ctx {
     int failed;
     int32_t failed_slot;
     int64_t failed_bytes;
+    const char *failed_who; /* pm_rt_buffer's `who`, or NULL                             */
     int32_t failed_status;  /* pm_rt_fail: the status and message constant (or NULL)  */
     const char *failed_why;
 };

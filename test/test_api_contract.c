@@ -5,7 +5,8 @@
  * left untouched, the kernel usable afterwards), strided views, a kernel outliving its
  * pipeline's context, dumps and the IR they show, many compiles and frees (ASan), runs
  * of one kernel from 4 threads at once and compiles from 2 threads at once, pm_jit_free
- * before its kernels. Compiled-vs-interpreter results are test_compiled.c; hostile
+ * before its kernels, a context that built, compiled and ran a valid pipeline after a
+ * refused one. Compiled-vs-interpreter results are test_compiled.c; hostile
  * inputs are test_bad_input.c.
  */
 #include "check.h"
@@ -676,6 +677,95 @@ static void test_errors(void)
     pm_ctx_free(ctx);
 }
 
+/* ---- a failed pm_pipeline_new leaves its context usable ------------------------------- */
+
+/* G(x, y) = the mean of E(x-1..x+1, y), E = I padded by one clamped row above and below:
+ * R x C over R x C (pm_pad is one of the helpers that stops at a recorded error). */
+static pm_func *build_padded_blur(pm_ctx *ctx, pm_expr *R, pm_expr *C, pm_func *I)
+{
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_func *E = pm_pad(I, "E", PM_BOUNDARY_CLAMP, NULL, 1, (const int[]){0}, 1);
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1);
+    pm_func *G = pm_func_new(ctx, "G", PM_F32, 2, pm_exprs(x, y), pm_intervals(rows, cols));
+    pm_expr *sum = pm_add(pm_add(pm_call(E, pm_addi(x, -1), y), pm_call(E, x, y)),
+                          pm_call(E, pm_addi(x, 1), y));
+    pm_func_define_expr(G, pm_mulf(sum, 1.0 / 3.0));
+    return G;
+}
+
+/* The header's promise: a refused pipeline (a cycle, a read outside a domain, a failed
+ * pm_interpret) is about that call; the same context then builds, compiles and runs a
+ * valid pipeline, one that reuses a function the refused one reached. */
+static void test_failed_pipeline_keeps_context(pm_jit *jit)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+    pm_func *I = pm_image(ctx, "I", PM_F32, R, C);
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1);
+    pm_func *A = pm_func_new(ctx, "A", PM_F32, 2, pm_exprs(x, y), pm_intervals(rows, cols));
+    pm_func *B = pm_func_new(ctx, "B", PM_F32, 2, pm_exprs(x, y), pm_intervals(rows, cols));
+    pm_func_define_expr(A, pm_call(B, x, y));
+    pm_func_define_expr(B, pm_addf(pm_call(A, x, y), 1.0));
+    pm_pipeline *bad = (pm_pipeline *)&bad;
+    CHECK_STATUS(pm_pipeline_new(ctx, "cyclic", 2, pm_exprs(R, C), 1, &I, 1, &B, &bad),
+                 PM_ERR_INVALID);
+    CHECK(bad == NULL);
+    CHECK_STATUS(pm_ctx_status(ctx), PM_ERR_INVALID);
+    CHECK_CONTAINS(pm_ctx_errmsg(ctx), "cycle between functions");
+
+    pm_func *G = build_padded_blur(ctx, R, C, I);
+    if (!CHECK(G != NULL))
+        fprintf(stderr, "  after a refused pipeline: %s\n", pm_ctx_errmsg(ctx));
+    pm_func *S = pm_func_new(ctx, "S", PM_F32, 2, pm_exprs(x, y), pm_intervals(rows, cols));
+    pm_func_define_expr(S, pm_call(G, pm_addi(x, 1), y));
+    CHECK_STATUS(pm_pipeline_new(ctx, "shifted", 2, pm_exprs(R, C), 1, &I, 1, &S, &bad),
+                 PM_ERR_INVALID);
+    CHECK_CONTAINS(pm_ctx_errmsg(ctx), "S: access G(x + 1, y) reads outside G's domain");
+
+    pm_pipeline *p = NULL;
+    pm_status st = pm_pipeline_new(ctx, "padded_blur", 2, pm_exprs(R, C), 1, &I, 1, &G, &p);
+    if (!CHECK_STATUS(st, PM_OK) || !CHECK(p != NULL)) {
+        fprintf(stderr, "  the valid pipeline: %s\n", pm_ctx_errmsg(ctx));
+        pm_ctx_free(ctx);
+        return;
+    }
+    CHECK_STATUS(pm_ctx_status(ctx), PM_OK); /* the message was about the refused call */
+    pm_value params[2] = {PM_I(9), PM_I(13)};
+    pm_buffer in = check_buffer_new(PM_F32, 2, (int64_t[]){9, 13});
+    pm_buffer want = check_buffer_new(PM_F32, 2, (int64_t[]){9, 13});
+    pm_buffer got = check_buffer_new(PM_F32, 2, (int64_t[]){9, 13});
+    check_fill(&in, 5u, false);
+    CHECK_STATUS(pm_interpret(p, params, &in, &got), PM_OK);
+    /* a refused run is about that call too: the next pipeline is built as before */
+    pm_buffer small = pm_buffer_dense(in.data, PM_F32, 2, (int64_t[]){9, 12});
+    CHECK_STATUS(pm_interpret(p, params, &small, &got), PM_ERR_ARGUMENT);
+    pm_pipeline *again = NULL;
+    CHECK_STATUS(pm_pipeline_new(ctx, "again", 2, pm_exprs(R, C), 1, &I, 1, &G, &again),
+                 PM_OK);
+    CHECK_STATUS(pm_interpret(again, params, &in, &want), PM_OK);
+
+    pm_error err;
+    pm_kernel *k = pm_jit_compile(jit, p, params, NULL, &err);
+    if (!CHECK(k != NULL))
+        fprintf(stderr, "  compile: %s\n", err.message);
+    if (k && CHECK_STATUS(pm_kernel_run(k, params, &in, &got, &err), PM_OK))
+        CHECK(check_buffer_maxdiff(&got, &want) <= 1e-5);
+    /* a builder's error, though, stays until cleared, through refused calls */
+    CHECK(pm_call(G, x, NULL) == NULL);
+    CHECK_STATUS(pm_interpret(p, params, &small, &got), PM_ERR_ARGUMENT);
+    CHECK_STATUS(pm_pipeline_new(ctx, "later", 2, pm_exprs(R, C), 1, &I, 1, &G, &again),
+                 PM_ERR_MISUSE);
+    CHECK_CONTAINS(pm_ctx_errmsg(ctx), "call of G: argument");
+    pm_kernel_free(k);
+    check_buffer_free(&in);
+    check_buffer_free(&want);
+    check_buffer_free(&got);
+    pm_ctx_free(ctx);
+}
+
 static void test_unsharp_ir(void)
 {
     pm_ctx *ctx = pm_ctx_new();
@@ -846,6 +936,7 @@ int main(void)
     test_nondefault_options(jit);
     test_blur(jit);
     test_errors();
+    test_failed_pipeline_keeps_context(jit);
     test_dumps(jit);
     test_compile_stats(jit);
     test_unsharp_ir();

@@ -103,6 +103,9 @@ static void test_unsharp(void)
         CHECK_CONTAINS(ir, "<16 x float>");
         CHECK_CONTAINS(ir, "GOMP_parallel");
         CHECK_CONTAINS(ir, "pm_rt_buffer");
+        /* what each allocation is for, named in its out-of-memory message (kernel.c) */
+        CHECK_CONTAINS(ir, "c\"blury's buffer\\00\"");
+        CHECK_CONTAINS(ir, "c\"the buffer blurx and sharpen share\\00\"");
         CHECK_CONTAINS(ir, "\"prefer-vector-width\"=\"512\"");
         CHECK_CONTAINS(ir, "define i32 @pm_entry(");
         /* every read of unsharp mask is affine and unit-stride: no gathers */

@@ -9,7 +9,9 @@
  *    naming the file and the cause;
  *  - every truncation of a PNG and a JPEG is a clean error, and byte flips at every offset
  *    give either a picture or a clean error, never a crash (run it under ASan + UBSan:
- *    make test-asan).
+ *    make test-asan);
+ *  - messages keep their cause: libpng out of memory at each of its allocations is
+ *    PM_IO_ERR_NOMEM, a header claiming more pixels than the file holds says so.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
@@ -357,6 +359,45 @@ static void expect(pm_io_status got, pm_io_status want, const pm_io_error *err, 
         CHECK_CONTAINS(err->message, needle2);
 }
 
+/* pm_io_write_options.size: the released size is read; 0 (an initializer without
+ * _default()), SIZE_MAX, a size between the fields and a newer header's are refused by
+ * pm_io_encode and pm_io_write alike, naming the struct, the size and the sizes read,
+ * before any other field is (bit_depth 12 would be refused otherwise) and before any file
+ * is made. */
+static void write_options_sizes(const pm_buffer *img)
+{
+    pm_io_write_options o = pm_io_write_options_default();
+    CHECK(o.size == sizeof o);
+    void *png = NULL;
+    size_t size = 0;
+    pm_io_error err;
+    CHECK(pm_io_encode(img, &o, &png, &size, &err) == PM_IO_OK && png && size > 8);
+    free(png);
+    const size_t bad[] = {0, SIZE_MAX, offsetof(pm_io_write_options, bit_depth), sizeof o - 1,
+                          sizeof o + 8, sizeof o * 2};
+    char path[512], want[160], read[64];
+    snprintf(path, sizeof path, "%s/sized.png", tmpdir);
+    snprintf(read, sizeof read, "reads %zu;", sizeof o);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        o = pm_io_write_options_default();
+        o.size = bad[i];
+        o.bit_depth = 12;
+        snprintf(want, sizeof want, "pm_io_write_options.size = %zu is not the size of any "
+                 "version of pm_io_write_options", bad[i]);
+        png = (void *)&o;
+        size = 1;
+        expect(pm_io_encode(img, &o, &png, &size, &err), PM_IO_ERR_ARGUMENT, &err, want, read);
+        CHECK(png == NULL && size == 0);
+        CHECK_CONTAINS(err.message, "image: ");
+        CHECK_CONTAINS(err.message, "start from pm_io_write_options_default()");
+        expect(pm_io_write(path, img, &o, &err), PM_IO_ERR_ARGUMENT, &err, want, path);
+        CHECK(access(path, F_OK) != 0);
+    }
+    /* NULL options are the defaults */
+    CHECK(pm_io_write(path, img, NULL, &err) == PM_IO_OK);
+    CHECK(access(path, F_OK) == 0);
+}
+
 static void misuse(void)
 {
     pm_io_error err;
@@ -404,12 +445,7 @@ static void misuse(void)
     o.format = PM_IO_JPEG;
     o.jpeg_quality = 0;
     expect(pm_io_encode(&img, &o, &png, &size, &err), PM_IO_ERR_ARGUMENT, &err, "jpeg_quality", NULL);
-    /* an older, shorter options struct: the fields past its size keep their defaults */
-    o = pm_io_write_options_default();
-    o.size = offsetof(pm_io_write_options, bit_depth);
-    o.bit_depth = 12;
-    CHECK(pm_io_encode(&img, &o, &png, &size, &err) == PM_IO_OK);
-    free(png);
+    write_options_sizes(&img);
 
     snprintf(path, sizeof path, "%s/picture.tiff", tmpdir);
     expect(pm_io_write(path, &img, NULL, &err), PM_IO_ERR_FORMAT, &err, "picture.tiff", ".png");
@@ -552,6 +588,103 @@ static void fuzz(void)
     }
 }
 
+/* ---- messages that keep their cause ---------------------------------------------------- */
+
+/* The internal polymage_io's test hook (io/polymage_io.c, built with PM_IO_TEST_HOOKS):
+ * this thread's next n libpng allocations succeed and the later ones fail; -1: none fail. */
+void pm_io_test_png_alloc_limit(long n);
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int k = 0; k < 4; k++)
+        p[k] = (uint8_t)(v >> (24 - 8 * k));
+}
+
+/* One operation with libpng's allocations failing from the n-th on: it succeeds or says
+ * out of memory (PM_IO_ERR_NOMEM naming the picture), never anything else. Returns 1 for
+ * a failure inside libpng's work (after its structs were made), 0 otherwise. */
+static int oom_case(const char *what, long n, pm_io_status s, const pm_io_error *err, int *bad)
+{
+    if (s == PM_IO_OK)
+        return 0;
+    if (s != PM_IO_ERR_NOMEM || !strstr(err->message, "out of memory")) {
+        fprintf(stderr, "%s, %ld libpng allocations: %s: %s\n", what, n, pm_io_status_name(s),
+                err->message);
+        (*bad)++;
+    }
+    return strstr(err->message, "out of memory in libpng") != NULL;
+}
+
+static void png_out_of_memory(void)
+{
+    pm_buffer img = make_picture(PM_U16, 4, 19, 23, 16, 0);
+    void *png = NULL, *again = NULL;
+    size_t size = 0, again_size = 0;
+    pm_io_error err;
+    if (!CHECK(pm_io_encode(&img, NULL, &png, &size, &err) == PM_IO_OK))
+        return;
+    int bad = 0, decode_inside = 0, encode_inside = 0, probe_inside = 0, last_ok = 0;
+    for (long n = 0; n <= 200; n++) {
+        pm_buffer out;
+        pm_io_info info;
+        pm_io_test_png_alloc_limit(n);
+        pm_io_status s = pm_io_decode(png, size, "oom.png", PM_U8, 0, &out, &err);
+        decode_inside += oom_case("decode", n, s, &err, &bad);
+        last_ok = s == PM_IO_OK;
+        if (s == PM_IO_OK)
+            pm_io_free(&out);
+        s = pm_io_probe(png, size, "oom.png", &info, &err);
+        probe_inside += oom_case("probe", n, s, &err, &bad);
+        s = pm_io_encode(&img, NULL, &again, &again_size, &err);
+        encode_inside += oom_case("encode", n, s, &err, &bad);
+        free(again);
+        again = NULL;
+        pm_io_test_png_alloc_limit(-1);
+    }
+    printf("libpng out of memory: %d decodes, %d probes, %d encodes failed inside libpng\n",
+           decode_inside, probe_inside, encode_inside);
+    CHECK(bad == 0);
+    CHECK(decode_inside > 0 && encode_inside > 0); /* a header needs only libpng's structs */
+    CHECK(last_ok); /* 200 allocations are plenty */
+    pm_buffer out;
+    pm_io_test_png_alloc_limit(0);
+    expect(pm_io_decode(png, size, "oom.png", PM_U8, 0, &out, &err), PM_IO_ERR_NOMEM, &err,
+           "oom.png: out of memory", NULL);
+    pm_io_test_png_alloc_limit(-1);
+    free(png);
+    check_buffer_free(&img);
+}
+
+/* A header claiming far more pixels than the file's bytes can inflate to is refused before
+ * the pixels' memory is taken, the message giving the sizes and the limit. */
+static void png_size_limit(void)
+{
+    pm_buffer img = make_picture(PM_U8, 1, 4, 5, 8, 0);
+    void *data = NULL;
+    size_t size = 0;
+    pm_io_error err;
+    if (!CHECK(pm_io_encode(&img, NULL, &data, &size, &err) == PM_IO_OK))
+        return;
+    uint8_t *png = data;
+    CHECK(memcmp(png + 12, "IHDR", 4) == 0);
+    put_u32(png + 16, 100000); /* width: columns */
+    put_u32(png + 20, 90000);  /* height: rows */
+    fix_png_crc(png, size, 16);
+    pm_io_info info;
+    CHECK(pm_io_probe(png, size, "liar.png", &info, &err) == PM_IO_OK);
+    CHECK(info.rows == 90000 && info.cols == 100000);
+    pm_buffer out;
+    char cause[160];
+    snprintf(cause, sizeof cause, "corrupted PNG: its %zu bytes cannot hold 90000 x 100000 "
+             "pixels of 1 channel (deflate expands data at most 1032 times)", size);
+    expect(pm_io_decode(png, size, "liar.png", PM_U8, 0, &out, &err), PM_IO_ERR_CORRUPT, &err,
+           "liar.png: ", cause);
+    printf("  a lying header: %s\n", err.message);
+    CHECK(out.data == NULL);
+    free(data);
+    check_buffer_free(&img);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/pm_test_image_io.XXXXXX");
@@ -562,6 +695,8 @@ int main(void)
     other_pngs();
     misuse();
     fuzz();
+    png_out_of_memory();
+    png_size_limit();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)

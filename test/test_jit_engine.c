@@ -85,12 +85,13 @@ typedef void (*fill_fn)(int32_t *out, int64_t n, int32_t threads, uint64_t *seen
 /* Asks pm_rt_buffer for `bytes` in `slot`, writes all of it, returns the address (or
  * -1 when it got NULL); @threads_NAME returns pm_rt_threads. */
 static const char *scratch_ir =
-    "declare ptr @pm_rt_buffer(ptr, i32, i64)\n"
+    "@who = private constant [14 x i8] c\"test's buffer\\00\"\n"
+    "declare ptr @pm_rt_buffer(ptr, i32, i64, ptr)\n"
     "declare i32 @pm_rt_threads(ptr)\n"
     "declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)\n"
     "define i64 @%s(ptr %%rt, i32 %%slot, i64 %%bytes) {\n"
     "entry:\n"
-    "  %%p = call ptr @pm_rt_buffer(ptr %%rt, i32 %%slot, i64 %%bytes)\n"
+    "  %%p = call ptr @pm_rt_buffer(ptr %%rt, i32 %%slot, i64 %%bytes, ptr @who)\n"
     "  %%isnull = icmp eq ptr %%p, null\n"
     "  br i1 %%isnull, label %%fail, label %%ok\n"
     "fail:\n"
@@ -251,6 +252,7 @@ static void test_rt_buffer(void)
     CHECK(scratch(&rt, 3, 8) == -1);
     CHECK(scratch(&rt, -1, 8) == -1);
     CHECK(rt.failed == 1 && rt.failed_slot == 3 && rt.failed_bytes == 8);
+    CHECK(rt.failed_who && strcmp(rt.failed_who, "test's buffer") == 0);
 
     /* Returned sets are reused: the next checkout gets the same memory. */
     pm_scratch_pool_return(pool, rt.scratch);

@@ -7,6 +7,8 @@
  *    interpolate takes a picture's alpha as its mask and fills the transparent half;
  *  - explain (text with the groups; the diagram as SVG through dot, or DOT text), bench
  *    with a tiny size and 2 runs, sample and the run_sample alias;
+ *  - with a disk cache (PM_CACHE_DIR), a second run and sample say the kernel was loaded
+ *    from it, not compiled;
  *  - bad usages (unknown app, command or option, missing, corrupt or too small picture,
  *    an output name that is no picture) exit non-zero with a message on stderr.
  */
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -314,6 +317,30 @@ static void explain_and_bench(void)
     CHECK_CONTAINS(out_text, "IQR");
 }
 
+/* A private disk cache: the first run compiles and writes the kernel, the second loads
+ * it and must not call that a compile (stderr's line and stdout's summary). */
+static void disk_cache_loads(void)
+{
+    char cache[512];
+    snprintf(cache, sizeof cache, "%s/kernels", dir);
+    if (!CHECK(mkdir(cache, 0700) == 0))
+        return;
+    setenv("PM_CACHE_DIR", cache, 1);
+    CHECK(polymage("run unsharp_mask photo.png cached1.png --threads 1") == 0);
+    CHECK_CONTAINS(err_text, "unsharp_mask: compiled in");
+    CHECK_CONTAINS(out_text, ", compile ");
+    CHECK(polymage("run unsharp_mask photo.png cached2.png --threads 1") == 0);
+    CHECK_CONTAINS(err_text, "unsharp_mask: loaded from the disk cache in");
+    CHECK(strstr(err_text, "compiled in") == NULL);
+    CHECK_CONTAINS(out_text, ", disk cache load ");
+    CHECK(polymage("sample harris --rows 16 --cols 24 --out cached --threads 1") == 0);
+    CHECK_CONTAINS(out_text, "JIT compile");
+    CHECK(polymage("sample harris --rows 16 --cols 24 --out cached --threads 1") == 0);
+    CHECK_CONTAINS(out_text, "threads: disk cache load");
+    CHECK_CONTAINS(err_text, "harris: loaded from the disk cache in");
+    unsetenv("PM_CACHE_DIR");
+}
+
 static void expect_failure(const char *args, const char *needle)
 {
     int rc = polymage(args);
@@ -372,9 +399,11 @@ int main(void)
     snprintf(dir, sizeof dir, "/tmp/pm_test_cli.XXXXXX");
     if (!CHECK(mkdtemp(dir) != NULL))
         return check_finish("test_polymage_cli");
+    unsetenv("PM_CACHE_DIR"); /* compiles unless a test sets its own */
     helps();
     runs();
     explain_and_bench();
+    disk_cache_loads();
     bad_usages();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -63,12 +63,13 @@ static void test_extent_vs_bound(void)
         CHECK_CONTAINS(err.message, "[2, 7]");
         CHECK_CONTAINS(err.message, "upper bound is inclusive");
         CHECK_CONTAINS(err.message, "index 0 is the lower bound 2");
+        CHECK_CONTAINS(err.message, "(dimension 0 of f is the interval [2, 7]"); /* from 0 */
     }
     /* the image sized as if it took an inclusive bound (7 for an extent of 8) */
     bo.extent[0] = 6;
     bi.extent[0] = 7;
     CHECK_STATUS(both(ctx, p, params, &bi, &bo, 6 * sizeof *out, &err), PM_ERR_ARGUMENT);
-    CHECK_CONTAINS(err.message, "image I has extent 8");
+    CHECK_CONTAINS(err.message, "(dimension 0 of image I has extent 8");
     CHECK_CONTAINS(err.message, "covering 0 .. 7");
     CHECK_CONTAINS(err.message, "not an inclusive upper bound");
     pm_ctx_free(ctx);

@@ -237,14 +237,53 @@ static LLVMValueRef scratch_bytes(pm_llvm *g, const pm_poly_storage *st, pm_llvm
     return bytes;
 }
 
+/* pm_rt_buffer(rt, slot, bytes, who), then to `fail` when it returns NULL. `who` names
+ * the function(s) whose memory it is: the run's out-of-memory message gives it. */
+static LLVMValueRef rt_buffer(pm_llvm *g, int slot, LLVMValueRef bytes, const char *who,
+                              const char *name, LLVMBasicBlockRef fail)
+{
+    LLVMTypeRef fnty = LLVMFunctionType(g->t_ptr, (LLVMTypeRef[]){g->t_ptr, g->t_i32, g->t_i64,
+                                        g->t_ptr}, 4, 0);
+    LLVMValueRef args[4] = {g->rt_arg, LLVMConstInt(g->t_i32, (unsigned)slot, 0), bytes,
+                            LLVMBuildGlobalStringPtr(g->B, who, "who")};
+    LLVMValueRef base = LLVMBuildCall2(g->B, fnty, pm_llvm_declare(g, "pm_rt_buffer", fnty),
+                                       args, 4, name);
+    LLVMBasicBlockRef ok = pm_llvm_block(g, "scratch_ok");
+    LLVMBuildCondBr(g->B, LLVMBuildIsNull(g->B, base, ""), fail, ok);
+    LLVMPositionBuilderAtEnd(g->B, ok);
+    return base;
+}
+
+/* `who` of full buffer s: "g's buffer", or "the buffer g and h share" when later
+ * functions take over its slot (one allocation, the largest of theirs). */
+static void full_buffer_who(const pm_poly *poly, int s, LLVMValueRef *full_bytes, char *out,
+                            size_t size)
+{
+    int index = poly->storage[s].index, n = 0, last = s;
+    for (int t = s; t < poly->nstorage; t++)
+        if (poly->storage[t].kind == PM_STORAGE_SCRATCH && poly->storage[t].index == index &&
+            full_bytes[t])
+            n++, last = t;
+    if (n == 1) {
+        snprintf(out, size, "%s's buffer", poly->storage[s].func->name);
+        return;
+    }
+    size_t len = (size_t)snprintf(out, size, "the buffer");
+    for (int t = s, k = 0; t <= last && len < size; t++)
+        if (poly->storage[t].kind == PM_STORAGE_SCRATCH && poly->storage[t].index == index &&
+            full_bytes[t])
+            len += (size_t)snprintf(out + len, size - len, "%s%s", k++ == 0 ? " " :
+                                    t == last ? " and " : ", ", poly->storage[t].func->name);
+    if (len < size)
+        snprintf(out + len, size - len, " share");
+}
+
 static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
                           LLVMBasicBlockRef fail)
 {
     const pm_poly *poly = g->poly;
     g->env.unit_stride = LLVMConstInt(g->t_i1, 1, 0);
-    LLVMTypeRef bufptr_fnty = LLVMFunctionType(g->t_ptr, (LLVMTypeRef[]){g->t_ptr, g->t_i32,
-                                               g->t_i64}, 3, 0);
-    LLVMValueRef rt_buffer = pm_llvm_declare(g, "pm_rt_buffer", bufptr_fnty);
+    char who[512];
     LLVMValueRef *full_bytes = calloc((size_t)poly->nstorage + 1, sizeof *full_bytes);
     if (!full_bytes) {
         pm_error_set(g->err, PM_ERR_NOMEM, "%s: out of memory", poly->pipeline->name);
@@ -272,12 +311,10 @@ static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
                 count *= st->tile_ext[d];
             }
             int threads = g->o->threads > 0 ? g->o->threads : 1;
-            LLVMValueRef args[3] = {g->rt_arg, LLVMConstInt(g->t_i32, (unsigned)st->index, 0),
-                                    c64(g, st->tile_bytes * threads)};
-            b->base = LLVMBuildCall2(g->B, bufptr_fnty, rt_buffer, args, 3, st->func->name);
-            LLVMBasicBlockRef ok = pm_llvm_block(g, "scratchpad_ok");
-            LLVMBuildCondBr(g->B, LLVMBuildIsNull(g->B, b->base, ""), fail, ok);
-            LLVMPositionBuilderAtEnd(g->B, ok);
+            snprintf(who, sizeof who, "%s's tile scratchpads for %d thread%s", st->func->name,
+                     threads, threads == 1 ? "" : "s");
+            b->base = rt_buffer(g, st->index, c64(g, st->tile_bytes * threads), who,
+                                st->func->name, fail);
             continue;
         }
         if (st->kind == PM_STORAGE_INPUT || st->kind == PM_STORAGE_OUTPUT) {
@@ -312,11 +349,8 @@ static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
             if (poly->storage[t].kind == PM_STORAGE_SCRATCH && poly->storage[t].index == st->index &&
                 full_bytes[t])
                 bytes = smax64(g, bytes, full_bytes[t]);
-        LLVMValueRef args[3] = {g->rt_arg, LLVMConstInt(g->t_i32, (unsigned)st->index, 0), bytes};
-        LLVMValueRef base = LLVMBuildCall2(g->B, bufptr_fnty, rt_buffer, args, 3, st->func->name);
-        LLVMBasicBlockRef ok = pm_llvm_block(g, "scratch_ok");
-        LLVMBuildCondBr(g->B, LLVMBuildIsNull(g->B, base, ""), fail, ok);
-        LLVMPositionBuilderAtEnd(g->B, ok);
+        full_buffer_who(poly, s, full_bytes, who, sizeof who);
+        LLVMValueRef base = rt_buffer(g, st->index, bytes, who, st->func->name, fail);
         for (int t = s; t < poly->nstorage; t++)
             if (poly->storage[t].kind == PM_STORAGE_SCRATCH && poly->storage[t].index == st->index &&
                 full_bytes[t]) {
