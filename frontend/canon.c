@@ -1,5 +1,5 @@
 /* canon.c — a pipeline's canonical text and its hash (see canon.h), and the name table
- * the text's reader will share. The grammar, line by line, with an example, is
+ * the text's reader shares (canon_read.c). The grammar, line by line, with an example, is
  * docs/canonical-text.md; in short, one item per line:
  *   pm-canon 2                              format version (PM_CANON_VERSION)
  *   pipeline <name> <nparams> <ninputs> <noutputs> <nfuncs>
@@ -424,3 +424,10 @@ const pm_canon *pm_pipeline_canon(pm_pipeline *p)
     return p->canon;
 }
 
+const char *pm_pipeline_text(pm_pipeline *p, size_t *len)
+{
+    const pm_canon *c = pm_pipeline_canon(p);
+    if (len)
+        *len = c ? c->len : 0;
+    return c ? c->text : NULL;
+}

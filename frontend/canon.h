@@ -1,8 +1,9 @@
-/* canon.h — a pipeline's canonical form: the text its kernel cache key is made from.
+/* canon.h — a pipeline's canonical form: the text its kernel cache key is made from, and
+ * the reader that rebuilds a pipeline from that text (docs/canonical-text.md).
  *
- * Promise: pm_pipeline_canon writes every definition the pipeline's kernels depend on
- * (name, parameters in signature order with their types, inputs, outputs, every stage in
- * the pipeline's stage order with its domain, cases, reduction parts, and every
+ * Promise (the writer): pm_pipeline_canon writes every definition the pipeline's kernels
+ * depend on (name, parameters in signature order with their types, inputs, outputs, every
+ * stage in the pipeline's stage order with its domain, cases, reduction parts, and every
  * expression node with its kind, type, weakness, operator and constants, the constants
  * bit-exact) as text that refers to objects only by their position in that text: never
  * a pointer, an address-derived value or a context-wide id. Kinds, types and operators
@@ -17,6 +18,14 @@
  * (lookups compare the text itself). sized[slot] tells whether parameter `slot` appears
  * in an image extent or a domain bound (those are the parameters whose estimates steer
  * the optimizer).
+ *
+ * Promise (the reader, canon_read.c): pm_pipeline_from_text (polymage.h) rebuilds a
+ * pipeline through the builders and pm_pipeline_new, and accepts a text only if the
+ * rebuilt pipeline's canonical text is byte-equal to it: the same pipeline. It trusts
+ * nothing in the text; every rejection is PM_ERR_ARGUMENT (PM_ERR_NOMEM when memory runs
+ * out) with a message naming the line and the cause. The limits below keep the work a
+ * text can cause bounded: the rest of the library recurses over expressions and walks a
+ * shared subexpression once per use.
  */
 #ifndef PM_FRONTEND_CANON_H
 #define PM_FRONTEND_CANON_H
@@ -29,6 +38,13 @@
 
 /* The format written by this library, the only one its reader accepts. */
 #define PM_CANON_VERSION 2
+
+/* The reader's limits (docs/canonical-text.md). */
+#define PM_CANON_MAX_DEPTH 1024        /* expression nesting (the apps: at most 17)      */
+#define PM_CANON_MAX_TREE (1 << 20)    /* nodes of all definitions written out as trees  */
+#define PM_CANON_MAX_FUNCS 1024        /* images, functions and reductions               */
+#define PM_CANON_MAX_PARAMS 1024
+#define PM_CANON_MAX_CASES 512         /* pm_pipeline_new reads 1024 expressions a stage */
 
 typedef struct pm_canon {
     const char *text;   /* owned by the pipeline's context; NUL-terminated              */
