@@ -683,7 +683,7 @@ static char *shape_text(int depth, int levels, int stages)
             v = pm_add(v, pm_const(ctx, PM_F32, 1));
         for (int i = 0; i < levels; i++)
             v = pm_min(v, v);
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "out%d", s);
         outs[s] = pm_func_new(ctx, name, PM_F32, 1, &x, &row);
         pm_func_define_expr(outs[s], v);
