@@ -1,13 +1,14 @@
-/* canon.c — a pipeline's canonical text and its hash (see canon.h).
- *
- * Layout, one item per line:
- *   pm-canon 1                              format version
+/* canon.c — a pipeline's canonical text and its hash (see canon.h), and the name table
+ * the text's reader shares (canon_read.c). The grammar, line by line, with an example, is
+ * docs/canonical-text.md; in short, one item per line:
+ *   pm-canon 2                              format version (PM_CANON_VERSION)
  *   pipeline <name> <nparams> <ninputs> <noutputs> <nfuncs>
  *   param <slot> <type> <name>              signature order
- *   e<n> <node>                             expression nodes, each after its operands
- *   f<k> ...                                images (inputs, in signature order), then the
+ *   e<n> <kind> <type> w<0|1> ...           expression nodes, each after its operands
+ *   domain / rdomain / f<k> / case / index / value
+ *                                           images (inputs, in signature order), then the
  *                                           stages in the pipeline's (topological) order
- *   output <k>
+ *   output f<k>
  * Functions are numbered f0.. in that order; expression nodes e0.. in the order a
  * depth-first walk first meets them (operands before the node). Both orders come from the
  * definitions alone, so they are the same in every context.
@@ -33,6 +34,92 @@ uint64_t pm_hash_bytes(uint64_t h, const void *data, size_t len)
     return h;
 }
 
+/* ---- the name table: every enum value the text names, and its name -------------------------- */
+
+typedef struct canon_name {
+    pm_canon_field field;
+    int value;
+    const char *name;
+} canon_name;
+
+/* Names are single tokens of lower-case letters and digits; a name is unique within its
+ * field. A new enum value needs a row here (the writer refuses a value without a name,
+ * PM_ERR_INTERNAL) and one in docs/canonical-text.md; renaming a row is a new version. */
+static const canon_name canon_names[] = {
+    {PM_CANON_KIND, PM_EXPR_INT, "int"},        {PM_CANON_KIND, PM_EXPR_FLOAT, "float"},
+    {PM_CANON_KIND, PM_EXPR_VAR, "var"},        {PM_CANON_KIND, PM_EXPR_PARAM, "param"},
+    {PM_CANON_KIND, PM_EXPR_UNARY, "unary"},    {PM_CANON_KIND, PM_EXPR_BINARY, "binary"},
+    {PM_CANON_KIND, PM_EXPR_CAST, "cast"},      {PM_CANON_KIND, PM_EXPR_SELECT, "select"},
+    {PM_CANON_KIND, PM_EXPR_MATH, "math"},      {PM_CANON_KIND, PM_EXPR_CALL, "call"},
+
+    {PM_CANON_TYPE, PM_BOOL, "bool"}, {PM_CANON_TYPE, PM_U8, "u8"},
+    {PM_CANON_TYPE, PM_I8, "i8"},     {PM_CANON_TYPE, PM_U16, "u16"},
+    {PM_CANON_TYPE, PM_I16, "i16"},   {PM_CANON_TYPE, PM_U32, "u32"},
+    {PM_CANON_TYPE, PM_I32, "i32"},   {PM_CANON_TYPE, PM_I64, "i64"},
+    {PM_CANON_TYPE, PM_F32, "f32"},   {PM_CANON_TYPE, PM_F64, "f64"},
+
+    {PM_CANON_UNOP, PM_OP_NEG, "neg"}, {PM_CANON_UNOP, PM_OP_NOT, "not"},
+    {PM_CANON_UNOP, PM_OP_ABS, "abs"},
+
+    {PM_CANON_BINOP, PM_OP_ADD, "add"},   {PM_CANON_BINOP, PM_OP_SUB, "sub"},
+    {PM_CANON_BINOP, PM_OP_MUL, "mul"},   {PM_CANON_BINOP, PM_OP_DIV, "div"},
+    {PM_CANON_BINOP, PM_OP_MOD, "mod"},   {PM_CANON_BINOP, PM_OP_CDIV, "cdiv"},
+    {PM_CANON_BINOP, PM_OP_CMOD, "cmod"}, {PM_CANON_BINOP, PM_OP_MIN, "min"},
+    {PM_CANON_BINOP, PM_OP_MAX, "max"},   {PM_CANON_BINOP, PM_OP_ABSD, "absd"},
+    {PM_CANON_BINOP, PM_OP_BAND, "band"}, {PM_CANON_BINOP, PM_OP_BOR, "bor"},
+    {PM_CANON_BINOP, PM_OP_BXOR, "bxor"}, {PM_CANON_BINOP, PM_OP_SHL, "shl"},
+    {PM_CANON_BINOP, PM_OP_SHR, "shr"},   {PM_CANON_BINOP, PM_OP_LT, "lt"},
+    {PM_CANON_BINOP, PM_OP_LE, "le"},     {PM_CANON_BINOP, PM_OP_EQ, "eq"},
+    {PM_CANON_BINOP, PM_OP_NE, "ne"},     {PM_CANON_BINOP, PM_OP_GE, "ge"},
+    {PM_CANON_BINOP, PM_OP_GT, "gt"},     {PM_CANON_BINOP, PM_OP_AND, "and"},
+    {PM_CANON_BINOP, PM_OP_OR, "or"},
+
+    {PM_CANON_MATH, PM_EXP, "exp"},     {PM_CANON_MATH, PM_LOG, "log"},
+    {PM_CANON_MATH, PM_SQRT, "sqrt"},   {PM_CANON_MATH, PM_SIN, "sin"},
+    {PM_CANON_MATH, PM_COS, "cos"},     {PM_CANON_MATH, PM_TAN, "tan"},
+    {PM_CANON_MATH, PM_ATAN, "atan"},   {PM_CANON_MATH, PM_TANH, "tanh"},
+    {PM_CANON_MATH, PM_FLOOR, "floor"}, {PM_CANON_MATH, PM_CEIL, "ceil"},
+    {PM_CANON_MATH, PM_ROUND, "round"}, {PM_CANON_MATH, PM_TRUNC, "trunc"},
+    {PM_CANON_MATH, PM_MATH_POW, "pow"}, {PM_CANON_MATH, PM_MATH_ATAN2, "atan2"},
+
+    {PM_CANON_REDUCE, PM_REDUCE_SUM, "sum"}, {PM_CANON_REDUCE, PM_REDUCE_PRODUCT, "product"},
+    {PM_CANON_REDUCE, PM_REDUCE_MIN, "min"}, {PM_CANON_REDUCE, PM_REDUCE_MAX, "max"},
+    {PM_CANON_REDUCE, PM_REDUCE_AND, "and"}, {PM_CANON_REDUCE, PM_REDUCE_OR, "or"},
+
+    {PM_CANON_FUNC, PM_FUNC_IMAGE, "image"}, {PM_CANON_FUNC, PM_FUNC_FUNCTION, "function"},
+    {PM_CANON_FUNC, PM_FUNC_REDUCTION, "reduction"},
+};
+
+const char *pm_canon_name(pm_canon_field field, int value)
+{
+    for (size_t i = 0; i < sizeof canon_names / sizeof canon_names[0]; i++)
+        if (canon_names[i].field == field && canon_names[i].value == value)
+            return canon_names[i].name;
+    return NULL;
+}
+
+bool pm_canon_value(pm_canon_field field, const char *name, size_t len, int *value)
+{
+    for (size_t i = 0; i < sizeof canon_names / sizeof canon_names[0]; i++) {
+        const canon_name *n = &canon_names[i];
+        if (n->field == field && strlen(n->name) == len && memcmp(n->name, name, len) == 0) {
+            *value = n->value;
+            return true;
+        }
+    }
+    return false;
+}
+
+int pm_canon_op_field(int kind)
+{
+    switch (kind) {
+    case PM_EXPR_UNARY: return PM_CANON_UNOP;
+    case PM_EXPR_BINARY: return PM_CANON_BINOP;
+    case PM_EXPR_MATH: return PM_CANON_MATH;
+    default: return -1;
+    }
+}
+
 /* A growing text that remembers running out of memory (a truncated text must never be
  * mistaken for a complete one: it would be a key). */
 typedef struct canon_writer {
@@ -44,6 +131,7 @@ typedef struct canon_writer {
     pm_ptrmap nodes;   /* pm_expr * -> e<n>                                            */
     int64_t next_node;
     bool *sized;       /* by slot                                                      */
+    bool unnamed;      /* a value the name table lacks: a bug, not memory                */
 } canon_writer;
 
 static void put(canon_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -88,6 +176,18 @@ static void put(canon_writer *w, const char *fmt, ...)
     w->len += (size_t)n;
 }
 
+/* A kind, type or operator by its name in the table (never its enum number, so the format
+ * does not depend on enum order). */
+static void put_named(canon_writer *w, pm_canon_field field, int value)
+{
+    const char *name = pm_canon_name(field, value);
+    if (!name) {
+        w->failed = w->unnamed = true;
+        return;
+    }
+    put(w, " %s", name);
+}
+
 /* Names are user text: written with their length so no name can imitate the layout. */
 static void put_name(canon_writer *w, const char *name)
 {
@@ -128,8 +228,13 @@ static int64_t put_expr(canon_writer *w, const pm_expr *e)
             args[i] = put_expr(w, e->args[i]);
     }
     n = w->next_node++;
-    put(w, "e%" PRId64 " k%d t%d w%d o%d", n, (int)e->kind, (int)e->type, e->is_weak ? 1 : 0,
-        e->op);
+    put(w, "e%" PRId64, n);
+    put_named(w, PM_CANON_KIND, e->kind);
+    put_named(w, PM_CANON_TYPE, e->type);
+    put(w, " w%d", e->is_weak ? 1 : 0);
+    int op_field = pm_canon_op_field(e->kind);
+    if (op_field >= 0)
+        put_named(w, (pm_canon_field)op_field, e->op);
     switch (e->kind) {
     case PM_EXPR_INT:
         put(w, " i%" PRId64, e->ival);
@@ -212,7 +317,9 @@ static void put_func(canon_writer *w, const pm_func *f, int64_t k)
             pm_expr_walk(f->extents[d], mark_sized, w);
             ext[d] = put_expr(w, f->extents[d]);
         }
-        put(w, "f%" PRId64 " image t%d n%d", k, (int)f->type, f->ndims);
+        put(w, "f%" PRId64 " image", k);
+        put_named(w, PM_CANON_TYPE, f->type);
+        put(w, " n%d", f->ndims);
         put_name(w, f->name);
         for (int d = 0; d < f->ndims && d < PM_MAX_DIMS; d++)
             put(w, " e%" PRId64, ext[d]);
@@ -221,21 +328,28 @@ static void put_func(canon_writer *w, const pm_func *f, int64_t k)
     }
     case PM_FUNC_FUNCTION:
         put_domain(w, "domain", f->ndims, f->vars, f->intervals);
-        put(w, "f%" PRId64 " function t%d n%d", k, (int)f->type, f->ndims);
+        put(w, "f%" PRId64 " function", k);
+        put_named(w, PM_CANON_TYPE, f->type);
+        put(w, " n%d", f->ndims);
         put_name(w, f->name);
         put(w, " cases %d\n", f->ncases);
         for (int i = 0; i < f->ncases; i++) {
             int64_t cond = put_expr(w, f->cases[i]->cond);
             int64_t value = put_expr(w, f->cases[i]->value);
-            put(w, "case e%" PRId64 " e%" PRId64 "\n", cond, value);
+            if (cond < 0) /* no condition: the whole domain */
+                put(w, "case - e%" PRId64 "\n", value);
+            else
+                put(w, "case e%" PRId64 " e%" PRId64 "\n", cond, value);
         }
         return;
     case PM_FUNC_REDUCTION: {
         put_domain(w, "domain", f->ndims, f->vars, f->intervals);
         put_domain(w, "rdomain", f->nrdims, f->rvars, f->rintervals);
         int64_t initial = put_expr(w, f->initial);
-        put(w, "f%" PRId64 " reduction t%d n%d r%d op%d", k, (int)f->type, f->ndims, f->nrdims,
-            (int)f->reduce_op);
+        put(w, "f%" PRId64 " reduction", k);
+        put_named(w, PM_CANON_TYPE, f->type);
+        put(w, " n%d r%d", f->ndims, f->nrdims);
+        put_named(w, PM_CANON_REDUCE, f->reduce_op);
         put_name(w, f->name);
         put(w, " initial e%" PRId64 " defined %d\n", initial, f->defined ? 1 : 0);
         if (f->defined) {
@@ -267,11 +381,12 @@ const pm_canon *pm_pipeline_canon(pm_pipeline *p)
     for (int i = 0; i < p->nstages && !w.failed; i++)
         w.failed = !pm_ptrmap_put(&w.funcs, p->stages[i], k++);
 
-    put(&w, "pm-canon 1\npipeline");
+    put(&w, "pm-canon %d\npipeline", PM_CANON_VERSION);
     put_name(&w, p->name);
     put(&w, " %d %d %d %" PRId64 "\n", p->nparams, p->ninputs, p->noutputs, k);
     for (int i = 0; i < p->nparams; i++) {
-        put(&w, "param %d t%d", i, (int)p->params[i]->type);
+        put(&w, "param %d", i);
+        put_named(&w, PM_CANON_TYPE, p->params[i]->type);
         put_name(&w, p->params[i]->name);
         put(&w, "\n");
     }
@@ -287,6 +402,9 @@ const pm_canon *pm_pipeline_canon(pm_pipeline *p)
     if (!w.failed) {
         c = pm_ctx_alloc(ctx, sizeof *c);
         text = c ? pm_ctx_alloc(ctx, w.len + 1) : NULL;
+    } else if (w.unnamed) {
+        pm_ctx_error(ctx, PM_ERR_INTERNAL, "%s: a kind, type or operator has no name in the "
+                     "canonical text's table (frontend/canon.c)", p->name);
     } else {
         pm_ctx_error(ctx, PM_ERR_NOMEM, "%s: out of memory writing its canonical form", p->name);
     }
@@ -304,4 +422,12 @@ const pm_canon *pm_pipeline_canon(pm_pipeline *p)
     pm_ptrmap_free(&w.funcs);
     pm_ptrmap_free(&w.nodes);
     return p->canon;
+}
+
+const char *pm_pipeline_text(pm_pipeline *p, size_t *len)
+{
+    const pm_canon *c = pm_pipeline_canon(p);
+    if (len)
+        *len = c ? c->len : 0;
+    return c ? c->text : NULL;
 }

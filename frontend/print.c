@@ -103,7 +103,9 @@ void pm_expr_print(pm_str *s, const pm_expr *e)
             pm_expr_print(s, e->a);
             /* a + -3 reads better as a - 3 */
             if (e->op == PM_OP_ADD && e->b->kind == PM_EXPR_INT && e->b->ival < 0) {
-                pm_str_append(s, pa ? ") - %lld" : " - %lld", -(long long)e->b->ival);
+                /* negated in unsigned arithmetic: INT64_MIN has no positive int64 */
+                pm_str_append(s, pa ? ") - %llu" : " - %llu",
+                              0ull - (unsigned long long)e->b->ival);
                 break;
             }
             pm_str_append(s, pa ? ") %s " : " %s ", pm_binop_name(e->op));

@@ -452,6 +452,28 @@ int pm_pipeline_noutputs(const pm_pipeline *p);
 pm_func *pm_pipeline_input(const pm_pipeline *p, int i);
 pm_func *pm_pipeline_output(const pm_pipeline *p, int i);
 
+/* The canonical text (docs/canonical-text.md): the whole pipeline as versioned plain text
+ * ("pm-canon 2" on its first line), with no pointers or context ids in it, so pipelines
+ * built the same way in any two contexts have byte-equal texts. It is the pipeline's
+ * kernel cache key, and the way to store a pipeline or hand it to another process.
+ * NUL-terminated, owned by the pipeline's context; *len (len may be NULL) its length.
+ * Computed on the first call, then the same. NULL when out of memory (message in the
+ * context). */
+const char *pm_pipeline_text(pm_pipeline *p, size_t *len);
+/* Builds in ctx the pipeline whose canonical text is text[0..len), with the builders
+ * and pm_pipeline_new, so it is validated like any pipeline; pm_pipeline_text of the
+ * result is byte-equal to text, and it compiles to the same kernels (a pm_jit_compile of
+ * either finds the other's kernel in the cache). The text is input and trusted in
+ * nothing: anything else (another version, a malformed, non-canonical or invalid
+ * pipeline, a NUL byte, text past the last line, or beyond the reader's limits on
+ * nesting, size and counts) returns PM_ERR_ARGUMENT, sets *out to NULL and leaves a
+ * message naming the line and the cause ("canonical text line 12: e7 refers to e9, not
+ * yet defined"); PM_ERR_NOMEM when out of memory; PM_ERR_MISUSE for a NULL ctx, out, or
+ * text with len > 0. An error recorded in ctx before the call is forgotten: the status
+ * and message are this call's. On failure, what was built stays in ctx (unused) until
+ * pm_ctx_free. */
+pm_status pm_pipeline_from_text(pm_ctx *ctx, const char *text, size_t len, pm_pipeline **out);
+
 /* ---------------------------------------------------------------------------------- */
 /* Buffers                                                                             */
 /* ---------------------------------------------------------------------------------- */

@@ -44,7 +44,7 @@ static void test_apps_equal_across_contexts(void)
             CHECK(ca->hash == cb->hash);
             CHECK(ca->len == strlen(ca->text));
             CHECK(pm_pipeline_canon(pa) == ca); /* once per pipeline object */
-            CHECK(strstr(ca->text, "pm-canon 1\n") == ca->text);
+            CHECK(strstr(ca->text, "pm-canon 2\n") == ca->text);
         }
         pm_ctx_free(a);
         pm_ctx_free(b);

@@ -27,7 +27,12 @@
  *
  * A failing case prints its seed, the options, the sizes and the pipeline as C builder
  * code that reproduces it. Usage:
- *   pm_fuzz [--seed S] [--cases N] [--seconds T] [--verbose]
+ *   pm_fuzz [--seed S] [--cases N] [--seconds T] [--verbose] [--canon-roundtrip]
+ * --canon-roundtrip compiles nothing: each case's pipeline is written as its canonical
+ * text, read back into a new context (pm_pipeline_from_text), and must give byte-equal
+ * text and, interpreted at the case's first size, the same bytes in every output; then
+ * 16 seeded mutations of the text (a byte flipped, deleted or doubled) must each be
+ * refused with PM_ERR_ARGUMENT or read back to their own text, and never crash.
  * Case i uses seed S + i; the same seed always gives the same pipeline, inputs, sizes and
  * options. --seconds stops early (after the running case) and says how many ran.
  */
@@ -1308,6 +1313,7 @@ static pm_jit *jit;      /* the case's: one of jits[], by its seed              
  * pipeline and options it had before (the regression seeds in test/CMakeLists.txt). */
 static pm_jit *jits[4];
 static bool verbose;
+static bool canon_roundtrip;
 
 static void report(uint64_t seed, const options_pick *o, const char *why)
 {
@@ -1325,6 +1331,119 @@ static void report(uint64_t seed, const options_pick *o, const char *why)
         fprintf(stderr, " %lldx%lld", (long long)o->sizes[i][0], (long long)o->sizes[i][1]);
     fprintf(stderr, "\nreproduce: build/test/fuzz/pm_fuzz --seed %llu --cases 1\n"
             "/* the pipeline, as builder code */\n%s\n", (unsigned long long)seed, code);
+}
+
+/* ---- --canon-roundtrip ----------------------------------------------------------------- */
+
+/* Dense inputs of p at params, filled from the seed; NULL data on failure. */
+static void canon_inputs(pm_pipeline *p, const pm_value *params, uint64_t seed, pm_buffer *in)
+{
+    for (int i = 0; i < pm_pipeline_ninputs(p); i++) {
+        int nd;
+        int64_t ext[PM_MAX_DIMS];
+        pm_pipeline_buffer_shape(p, 0, i, params, &nd, ext);
+        in[i] = check_buffer_new(pm_func_type(pm_pipeline_input(p, i)), nd, ext);
+        check_fill(&in[i], (unsigned)(seed * 31 + (uint64_t)i), false);
+    }
+}
+
+/* Outputs of p interpreted at params (zeroed first: points no case covers stay 0). */
+static bool canon_outputs(pm_pipeline *p, const pm_value *params, const pm_buffer *in,
+                          pm_buffer *out)
+{
+    for (int i = 0; i < pm_pipeline_noutputs(p); i++) {
+        int nd;
+        int64_t ext[PM_MAX_DIMS];
+        pm_pipeline_buffer_shape(p, 1, i, params, &nd, ext);
+        out[i] = check_buffer_new(pm_func_type(pm_pipeline_output(p, i)), nd, ext);
+    }
+    return pm_interpret(p, params, in, out) == PM_OK;
+}
+
+static bool same_bytes(const pm_buffer *a, const pm_buffer *b)
+{
+    size_t n = (size_t)check_buffer_count(a) * pm_type_size(a->type);
+    return check_buffer_count(a) == check_buffer_count(b) && memcmp(a->data, b->data, n) == 0;
+}
+
+/* A mutation of text: one byte flipped, deleted or doubled. malloc'd, *len its length. */
+static char *canon_mutant(rng *r, const char *text, size_t len, size_t *out_len)
+{
+    char *m = malloc(len + 2);
+    if (!m)
+        return NULL;
+    size_t at = (size_t)(rnext(r) % len);
+    memcpy(m, text, len);
+    *out_len = len;
+    switch (rint_(r, 0, 2)) {
+    case 0: m[at] = (char)(rchance(r, 50) ? m[at] ^ (1 << rint_(r, 0, 7)) : rint_(r, 0, 255)); break;
+    case 1: memmove(m + at, m + at + 1, len - at - 1); (*out_len)--; break;
+    default: memmove(m + at + 1, m + at, len - at); (*out_len)++; break;
+    }
+    return m;
+}
+
+/* A mutant is refused with PM_ERR_ARGUMENT and a message, or read back to itself. */
+static bool canon_mutants(uint64_t seed, const char *text, size_t len)
+{
+    rng r = {seed * 0x9E3779B97F4A7C15ull + 7};
+    for (int i = 0; i < 16; i++) {
+        size_t mlen;
+        char *m = canon_mutant(&r, text, len, &mlen);
+        pm_ctx *c = pm_ctx_new();
+        pm_pipeline *q = NULL;
+        pm_status s = m && c ? pm_pipeline_from_text(c, m, mlen, &q) : PM_ERR_NOMEM;
+        size_t qlen = 0;
+        const char *qt = q ? pm_pipeline_text(q, &qlen) : NULL;
+        bool ok = s == PM_OK ? qt && qlen == mlen && memcmp(qt, m, mlen) == 0
+                             : s == PM_ERR_ARGUMENT && strstr(pm_ctx_errmsg(c), "canonical text");
+        if (!ok)
+            fprintf(stderr, "seed %llu mutant %d: %s: %s\n", (unsigned long long)seed, i,
+                    pm_status_name(s), c ? pm_ctx_errmsg(c) : "");
+        pm_ctx_free(c);
+        free(m);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+/* The case's pipeline through its canonical text and back (see the header). */
+static bool canon_case(uint64_t seed, pm_pipeline *p, const options_pick *o)
+{
+    size_t len;
+    const char *text = pm_pipeline_text(p, &len);
+    pm_ctx *c = pm_ctx_new();
+    pm_pipeline *q = NULL;
+    if (!text || pm_pipeline_from_text(c, text, len, &q) != PM_OK) {
+        report(seed, o, text ? pm_ctx_errmsg(c) : "pm_pipeline_text failed");
+        pm_ctx_free(c);
+        return false;
+    }
+    size_t qlen;
+    const char *qtext = pm_pipeline_text(q, &qlen);
+    bool ok = qtext && qlen == len && memcmp(qtext, text, len) == 0;
+    if (!ok)
+        report(seed, o, "the text read back writes another text");
+    pm_value params[2] = {PM_I(o->sizes[0][0]), PM_I(o->sizes[0][1])};
+    pm_buffer in[MAX_IMAGES], want[8], got[8];
+    int nin = pm_pipeline_ninputs(p), nout = pm_pipeline_noutputs(p);
+    canon_inputs(p, params, seed, in);
+    bool ran = canon_outputs(p, params, in, want) && canon_outputs(q, params, in, got);
+    for (int i = 0; i < nout && ok; i++)
+        if (!ran || !same_bytes(&want[i], &got[i])) {
+            report(seed, o, ran ? "the pipeline read back interprets to other bytes"
+                                : "pm_interpret failed");
+            ok = false;
+        }
+    for (int i = 0; i < nout; i++) {
+        check_buffer_free(&want[i]);
+        check_buffer_free(&got[i]);
+    }
+    for (int i = 0; i < nin; i++)
+        check_buffer_free(&in[i]);
+    pm_ctx_free(c);
+    return ok && canon_mutants(seed, text, len);
 }
 
 /* Builds, compiles once and runs one case. Returns false on a mismatch or error. */
@@ -1469,6 +1588,11 @@ static bool run_case(uint64_t seed, stats *st)
         st->skipped++;
         goto out;
     }
+    if (canon_roundtrip) {
+        ok = canon_case(seed, p, &o);
+        st->cases++;
+        goto out;
+    }
     pm_error err;
     pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(o.est[0]), PM_I(o.est[1])},
                                   &o.co, &err);
@@ -1593,9 +1717,11 @@ int main(int argc, char **argv)
             seconds = strtod(argv[++i], NULL);
         else if (strcmp(argv[i], "--verbose") == 0)
             verbose = true;
+        else if (strcmp(argv[i], "--canon-roundtrip") == 0)
+            canon_roundtrip = true;
         else {
             fprintf(stderr, "usage: %s [--seed S] [--cases N] [--seeds S1,S2,...] [--seconds T] "
-                            "[--verbose]\n", argv[0]);
+                            "[--verbose] [--canon-roundtrip]\n", argv[0]);
             return 2;
         }
     }
