@@ -342,6 +342,10 @@ static pm_status step_failed(isl_ctx *ctx, pm_pipeline *p, const char *step, pm_
 {
     const char *isl_msg = isl_ctx_last_error(ctx) != isl_error_none
                               ? isl_ctx_last_error_msg(ctx) : NULL;
+    /* isl's own allocations report failure (GMP's abort instead: docs/jit.md). */
+    if (isl_ctx_last_error(ctx) == isl_error_alloc && err->status != PM_ERR_NOMEM)
+        return pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory in isl during the %s phase",
+                            p->name, step);
     if (err->status == PM_OK)
         pm_error_set(err, PM_ERR_INTERNAL, "%s: the %s phase failed%s%s", p->name, step,
                      isl_msg ? ": isl: " : "", isl_msg ? isl_msg : "");

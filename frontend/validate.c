@@ -60,6 +60,9 @@ typedef struct validator {
 static pm_status isl_failure(validator *v, const char *where)
 {
     const char *msg = isl_ctx_last_error_msg(v->isl);
+    if (isl_ctx_last_error(v->isl) == isl_error_alloc)
+        return pm_ctx_error(v->ctx, PM_ERR_NOMEM, "validation of %s: out of memory in isl (%s)",
+                            v->p->name, where);
     return pm_ctx_error(v->ctx, PM_ERR_INTERNAL, "validation of %s: isl failed in %s: %s",
                         v->p->name, where, msg ? msg : "unknown error");
 }

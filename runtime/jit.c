@@ -27,6 +27,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "runtime/kernel.h"
+#include "runtime/isolate.h"
 #include "runtime/split_compile.h"
 #include "runtime/versioned.h"
 
@@ -124,6 +125,21 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
                      o.compile_threads);
         return NULL;
     }
+    if (o.isolate_compiles != 0 && o.isolate_compiles != 1) {
+        pm_error_set(error, PM_ERR_ARGUMENT, "pm_jit_new: isolate_compiles = %d (0 or 1)",
+                     o.isolate_compiles);
+        return NULL;
+    }
+    if (o.compile_seconds < 0 || o.compile_memory_bytes < 0) {
+        pm_error_set(error, PM_ERR_ARGUMENT,
+                     "pm_jit_new: compile_seconds = %d, compile_memory_bytes = %lld (0 = the "
+                     "default, or a positive limit)",
+                     o.compile_seconds, (long long)o.compile_memory_bytes);
+        return NULL;
+    }
+    char *helper = NULL;
+    if (o.isolate_compiles && pm_isolate_find_helper(&helper, error) != PM_OK)
+        return NULL;
     int compile_threads = o.compile_threads;
     const char *env_ct = getenv("PM_COMPILE_THREADS");
     if (compile_threads == 0 && env_ct && *env_ct) {
@@ -134,6 +150,7 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
         if (*end != '\0' || v < 1 || v > 64) {
             pm_error_set(error, PM_ERR_ARGUMENT,
                          "pm_jit_new: PM_COMPILE_THREADS = \"%.32s\" (1..64)", env_ct);
+            free(helper);
             return NULL;
         }
         compile_threads = (int)v;
@@ -142,9 +159,14 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
         compile_threads = number_of_cores() < 8 ? number_of_cores() : 8;
     pm_jit *jit = calloc(1, sizeof *jit);
     if (!jit) {
+        free(helper);
         pm_error_set(error, PM_ERR_NOMEM, "pm_jit_new: out of memory");
         return NULL;
     }
+    jit->helper = helper;
+    jit->compile_seconds = o.compile_seconds ? o.compile_seconds : 300;
+    jit->compile_memory_bytes = o.compile_memory_bytes ? o.compile_memory_bytes
+                                                       : (int64_t)8 << 30;
     bool lock_ok = pthread_mutex_init(&jit->lock, NULL) == 0;
     bool changed_ok = pthread_cond_init(&jit->changed, NULL) == 0;
     bool work_ok = pthread_cond_init(&jit->work, NULL) == 0;
@@ -176,6 +198,7 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
         pm_engine_free(jit->engine);
         free(jit->dump);
         free(jit->disk_dir);
+        free(jit->helper);
         if (work_ok)
             pthread_cond_destroy(&jit->work);
         if (changed_ok)
@@ -204,6 +227,7 @@ void pm_jit_destroy(pm_jit *jit)
     free(jit->dump);
     free(jit->environment);
     free(jit->disk_dir);
+    free(jit->helper);
     pthread_cond_destroy(&jit->work);
     pthread_cond_destroy(&jit->changed);
     pthread_mutex_destroy(&jit->lock);
@@ -552,23 +576,22 @@ static void unload_kernel(pm_kernel *k)
     k->code_bytes = 0;
 }
 
-pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                               const pm_cache_options *options, const pm_disk_request *disk,
+/* A new kernel with one reference, counted in live_kernels (the jit now waits for it);
+ * NULL when the jit is being freed or memory is out. */
+static pm_kernel *kernel_begin(pm_jit *jit, const pm_cache_options *options, const char *name,
                                pm_error *error)
 {
-    double t0 = now_ms();
     pm_kernel *k = calloc(1, sizeof *k);
     if (!k) {
-        pm_error_set(error, PM_ERR_NOMEM, "%s: out of memory", p->name);
+        pm_error_set(error, PM_ERR_NOMEM, "%s: out of memory", name);
         return NULL;
     }
     k->threads = options->threads;
     k->refs = 1;
-
     pthread_mutex_lock(&jit->lock);
     bool freed = jit->freed;
     if (!freed)
-        jit->live_kernels++; /* from now on the jit waits for this kernel */
+        jit->live_kernels++;
     pthread_mutex_unlock(&jit->lock);
     if (freed) { /* a compile racing pm_jit_free */
         free(k);
@@ -576,41 +599,93 @@ pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *esti
         return NULL;
     }
     k->jit = jit;
+    return k;
+}
 
-    if (disk) {
-        pm_disk_kernel d;
-        pm_disk_result r = pm_disk_read(disk->dir, disk->key, disk->key_len, &d);
-        if (r == PM_DISK_HIT) {
-            pm_error load_err;
-            pm_error_clear(&load_err);
-            if (load_kernel(jit, p, &d, k, &load_err) == PM_OK) {
-                free(d.object);
-                k->from_disk = true;
-                k->compile_ms = now_ms() - t0;
-                k->stats = (pm_compile_stats){.total_ms = k->compile_ms,
-                                              .code_bytes = (int64_t)k->code_bytes,
-                                              .from_disk = 1,
-                                              .compile_parts = d.nparts};
-                return k;
-            }
-            unload_kernel(k); /* valid file, but not loadable here: compile */
-            r = PM_DISK_REJECTED;
+/* The kernel of `disk`'s key from the folder, if there is a valid one; else notes what
+ * was found there (rejected, untrusted) and returns false. */
+static bool load_from_disk(pm_jit *jit, pm_pipeline *p, const pm_disk_request *disk,
+                           pm_kernel *k, double t0)
+{
+    pm_disk_kernel d;
+    pm_disk_result r = pm_disk_read(disk->dir, disk->key, disk->key_len, &d);
+    if (r == PM_DISK_HIT) {
+        pm_error load_err;
+        pm_error_clear(&load_err);
+        if (load_kernel(jit, p, &d, k, &load_err) == PM_OK) {
+            free(d.object);
+            k->from_disk = true;
+            k->compile_ms = now_ms() - t0;
+            k->stats = (pm_compile_stats){.total_ms = k->compile_ms,
+                                          .code_bytes = (int64_t)k->code_bytes,
+                                          .from_disk = 1,
+                                          .compile_parts = d.nparts};
+            return true;
         }
-        free(d.object);
-        k->disk_rejected = r == PM_DISK_REJECTED;
-        k->disk_untrusted = r == PM_DISK_UNTRUSTED;
+        unload_kernel(k); /* valid file, but not loadable here: compile */
+        r = PM_DISK_REJECTED;
     }
+    free(d.object);
+    k->disk_rejected = r == PM_DISK_REJECTED;
+    k->disk_untrusted = r == PM_DISK_UNTRUSTED;
+    return false;
+}
 
-    pm_status s = PM_OK;
+/* Compiles in this process; capture (or NULL) receives the objects. */
+static pm_status build_here(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                            const pm_cache_options *options, pm_kernel *k,
+                            pm_disk_kernel *capture, pm_error *error)
+{
     k->sig = pm_signature_new(p);
     if (!k->sig)
-        s = pm_error_set(error, pm_ctx_status(p->ctx) != PM_OK ? pm_ctx_status(p->ctx)
-                                                               : PM_ERR_NOMEM,
-                         "%s", pm_ctx_errmsg(p->ctx)[0] ? pm_ctx_errmsg(p->ctx)
-                                                        : "pm_jit_compile: out of memory");
-    pm_disk_kernel capture = {.object = NULL};
+        return pm_error_set(error,
+                            pm_ctx_status(p->ctx) != PM_OK ? pm_ctx_status(p->ctx) : PM_ERR_NOMEM,
+                            "%s", pm_ctx_errmsg(p->ctx)[0] ? pm_ctx_errmsg(p->ctx)
+                                                           : "pm_jit_compile: out of memory");
+    return compile_kernel(jit, p, estimates, options, k, capture, error);
+}
+
+/* Compiles in a helper process (runtime/isolate.h), then loads its objects like a disk
+ * cache file; capture receives them. */
+static pm_status build_isolated(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                                const pm_cache_options *options, pm_kernel *k,
+                                pm_disk_kernel *capture, pm_error *error)
+{
+    pm_isolate_limits limits = {.helper = jit->helper,
+                                .seconds = jit->compile_seconds,
+                                .memory_bytes = jit->compile_memory_bytes,
+                                .compile_threads = jit->compile_threads,
+                                .opt_level = jit->opt_level};
+    pm_compile_stats stats;
+    pm_status s = pm_isolate_compile(&limits, p, estimates, options, capture, &stats, error);
     if (s == PM_OK)
-        s = compile_kernel(jit, p, estimates, options, k, disk ? &capture : NULL, error);
+        s = load_kernel(jit, p, capture, k, error);
+    if (s == PM_OK)
+        k->stats = stats;
+    k->isolated = true;
+    pthread_mutex_lock(&jit->lock);
+    jit->stats.isolated_compiles++;
+    jit->stats.isolated_failures += s != PM_OK;
+    pthread_mutex_unlock(&jit->lock);
+    return s;
+}
+
+pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                               const pm_cache_options *options, const pm_disk_request *disk,
+                               pm_error *error)
+{
+    double t0 = now_ms();
+    pm_kernel *k = kernel_begin(jit, options, p->name, error);
+    if (!k)
+        return NULL;
+    if (disk && load_from_disk(jit, p, disk, k, t0))
+        return k;
+    /* Phase texts come only from a compile in this process. */
+    bool isolated = jit->helper && options->keep_mask == 0;
+    pm_disk_kernel capture = {.object = NULL};
+    pm_status s = isolated ? build_isolated(jit, p, estimates, options, k, &capture, error)
+                           : build_here(jit, p, estimates, options, k, disk ? &capture : NULL,
+                                        error);
     if (s != PM_OK) {
         free(capture.object);
         k->next_dropped = NULL;
@@ -624,6 +699,31 @@ pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *esti
                                         disk->max_bytes);
     free(capture.object);
     return k;
+}
+
+pm_status pm_jit_compile_object(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                                const pm_cache_options *options, pm_disk_kernel *out,
+                                pm_compile_stats *stats, pm_error *err)
+{
+    double t0 = now_ms();
+    memset(out, 0, sizeof *out);
+    pm_kernel *k = kernel_begin(jit, options, p->name, err);
+    if (!k)
+        return err->status;
+    pm_status s = build_here(jit, p, estimates, options, k, out, err);
+    if (s == PM_OK && !out->object)
+        s = pm_error_set(err, PM_ERR_INTERNAL, "%s: the compile kept no object", p->name);
+    if (s == PM_OK) {
+        k->compile_ms = now_ms() - t0;
+        finish_stats(k);
+        *stats = k->stats;
+    } else {
+        free(out->object);
+        out->object = NULL;
+    }
+    k->next_dropped = NULL;
+    pm_jit_drop_kernels(jit, k);
+    return s;
 }
 
 pm_kernel *pm_jit_compile(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,

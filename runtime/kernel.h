@@ -35,6 +35,10 @@ struct pm_jit {
     int compile_threads;    /* resolved: 1..64 parts (threads) per kernel's machine code */
     char *dump;             /* copy of options.dump, or NULL (= PM_DUMP at compile)    */
     char *environment;      /* the jit-wide part of cache keys (pm_cache_environment)  */
+    char *helper;           /* the compile helper's path when compiles are isolated,
+                               else NULL (runtime/isolate.h)                            */
+    int compile_seconds;    /* an isolated compile's limits, resolved                   */
+    int64_t compile_memory_bytes;
     /* Guards everything below. Held only for table work, never during a compile or a
      * run: compiles of different pipelines (contexts) proceed in parallel.            */
     pthread_mutex_t lock;
@@ -73,6 +77,7 @@ struct pm_kernel {
     bool disk_written;      /* compiled and written to the disk cache                    */
     bool disk_rejected;     /* the disk cache had an invalid file for its key            */
     bool disk_untrusted;    /* ... or something at its name that was not read            */
+    bool isolated;          /* compiled in a helper process                              */
     /* Under jit->lock: */
     int refs;               /* callers' references + 1 while cached                     */
     pm_cache_entry *cache_entry; /* its entry while cached, else NULL                   */
@@ -97,6 +102,11 @@ typedef struct pm_disk_request {
     size_t key_len;
 } pm_disk_request;
 
+/* Compiles p into relocatable objects (out->object malloc'd) without caching or keeping
+ * a kernel: the compile helper's work (runtime/isolate.c). */
+pm_status pm_jit_compile_object(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                                const pm_cache_options *options, pm_disk_kernel *out,
+                                pm_compile_stats *stats, pm_error *err);
 /* A new kernel (no lookup in the jit's cache) with one reference, counted in
  * live_kernels: loaded from the disk cache when `disk` is set and it holds a valid
  * object for the key, else compiled (and then written there). Takes the lock briefly;

@@ -1,6 +1,6 @@
 /* A program built against an installed PolyMage-JIT (CMake: find_package(PolyMage)):
- * doubles the brightness of an 8-bit image, saturating at 255, JIT-compiled, run, and
- * checked against a plain C loop. */
+ * doubles the brightness of an 8-bit image, saturating at 255, JIT-compiled in the
+ * installed compile helper (isolate_compiles), run, and checked against a plain C loop. */
 #include <polymage.h>
 
 #include <stdint.h>
@@ -30,6 +30,7 @@ int main(void)
     pm_error err;
     pm_jit_options jo = pm_jit_options_default(); /* start from the defaults (ABI rule) */
     jo.threads = 2;
+    jo.isolate_compiles = 1; /* compiled by the installed helper, libexec/polymage/ */
     pm_jit *jit = pm_jit_new(&jo, &err);
     pm_value sizes[] = {PM_I(ROWS), PM_I(COLS)};
     pm_kernel *k = jit ? pm_jit_compile(jit, p, sizes, NULL, &err) : NULL;

@@ -168,6 +168,27 @@ int jit_guide_demo(void)
         if (!ok)
             goto done;
     }
+
+    /* Isolated compiles: the kernel comes from a helper process (PM_COMPILE_HELPER, or
+     * the installed libexec/polymage/polymage-compile). */
+    step++;
+    {
+        /* [isolated] */
+        pm_jit_options jo = pm_jit_options_default();
+        jo.isolate_compiles = 1;                 /* each compile in a helper process */
+        jo.compile_memory_bytes = 2LL << 30;     /* its address space; 0 = 8 GiB */
+        jo.compile_seconds = 120;                /* its wall time; 0 = 300 s */
+        pm_jit *safe = pm_jit_new(&jo, &err);    /* fails, naming it, if the helper is missing */
+        /* [end] */
+        pm_ctx *c6 = pm_ctx_new();
+        pm_kernel *k3 = safe ? pm_jit_compile(safe, box3(c6), sizes, NULL, &err) : NULL;
+        pm_ctx_free(c6);
+        bool ok = k3 && pm_kernel_run(k3, sizes, &in, &out, &err) == PM_OK;
+        pm_kernel_free(k3);
+        pm_jit_free(safe);
+        if (!ok)
+            goto done;
+    }
     step = 0;
 done:
     /* [free] */

@@ -1,7 +1,10 @@
 /* serve_main.c — `serve`: the image service on 127.0.0.1 (`make serve`).
  *
- *   serve [--port N] [--host A.B.C.D] [--threads N]
+ *   serve [--port N] [--host A.B.C.D] [--threads N] [--in-process-compiles]
  *
+ * Compiles run in helper processes (pm_jit_options.isolate_compiles; the helper
+ * polymage-compile is found next to the program or its library, or by
+ * PM_COMPILE_HELPER); --in-process-compiles runs them in the service itself.
  * Port: --port, else the PORT environment variable, else 8080; 0 lets the system pick a
  * free one. Prints "serve: listening on http://HOST:PORT" once it accepts, then runs
  * until SIGINT or SIGTERM, when it stops accepting, finishes the requests in progress and
@@ -38,8 +41,11 @@ int main(int argc, char **argv)
                    parse_int(argv[i + 1], 0, PM_MAX_THREADS, &v) == 0) {
             o.kernel_threads = (int)v;
             i++;
+        } else if (strcmp(argv[i], "--in-process-compiles") == 0) {
+            o.isolate_compiles = 0;
         } else {
-            fprintf(stderr, "usage: serve [--port N] [--host A.B.C.D] [--threads N]\n");
+            fprintf(stderr, "usage: serve [--port N] [--host A.B.C.D] [--threads N] "
+                            "[--in-process-compiles]\n");
             return 2;
         }
     }

@@ -46,7 +46,8 @@ pm_service_options pm_service_options_default(void)
                                 .max_pixels = 4096 * 4096,
                                 .kernel_threads = 0,
                                 .connection_limit = 64,
-                                .timeout_seconds = 30};
+                                .timeout_seconds = 30,
+                                .isolate_compiles = 1};
 }
 
 /* ---- answers ------------------------------------------------------------------------- */
@@ -461,6 +462,7 @@ pm_service *pm_service_start(const pm_service_options *options, char *err, size_
     pm_error e;
     pm_jit_options jo = pm_jit_options_default();
     jo.threads = s->o.kernel_threads;
+    jo.isolate_compiles = s->o.isolate_compiles;
     s->jit = pm_jit_new(&jo, &e);
     if (!s->jit) {
         snprintf(err, err_size, "pm_jit_new: %s", e.message);

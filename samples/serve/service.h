@@ -37,6 +37,9 @@ typedef struct pm_service_options {
     int kernel_threads;        /* the jit's worker threads; 0 = number of cores            */
     unsigned connection_limit; /* default 64                                                */
     unsigned timeout_seconds;  /* idle connection timeout; default 30                       */
+    int isolate_compiles;      /* 1 (default): compiles run in helper processes, so a
+                                  compile that runs out of memory or crashes fails its
+                                  request, never the service (pm_jit_options)              */
 } pm_service_options;
 
 pm_service_options pm_service_options_default(void);

@@ -46,6 +46,11 @@ else
 fi
 grep -q -- '-L/usr/lib/llvm' "$pc" &&
   fail "polymage.pc adds -L/usr/lib/llvm-*: -lgomp could then find LLVM's libomp"
+helper=$prefix/libexec/polymage/polymage-compile
+[ -x "$helper" ] || fail "not installed: $helper (the compile helper)"
+# consumer-cmake compiles in the helper: a shared library finds it next to itself (the
+# build tree's, which ctest names, must not be found instead); a static one is told.
+if [ $shared = 1 ]; then unset PM_COMPILE_HELPER; else export PM_COMPILE_HELPER=$helper; fi
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 [ "$(pkg-config --variable=prefix polymage)" = "$prefix" ] ||
   fail "polymage.pc's prefix is $(pkg-config --variable=prefix polymage), not $prefix"

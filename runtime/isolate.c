@@ -1,0 +1,622 @@
+/* isolate.c — compiles in a helper process (see isolate.h).
+ *
+ * The protocol (one request, one reply, host byte order: both ends are this build, which
+ * the request's build ID proves):
+ *   request  "PMCREQ01", then length-prefixed (u64) fields: build ID, nonce (16 bytes),
+ *            the pipeline's canonical text, the estimates (8 bytes each; a length of
+ *            UINT64_MAX for none), the resolved pm_cache_options' bytes, and i64
+ *            compile_threads, i64 opt_level (the jit's)
+ *   reply    "PMCREP01", u64 status, u64 message length, message, then on PM_OK the
+ *            kernel in the disk cache's encoding under the nonce (u64 length, bytes)
+ *            and the pm_compile_stats' bytes (u64 length, bytes)
+ * The caller writes the whole request and half-closes the socket; the helper reads to
+ * the end before it compiles, so neither side can block the other.
+ */
+/* posix_spawn, pipe2, socketpair's SOCK_CLOEXEC, dladdr, prctl: POSIX and GNU, not C11. */
+#define _GNU_SOURCE
+
+#include "runtime/isolate.h"
+
+#include "frontend/error.h"
+#include "runtime/kernel.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <sodium.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static const char request_magic[8] = {'P', 'M', 'C', 'R', 'E', 'Q', '0', '1'};
+static const char reply_magic[8] = {'P', 'M', 'C', 'R', 'E', 'P', '0', '1'};
+enum { NONCE_BYTES = 16, STDERR_TAIL = 1024 };
+/* A request's pipeline text and a reply's kernel are bounded like a disk cache file. */
+#define MAX_MESSAGE ((uint64_t)PM_DISK_MAX_FILE + (1u << 20))
+
+#ifndef PM_COMPILE_HELPER_INSTALLED
+#define PM_COMPILE_HELPER_INSTALLED "/usr/local/libexec/polymage/polymage-compile"
+#endif
+#ifndef PM_COMPILE_HELPER_FROM_LIBDIR
+#define PM_COMPILE_HELPER_FROM_LIBDIR "../libexec/polymage/polymage-compile"
+#endif
+#ifndef PM_COMPILE_HELPER_FROM_BINDIR
+#define PM_COMPILE_HELPER_FROM_BINDIR "../libexec/polymage/polymage-compile"
+#endif
+
+/* ---- finding the helper ---------------------------------------------------------------- */
+
+/* NULL when `path` is a helper to run: a regular executable file of this user or root
+ * that nobody else may write; else why not. */
+static const char *helper_distrust(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return strerror(errno);
+    if (!S_ISREG(st.st_mode))
+        return "not a regular file";
+    if (st.st_uid != geteuid() && st.st_uid != 0)
+        return "owned by another user";
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return "writable by group or others";
+    if (access(path, X_OK) != 0)
+        return "not executable";
+    return NULL;
+}
+
+/* Appends "path (why); " to the list of places looked at. */
+static void note_tried(char *tried, size_t size, const char *path, const char *why)
+{
+    size_t n = strlen(tried);
+    if (n < size)
+        snprintf(tried + n, size - n, "%s%s (%s)", n ? "; " : "", path, why);
+}
+
+pm_status pm_isolate_find_helper(char **path, pm_error *err)
+{
+    *path = NULL;
+    const char *env = getenv("PM_COMPILE_HELPER");
+    if (env && *env) {
+        const char *why = helper_distrust(env);
+        if (why)
+            return pm_error_set(err, PM_ERR_ARGUMENT,
+                                "pm_jit_new: isolate_compiles = 1, but PM_COMPILE_HELPER \"%s\" "
+                                "is not used: %s",
+                                env, why);
+        *path = strdup(env);
+        return *path ? PM_OK : pm_error_set(err, PM_ERR_NOMEM, "pm_jit_new: out of memory");
+    }
+    /* Next to this library: its install's libexec, or its own folder (a build tree). */
+    char candidates[4][PATH_MAX];
+    int n = 0;
+    Dl_info info;
+    if (dladdr((void *)pm_isolate_find_helper, &info) && info.dli_fname) {
+        char *self = realpath(info.dli_fname, NULL);
+        char *slash = self ? strrchr(self, '/') : NULL;
+        if (slash) {
+            *slash = '\0';
+            snprintf(candidates[n++], PATH_MAX, "%s/%s", self, PM_COMPILE_HELPER_FROM_LIBDIR);
+            snprintf(candidates[n++], PATH_MAX, "%s/%s", self, PM_COMPILE_HELPER_FROM_BINDIR);
+            snprintf(candidates[n++], PATH_MAX, "%s/polymage-compile", self);
+        }
+        free(self);
+    }
+    snprintf(candidates[n++], PATH_MAX, "%s", PM_COMPILE_HELPER_INSTALLED);
+    char tried[2048] = "";
+    for (int i = 0; i < n; i++) {
+        const char *why = helper_distrust(candidates[i]);
+        if (!why) {
+            *path = strdup(candidates[i]);
+            return *path ? PM_OK : pm_error_set(err, PM_ERR_NOMEM, "pm_jit_new: out of memory");
+        }
+        note_tried(tried, sizeof tried, candidates[i], why);
+    }
+    return pm_error_set(err, PM_ERR_ARGUMENT,
+                        "pm_jit_new: isolate_compiles = 1, but no compile helper was found "
+                        "(set PM_COMPILE_HELPER; looked at: %s)",
+                        tried);
+}
+
+/* ---- a growing message, and reading one ------------------------------------------------ */
+
+typedef struct message {
+    unsigned char *data;
+    size_t len, cap;
+    bool failed;
+} message;
+
+static void put(message *m, const void *data, size_t n)
+{
+    if (m->failed)
+        return;
+    if (m->len + n > m->cap) {
+        size_t cap = m->cap ? m->cap : 4096;
+        while (cap < m->len + n)
+            cap *= 2;
+        unsigned char *grown = realloc(m->data, cap);
+        if (!grown) {
+            m->failed = true;
+            return;
+        }
+        m->data = grown;
+        m->cap = cap;
+    }
+    memcpy(m->data + m->len, data, n);
+    m->len += n;
+}
+
+static void put_u64(message *m, uint64_t v)
+{
+    put(m, &v, sizeof v);
+}
+
+static void put_field(message *m, const void *data, size_t n)
+{
+    put_u64(m, n);
+    put(m, data, n);
+}
+
+typedef struct reader {
+    const unsigned char *p, *end;
+    bool ok;
+} reader;
+
+static const unsigned char *take(reader *r, uint64_t n)
+{
+    if (!r->ok || n > (uint64_t)(r->end - r->p)) {
+        r->ok = false;
+        return NULL;
+    }
+    const unsigned char *at = r->p;
+    r->p += n;
+    return at;
+}
+
+static uint64_t take_u64(reader *r)
+{
+    uint64_t v = 0;
+    const unsigned char *at = take(r, sizeof v);
+    if (at)
+        memcpy(&v, at, sizeof v);
+    return v;
+}
+
+/* A field: its bytes, *n its length; NULL (r->ok false) when it does not fit. */
+static const unsigned char *take_field(reader *r, uint64_t *n)
+{
+    *n = take_u64(r);
+    return take(r, *n);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ---- the caller's side ----------------------------------------------------------------- */
+
+static bool build_request(message *m, const unsigned char nonce[NONCE_BYTES],
+                          const char *text, size_t text_len, int nparams,
+                          const pm_value *estimates, const pm_cache_options *options,
+                          const pm_isolate_limits *limits)
+{
+    put(m, request_magic, sizeof request_magic);
+    put_field(m, pm_build_id(), strlen(pm_build_id()));
+    put_field(m, nonce, NONCE_BYTES);
+    put_field(m, text, text_len);
+    if (estimates)
+        put_field(m, estimates, sizeof *estimates * (size_t)nparams);
+    else
+        put_u64(m, UINT64_MAX);
+    put_field(m, options, sizeof *options);
+    put_u64(m, (uint64_t)(int64_t)limits->compile_threads);
+    put_u64(m, (uint64_t)(int64_t)limits->opt_level);
+    return !m->failed;
+}
+
+/* A running helper: its pid, the socket, its stderr. */
+typedef struct helper {
+    pid_t pid;
+    int sock, err_fd;
+} helper;
+
+static pm_status spawn_helper(const pm_isolate_limits *limits, helper *h, const char *name,
+                              pm_error *err)
+{
+    int sv[2] = {-1, -1}, ep[2] = {-1, -1};
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || pipe2(ep, O_CLOEXEC) != 0) {
+        int e = errno;
+        for (int i = 0; i < 2; i++) {
+            if (sv[i] >= 0)
+                close(sv[i]);
+            if (ep[i] >= 0)
+                close(ep[i]);
+        }
+        return pm_error_set(err, e == ENOMEM ? PM_ERR_NOMEM : PM_ERR_COMPILE,
+                            "%s: could not start the compile helper: %s", name, strerror(e));
+    }
+    char memory[32], seconds[32];
+    snprintf(memory, sizeof memory, "%lld", (long long)limits->memory_bytes);
+    snprintf(seconds, sizeof seconds, "%d", limits->seconds);
+    char *argv[] = {(char *)limits->helper, "--memory", memory, "--seconds", seconds, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, ep[1], 2);
+    posix_spawnattr_init(&attr);
+    /* The server's signal mask and handlers are not the helper's. */
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    int e = posix_spawn(&h->pid, limits->helper, &fa, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    close(sv[1]);
+    close(ep[1]);
+    h->sock = sv[0];
+    h->err_fd = ep[0];
+    if (e != 0) {
+        close(h->sock);
+        close(h->err_fd);
+        return pm_error_set(err, PM_ERR_COMPILE, "%s: could not start the compile helper %s: %s",
+                            name, limits->helper, strerror(e));
+    }
+    return PM_OK;
+}
+
+/* What talking to the helper gave: the reply, its stderr's tail, whether time ran out. */
+typedef struct exchange {
+    message reply;
+    char tail[STDERR_TAIL + 1];
+    size_t tail_len;
+    bool timed_out, too_long;
+} exchange;
+
+static void keep_tail(exchange *x, const char *data, size_t n)
+{
+    if (n >= STDERR_TAIL) {
+        memcpy(x->tail, data + n - STDERR_TAIL, STDERR_TAIL);
+        x->tail_len = STDERR_TAIL;
+    } else {
+        size_t keep = x->tail_len + n > STDERR_TAIL ? STDERR_TAIL - n : x->tail_len;
+        memmove(x->tail, x->tail + x->tail_len - keep, keep);
+        memcpy(x->tail + keep, data, n);
+        x->tail_len = keep + n;
+    }
+    x->tail[x->tail_len] = '\0';
+}
+
+/* Sends the request, then reads the reply and stderr until the socket's end or the
+ * deadline. */
+static void talk(helper *h, const message *request, double deadline, exchange *x)
+{
+    size_t sent = 0;
+    bool reading = true, err_open = true;
+    while (reading || err_open) {
+        int wait_ms = (int)((deadline - now_s()) * 1000);
+        if (wait_ms <= 0) {
+            x->timed_out = true;
+            return;
+        }
+        bool sending = sent < request->len;
+        /* A descriptor not waited on is -1: a hung-up socket would wake poll at once. */
+        struct pollfd fds[2] = {{sending || reading ? h->sock : -1,
+                                 (short)((sending ? POLLOUT : 0) | (reading ? POLLIN : 0)), 0},
+                                {err_open ? h->err_fd : -1, POLLIN, 0}};
+        if (poll(fds, 2, wait_ms) < 0 && errno != EINTR)
+            return;
+        if (sending && (fds[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
+            ssize_t n = send(h->sock, request->data + sent, request->len - sent, MSG_NOSIGNAL);
+            if (n > 0)
+                sent += (size_t)n;
+            if (n < 0 && errno != EINTR && errno != EAGAIN)
+                sent = request->len; /* the helper is gone: read what it said */
+            if (sent == request->len)
+                shutdown(h->sock, SHUT_WR);
+        }
+        char buf[65536];
+        if (reading && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+            ssize_t n = recv(h->sock, buf, sizeof buf, 0);
+            if (n > 0 && x->reply.len + (size_t)n > MAX_MESSAGE)
+                x->too_long = true;
+            if (n > 0 && !x->too_long)
+                put(&x->reply, buf, (size_t)n);
+            reading = n > 0 || (n < 0 && errno == EINTR);
+            reading = reading && !x->too_long;
+        }
+        if (err_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+            ssize_t n = read(h->err_fd, buf, sizeof buf);
+            if (n > 0)
+                keep_tail(x, buf, (size_t)n);
+            err_open = n > 0 || (n < 0 && errno == EINTR);
+        }
+        if (x->too_long)
+            return;
+    }
+}
+
+/* The last non-empty line of the helper's stderr, for messages. */
+static const char *last_line(exchange *x)
+{
+    while (x->tail_len > 0 && (x->tail[x->tail_len - 1] == '\n' || x->tail[x->tail_len - 1] == '\r'))
+        x->tail[--x->tail_len] = '\0';
+    char *nl = strrchr(x->tail, '\n');
+    return nl ? nl + 1 : x->tail;
+}
+
+static bool said_out_of_memory(const char *tail)
+{
+    return strstr(tail, "out of memory") || strstr(tail, "Cannot allocate memory") ||
+           strstr(tail, "bad_alloc") || strstr(tail, "Out of memory");
+}
+
+/* Why the helper ended without a kernel, when it did not say so itself. */
+static pm_status helper_death(const pm_isolate_limits *limits, const char *name, int wstatus,
+                              exchange *x, pm_error *err)
+{
+    const char *words = last_line(x);
+    const char *sep = *words ? "; its last words: " : "";
+    if (x->timed_out)
+        return pm_error_set(err, PM_ERR_COMPILE,
+                            "%s: the compile helper was stopped (SIGKILL) at its time limit of "
+                            "%d s (pm_jit_options.compile_seconds)%s%s",
+                            name, limits->seconds, sep, words);
+    if (x->too_long)
+        return pm_error_set(err, PM_ERR_COMPILE,
+                            "%s: the compile helper's reply exceeded %llu bytes", name,
+                            (unsigned long long)MAX_MESSAGE);
+    if (WIFSIGNALED(wstatus) || (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0)) {
+        char how[96];
+        if (WIFSIGNALED(wstatus))
+            snprintf(how, sizeof how, "died of signal %d (%s)", WTERMSIG(wstatus),
+                     strsignal(WTERMSIG(wstatus)));
+        else
+            snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(wstatus));
+        if (said_out_of_memory(x->tail))
+            return pm_error_set(err, PM_ERR_NOMEM,
+                                "%s: the compile helper ran out of memory under its limit of "
+                                "%lld MiB (RLIMIT_AS, pm_jit_options.compile_memory_bytes) and "
+                                "%s%s%s",
+                                name, (long long)(limits->memory_bytes >> 20), how, sep, words);
+        return pm_error_set(err, PM_ERR_COMPILE, "%s: the compile helper %s%s%s", name, how, sep,
+                            words);
+    }
+    return pm_error_set(err, PM_ERR_COMPILE, "%s: the compile helper sent no valid reply%s%s",
+                        name, sep, words);
+}
+
+/* The reply's status and message, then its kernel and stats. */
+static pm_status read_reply(const exchange *x, const unsigned char nonce[NONCE_BYTES],
+                            const char *name, pm_disk_kernel *out, pm_compile_stats *stats,
+                            bool *valid, pm_error *err)
+{
+    reader r = {x->reply.data, x->reply.data + x->reply.len, true};
+    const unsigned char *magic = take(&r, sizeof reply_magic);
+    uint64_t status = take_u64(&r), mlen, klen, slen;
+    const unsigned char *msg = take_field(&r, &mlen);
+    *valid = r.ok && memcmp(magic, reply_magic, sizeof reply_magic) == 0 &&
+             status <= PM_ERR_COMPILE;
+    if (!*valid)
+        return PM_ERR_COMPILE;
+    if (status != PM_OK)
+        return pm_error_set(err, (pm_status)status, "%.*s", (int)(mlen < 900 ? mlen : 900),
+                            (const char *)msg);
+    const unsigned char *kernel = take_field(&r, &klen);
+    const unsigned char *st = take_field(&r, &slen);
+    *valid = r.ok && r.p == r.end && slen == sizeof *stats &&
+             pm_disk_decode(kernel, klen, (const char *)nonce, NONCE_BYTES, out);
+    if (!*valid)
+        return PM_ERR_COMPILE;
+    memcpy(stats, st, sizeof *stats);
+    (void)name;
+    return PM_OK;
+}
+
+pm_status pm_isolate_compile(const pm_isolate_limits *limits, pm_pipeline *p,
+                             const pm_value *estimates, const pm_cache_options *options,
+                             pm_disk_kernel *out, pm_compile_stats *stats, pm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *name = pm_pipeline_name(p);
+    size_t text_len = 0;
+    const char *text = pm_pipeline_text(p, &text_len);
+    if (!text)
+        return pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory writing its canonical text",
+                            name);
+    unsigned char nonce[NONCE_BYTES];
+    randombytes_buf(nonce, sizeof nonce);
+    message request = {0};
+    if (!build_request(&request, nonce, text, text_len, pm_pipeline_nparams(p), estimates,
+                       options, limits)) {
+        free(request.data);
+        return pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", name);
+    }
+    helper h;
+    pm_status s = spawn_helper(limits, &h, name, err);
+    if (s != PM_OK) {
+        free(request.data);
+        return s;
+    }
+    exchange x = {.tail_len = 0};
+    x.tail[0] = '\0';
+    talk(&h, &request, now_s() + limits->seconds, &x);
+    free(request.data);
+    if (x.timed_out || x.too_long)
+        kill(h.pid, SIGKILL);
+    close(h.sock);
+    close(h.err_fd);
+    int wstatus = 0;
+    while (waitpid(h.pid, &wstatus, 0) < 0 && errno == EINTR)
+        ;
+    bool valid = false;
+    if (!x.timed_out && !x.too_long && !x.reply.failed)
+        s = read_reply(&x, nonce, name, out, stats, &valid, err);
+    if (!valid)
+        s = helper_death(limits, name, wstatus, &x, err);
+    free(x.reply.data);
+    return s;
+}
+
+/* ---- the helper's side ----------------------------------------------------------------- */
+
+static bool write_all(int fd, const void *data, size_t size)
+{
+    const unsigned char *p = data;
+    while (size > 0) {
+        ssize_t n = write(fd, p, size);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        p += n;
+        size -= (size_t)n;
+    }
+    return true;
+}
+
+static bool read_all(int fd, message *m)
+{
+    unsigned char buf[65536];
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 || m->len + (size_t)n > MAX_MESSAGE)
+            return false;
+        if (n == 0)
+            return !m->failed;
+        put(m, buf, (size_t)n);
+    }
+}
+
+static int reply(int out_fd, pm_status status, const char *msg, const unsigned char *kernel,
+                 size_t kernel_len, const pm_compile_stats *stats)
+{
+    message m = {0};
+    put(&m, reply_magic, sizeof reply_magic);
+    put_u64(&m, (uint64_t)status);
+    put_field(&m, msg, strlen(msg));
+    if (status == PM_OK) {
+        put_field(&m, kernel, kernel_len);
+        put_field(&m, stats, sizeof *stats);
+    }
+    bool ok = !m.failed && write_all(out_fd, m.data, m.len);
+    free(m.data);
+    return ok ? 0 : 3;
+}
+
+/* A request, parsed (pointing into its message). */
+typedef struct request {
+    const unsigned char *nonce;
+    const char *text;
+    uint64_t text_len, nestimates;
+    const unsigned char *estimates; /* nestimates values' bytes, unaligned            */
+    pm_cache_options options;
+    int64_t compile_threads, opt_level;
+} request;
+
+static const char *parse_request(const message *m, request *q)
+{
+    reader r = {m->data, m->data + m->len, true};
+    uint64_t n;
+    const unsigned char *magic = take(&r, sizeof request_magic);
+    const unsigned char *build = take_field(&r, &n);
+    if (!r.ok || memcmp(magic, request_magic, sizeof request_magic) != 0)
+        return "not a compile request";
+    if (n != strlen(pm_build_id()) || memcmp(build, pm_build_id(), n) != 0)
+        return "a request from another build of the library";
+    q->nonce = take_field(&r, &n);
+    if (n != NONCE_BYTES)
+        r.ok = false;
+    q->text = (const char *)take_field(&r, &q->text_len);
+    q->nestimates = take_u64(&r);
+    q->estimates = NULL;
+    if (r.ok && q->nestimates != UINT64_MAX)
+        q->estimates = take(&r, q->nestimates);
+    const unsigned char *opts = take_field(&r, &n);
+    if (n != sizeof q->options)
+        r.ok = false;
+    else if (opts)
+        memcpy(&q->options, opts, sizeof q->options);
+    q->compile_threads = (int64_t)take_u64(&r);
+    q->opt_level = (int64_t)take_u64(&r);
+    if (!r.ok || r.p != r.end || (q->estimates && q->nestimates % sizeof(pm_value) != 0))
+        return "a malformed compile request";
+    q->nestimates = q->estimates ? q->nestimates / sizeof(pm_value) : 0;
+    return NULL;
+}
+
+/* Compiles the parsed request; the reply's status. */
+static int compile_request(const request *q, int out_fd)
+{
+    pm_error err;
+    pm_error_clear(&err);
+    pm_jit_options jo = pm_jit_options_default();
+    jo.compile_threads = (int)q->compile_threads;
+    jo.opt_level = (int)q->opt_level;
+    pm_jit *jit = pm_jit_new(&jo, &err);
+    if (!jit)
+        return reply(out_fd, err.status, err.message, NULL, 0, NULL);
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = NULL;
+    pm_status s = ctx ? pm_pipeline_from_text(ctx, q->text, q->text_len, &p) : PM_ERR_NOMEM;
+    int rc;
+    if (s != PM_OK) {
+        rc = reply(out_fd, s, ctx ? pm_ctx_errmsg(ctx) : "out of memory", NULL, 0, NULL);
+    } else if (q->estimates && q->nestimates != (uint64_t)pm_pipeline_nparams(p)) {
+        rc = reply(out_fd, PM_ERR_INTERNAL, "estimates do not match the pipeline", NULL, 0, NULL);
+    } else {
+        /* The estimates sit at any offset of the request: copied to aligned memory. */
+        pm_value *estimates = q->estimates ? malloc(sizeof *estimates * (q->nestimates + 1)) : NULL;
+        if (estimates)
+            memcpy(estimates, q->estimates, sizeof *estimates * q->nestimates);
+        pm_disk_kernel dk;
+        pm_compile_stats stats;
+        s = q->estimates && !estimates
+                ? pm_error_set(&err, PM_ERR_NOMEM, "out of memory")
+                : pm_jit_compile_object(jit, p, estimates, &q->options, &dk, &stats, &err);
+        free(estimates);
+        size_t size = 0;
+        unsigned char *kernel =
+            s == PM_OK ? pm_disk_encode((const char *)q->nonce, NONCE_BYTES, &dk, &size) : NULL;
+        if (s == PM_OK && !kernel)
+            s = pm_error_set(&err, PM_ERR_NOMEM, "out of memory encoding the kernel");
+        rc = reply(out_fd, s, err.message, kernel, size, &stats);
+        free(kernel);
+        if (s == PM_OK)
+            free(dk.object);
+    }
+    pm_ctx_free(ctx);
+    pm_jit_free(jit);
+    return rc;
+}
+
+int pm_isolate_helper_main(int in_fd, int out_fd)
+{
+    message m = {0};
+    request q;
+    const char *bad = !read_all(in_fd, &m) ? "an unreadable or oversized request" : NULL;
+    if (!bad)
+        bad = parse_request(&m, &q);
+    int rc = bad ? reply(out_fd, PM_ERR_INTERNAL, bad, NULL, 0, NULL) : compile_request(&q, out_fd);
+    free(m.data);
+    return rc;
+}
