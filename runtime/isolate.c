@@ -75,12 +75,12 @@ static const char *helper_distrust(const char *path)
     return NULL;
 }
 
-/* Appends "path (why); " to the list of places looked at. */
+/* Appends "; path (why)" to the list of places looked at (cut at its end). */
 static void note_tried(char *tried, size_t size, const char *path, const char *why)
 {
     size_t n = strlen(tried);
-    if (n < size)
-        snprintf(tried + n, size - n, "%s%s (%s)", n ? "; " : "", path, why);
+    if (n + 1 < size && snprintf(tried + n, size - n, "%s%s (%s)", n ? "; " : "", path, why) < 0)
+        tried[n] = '\0';
 }
 
 pm_status pm_isolate_find_helper(char **path, pm_error *err)
@@ -405,8 +405,9 @@ static pm_status helper_death(const pm_isolate_limits *limits, const char *name,
 
 /* The reply's status and message, then its kernel and stats. */
 static pm_status read_reply(const exchange *x, const unsigned char nonce[NONCE_BYTES],
-                            const char *name, pm_disk_kernel *out, pm_compile_stats *stats,
-                            bool *valid, pm_error *err)
+                            const pm_isolate_limits *limits, const char *name,
+                            pm_disk_kernel *out, pm_compile_stats *stats, bool *valid,
+                            pm_error *err)
 {
     reader r = {x->reply.data, x->reply.data + x->reply.len, true};
     const unsigned char *magic = take(&r, sizeof reply_magic);
@@ -416,6 +417,12 @@ static pm_status read_reply(const exchange *x, const unsigned char nonce[NONCE_B
              status <= PM_ERR_COMPILE;
     if (!*valid)
         return PM_ERR_COMPILE;
+    if (status == PM_ERR_NOMEM) /* isl's, or the helper's own: the limit is the cause */
+        return pm_error_set(err, PM_ERR_NOMEM,
+                            "%s: the compile helper ran out of memory under its limit of %lld "
+                            "MiB (RLIMIT_AS, pm_jit_options.compile_memory_bytes): %.*s",
+                            name, (long long)(limits->memory_bytes >> 20),
+                            (int)(mlen < 700 ? mlen : 700), (const char *)msg);
     if (status != PM_OK)
         return pm_error_set(err, (pm_status)status, "%.*s", (int)(mlen < 900 ? mlen : 900),
                             (const char *)msg);
@@ -426,7 +433,6 @@ static pm_status read_reply(const exchange *x, const unsigned char nonce[NONCE_B
     if (!*valid)
         return PM_ERR_COMPILE;
     memcpy(stats, st, sizeof *stats);
-    (void)name;
     return PM_OK;
 }
 
@@ -468,7 +474,7 @@ pm_status pm_isolate_compile(const pm_isolate_limits *limits, pm_pipeline *p,
         ;
     bool valid = false;
     if (!x.timed_out && !x.too_long && !x.reply.failed)
-        s = read_reply(&x, nonce, name, out, stats, &valid, err);
+        s = read_reply(&x, nonce, limits, name, out, stats, &valid, err);
     if (!valid)
         s = helper_death(limits, name, wstatus, &x, err);
     free(x.reply.data);
@@ -492,17 +498,20 @@ static bool write_all(int fd, const void *data, size_t size)
     return true;
 }
 
-static bool read_all(int fd, message *m)
+/* The whole request; NULL, or why not. */
+static const char *read_all(int fd, message *m)
 {
     unsigned char buf[65536];
     for (;;) {
         ssize_t n = read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 || m->len + (size_t)n > MAX_MESSAGE)
-            return false;
-        if (n == 0)
-            return !m->failed;
+        if (n < 0)
+            return "the request could not be read";
+        if (m->len + (size_t)n > MAX_MESSAGE)
+            return "the request is too large";
+        if (n == 0 || m->failed)
+            return m->failed ? "out of memory reading the request" : NULL;
         put(m, buf, (size_t)n);
     }
 }
@@ -613,10 +622,11 @@ int pm_isolate_helper_main(int in_fd, int out_fd)
 {
     message m = {0};
     request q;
-    const char *bad = !read_all(in_fd, &m) ? "an unreadable or oversized request" : NULL;
+    const char *bad = read_all(in_fd, &m);
+    pm_status s = m.failed ? PM_ERR_NOMEM : PM_ERR_INTERNAL;
     if (!bad)
         bad = parse_request(&m, &q);
-    int rc = bad ? reply(out_fd, PM_ERR_INTERNAL, bad, NULL, 0, NULL) : compile_request(&q, out_fd);
+    int rc = bad ? reply(out_fd, s, bad, NULL, 0, NULL) : compile_request(&q, out_fd);
     free(m.data);
     return rc;
 }

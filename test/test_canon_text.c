@@ -620,7 +620,7 @@ static void test_structure_errors(void)
     REFUSED_WITH(t, "(e2 e3 e5 1)", "(e2 e3 e5 0)",
                  "domain: interval [1, R - 2]: step 0 must be at least 1");
     REFUSED_WITH(t, "(e2 e3 e5 1)", "(e5 e3 e5 1)",
-                 "line 17: f1: blurx: variable domain dimension 1 is R - 2, not a variable");
+                 "line 17: f1: blurx: variable domain dimension 0 is R - 2, not a variable");
     REFUSED_WITH(t, "f0 image f32 n2 1:I e0 e1\n",
                  "f0 image f32 n2 1:I e0 e1\nf0 image f32 n2 1:I e0 e1\n", "f0 is defined twice");
     REFUSED_WITH(t, "cases 1", "cases 100000",

@@ -216,7 +216,7 @@ static const char *const planted_names[] = {"group-writable", "nobody's", "symli
 /* Puts `what` at the kernel's name (a valid kernel file is at `valid`); false to skip. */
 static bool plant(planted what, const char *path, const char *valid)
 {
-    char copy[600];
+    char copy[1300];
     snprintf(copy, sizeof copy, "cp '%s' '%s'", valid, path);
     unlink(path);
     switch (what) {

@@ -121,6 +121,7 @@ static enum MHD_Result reply_stats(pm_service *s, struct MHD_Connection *c)
         "\"evictions\":%llu,\"compile_ms_total\":%.3f,\"compile_ms_max\":%.3f,"
         "\"code_bytes\":%lld,\"kernels\":%d,\"queued\":%d,\"compiling\":%d,"
         "\"disk_hits\":%llu,\"disk_writes\":%llu,\"disk_rejected\":%llu,"
+        "\"disk_untrusted\":%llu,\"isolated_compiles\":%llu,\"isolated_failures\":%llu,"
         "\"requests\":%llu,\"responses_ok\":%llu,\"client_errors\":%llu,"
         "\"server_errors\":%llu}\n",
         (unsigned long long)st.hits, (unsigned long long)st.misses,
@@ -130,7 +131,8 @@ static enum MHD_Result reply_stats(pm_service *s, struct MHD_Connection *c)
         st.compile_ms_total, st.compile_ms_max, (long long)st.code_bytes, st.kernels,
         st.queued, st.compiling, (unsigned long long)st.disk_hits,
         (unsigned long long)st.disk_writes, (unsigned long long)st.disk_rejected,
-        (unsigned long long)atomic_load(&s->requests), (unsigned long long)atomic_load(&s->ok),
+        (unsigned long long)st.disk_untrusted, (unsigned long long)st.isolated_compiles,
+        (unsigned long long)st.isolated_failures, (unsigned long long)atomic_load(&s->requests), (unsigned long long)atomic_load(&s->ok),
         (unsigned long long)atomic_load(&s->client_errors),
         (unsigned long long)atomic_load(&s->server_errors));
     return reply(s, c, MHD_HTTP_OK, "application/json", json, (size_t)n, NULL, NULL);
