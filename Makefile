@@ -76,7 +76,7 @@ test-asan: deps
 # The serving runtime's tests (the cache, the soak, the disk cache, the API contract, the
 # HTTP service) and the parallel code generation's under ThreadSanitizer; test/tsan.supp
 # names the only suppressions: the uninstrumented insides of libgomp and LLVM.
-TSAN_TESTS ?= test_kernel_cache|test_server_soak|test_disk_cache|test_api_contract|test_serve$$|test_parallel_codegen
+TSAN_TESTS ?= test_kernel_cache|test_server_soak|test_disk_cache|test_disk_trust|test_isolate|test_api_contract|test_serve$$|test_parallel_codegen
 test-tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPM_SANITIZE=thread
 	cmake --build $(TSAN_BUILD) -j$(JOBS)

@@ -22,6 +22,7 @@
 #include "runtime/disk_cache.h"
 
 #include "frontend/error.h"
+#include "runtime/wire.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -185,31 +186,6 @@ static void file_name(const char *key, size_t key_len, char name[64])
 
 /* ---- the encoding ---------------------------------------------------------------------- */
 
-typedef struct reader {
-    const unsigned char *p, *end;
-    bool ok;
-} reader;
-
-static const unsigned char *take(reader *r, uint64_t n)
-{
-    if (!r->ok || n > (uint64_t)(r->end - r->p)) {
-        r->ok = false;
-        return NULL;
-    }
-    const unsigned char *at = r->p;
-    r->p += n;
-    return at;
-}
-
-static uint64_t take_u64(reader *r)
-{
-    uint64_t v = 0;
-    const unsigned char *at = take(r, sizeof v);
-    if (at)
-        memcpy(&v, at, sizeof v);
-    return v;
-}
-
 /* The parsed fields of an encoding, pointing into it. */
 typedef struct decoded {
     const unsigned char *magic, *key, *entry, *objects[PM_DISK_MAX_PARTS], *digest;
@@ -219,23 +195,23 @@ typedef struct decoded {
 
 static bool parse(const unsigned char *data, size_t size, decoded *d)
 {
-    reader r = {data, data + size, true};
-    d->magic = take(&r, sizeof magic);
-    d->version = take_u64(&r);
-    d->key_len = take_u64(&r);
-    d->key = take(&r, d->key_len);
-    d->entry_len = take_u64(&r);
-    d->entry = take(&r, d->entry_len);
-    d->nslots = take_u64(&r);
-    d->nparts = take_u64(&r);
+    pm_wire_reader r = pm_wire_reader_new(data, size);
+    d->magic = pm_wire_take(&r, sizeof magic);
+    d->version = pm_wire_take_u64(&r);
+    d->key_len = pm_wire_take_u64(&r);
+    d->key = pm_wire_take(&r, d->key_len);
+    d->entry_len = pm_wire_take_u64(&r);
+    d->entry = pm_wire_take(&r, d->entry_len);
+    d->nslots = pm_wire_take_u64(&r);
+    d->nparts = pm_wire_take_u64(&r);
     bool parts_ok = r.ok && d->nparts >= 1 && d->nparts <= PM_DISK_MAX_PARTS;
     for (uint64_t i = 0; parts_ok && i < d->nparts; i++) {
-        d->lens[i] = take_u64(&r);
-        d->objects[i] = take(&r, d->lens[i]);
+        d->lens[i] = pm_wire_take_u64(&r);
+        d->objects[i] = pm_wire_take(&r, d->lens[i]);
         parts_ok = r.ok && d->lens[i] > 0;
     }
     d->digested = r.ok ? (size_t)(r.p - data) : 0;
-    d->digest = take(&r, DIGEST_BYTES);
+    d->digest = pm_wire_take(&r, DIGEST_BYTES);
     return parts_ok && r.ok && r.p == r.end;
 }
 
@@ -433,7 +409,7 @@ static file_info *list_kernel_files(int dfd, size_t *count, int64_t *total)
             files = grown;
             cap = grown_cap;
         }
-        snprintf(files[n].name, sizeof files[n].name, "%s", de->d_name);
+        memcpy(files[n].name, de->d_name, strlen(de->d_name) + 1); /* fits: checked above */
         files[n].size = (int64_t)st.st_size;
         files[n].mtime = st.st_mtim;
         *total += files[n].size;
@@ -459,20 +435,6 @@ static void bound_folder(int dfd, int64_t max_bytes)
     free(files);
 }
 
-static bool write_all(int fd, const unsigned char *data, size_t size)
-{
-    while (size > 0) {
-        ssize_t n = write(fd, data, size);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        data += n;
-        size -= (size_t)n;
-    }
-    return true;
-}
-
 bool pm_disk_write(const char *dir, const char *key, size_t key_len, const pm_disk_kernel *k,
                    int64_t max_bytes)
 {
@@ -493,7 +455,7 @@ bool pm_disk_write(const char *dir, const char *key, size_t key_len, const pm_di
     /* Readable by others sharing the folder; writable by its owner only (the rule). */
     int fd = data ? openat(dfd, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)
                   : -1;
-    bool ok = fd >= 0 && write_all(fd, data, size) && fsync(fd) == 0;
+    bool ok = fd >= 0 && pm_wire_write_all(fd, data, size) && fsync(fd) == 0;
     ok = (fd < 0 || close(fd) == 0) && ok;
     ok = ok && renameat(dfd, temp, dfd, name) == 0;
     if (fd >= 0 && !ok)

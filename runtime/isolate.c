@@ -18,6 +18,7 @@
 #include "runtime/isolate.h"
 
 #include "frontend/error.h"
+#include "runtime/wire.h"
 #include "runtime/kernel.h"
 
 #include <dlfcn.h>
@@ -165,38 +166,6 @@ static void put_field(message *m, const void *data, size_t n)
 {
     put_u64(m, n);
     put(m, data, n);
-}
-
-typedef struct reader {
-    const unsigned char *p, *end;
-    bool ok;
-} reader;
-
-static const unsigned char *take(reader *r, uint64_t n)
-{
-    if (!r->ok || n > (uint64_t)(r->end - r->p)) {
-        r->ok = false;
-        return NULL;
-    }
-    const unsigned char *at = r->p;
-    r->p += n;
-    return at;
-}
-
-static uint64_t take_u64(reader *r)
-{
-    uint64_t v = 0;
-    const unsigned char *at = take(r, sizeof v);
-    if (at)
-        memcpy(&v, at, sizeof v);
-    return v;
-}
-
-/* A field: its bytes, *n its length; NULL (r->ok false) when it does not fit. */
-static const unsigned char *take_field(reader *r, uint64_t *n)
-{
-    *n = take_u64(r);
-    return take(r, *n);
 }
 
 static double now_s(void)
@@ -409,10 +378,10 @@ static pm_status read_reply(const exchange *x, const unsigned char nonce[NONCE_B
                             pm_disk_kernel *out, pm_compile_stats *stats, bool *valid,
                             pm_error *err)
 {
-    reader r = {x->reply.data, x->reply.data + x->reply.len, true};
-    const unsigned char *magic = take(&r, sizeof reply_magic);
-    uint64_t status = take_u64(&r), mlen, klen, slen;
-    const unsigned char *msg = take_field(&r, &mlen);
+    pm_wire_reader r = pm_wire_reader_new(x->reply.data, x->reply.len);
+    const unsigned char *magic = pm_wire_take(&r, sizeof reply_magic);
+    uint64_t status = pm_wire_take_u64(&r), mlen, klen, slen;
+    const unsigned char *msg = pm_wire_take_field(&r, &mlen);
     *valid = r.ok && memcmp(magic, reply_magic, sizeof reply_magic) == 0 &&
              status <= PM_ERR_COMPILE;
     if (!*valid)
@@ -426,8 +395,8 @@ static pm_status read_reply(const exchange *x, const unsigned char nonce[NONCE_B
     if (status != PM_OK)
         return pm_error_set(err, (pm_status)status, "%.*s", (int)(mlen < 900 ? mlen : 900),
                             (const char *)msg);
-    const unsigned char *kernel = take_field(&r, &klen);
-    const unsigned char *st = take_field(&r, &slen);
+    const unsigned char *kernel = pm_wire_take_field(&r, &klen);
+    const unsigned char *st = pm_wire_take_field(&r, &slen);
     *valid = r.ok && r.p == r.end && slen == sizeof *stats &&
              pm_disk_decode(kernel, klen, (const char *)nonce, NONCE_BYTES, out);
     if (!*valid)
@@ -483,21 +452,6 @@ pm_status pm_isolate_compile(const pm_isolate_limits *limits, pm_pipeline *p,
 
 /* ---- the helper's side ----------------------------------------------------------------- */
 
-static bool write_all(int fd, const void *data, size_t size)
-{
-    const unsigned char *p = data;
-    while (size > 0) {
-        ssize_t n = write(fd, p, size);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        p += n;
-        size -= (size_t)n;
-    }
-    return true;
-}
-
 /* The whole request; NULL, or why not. */
 static const char *read_all(int fd, message *m)
 {
@@ -527,7 +481,7 @@ static int reply(int out_fd, pm_status status, const char *msg, const unsigned c
         put_field(&m, kernel, kernel_len);
         put_field(&m, stats, sizeof *stats);
     }
-    bool ok = !m.failed && write_all(out_fd, m.data, m.len);
+    bool ok = !m.failed && pm_wire_write_all(out_fd, m.data, m.len);
     free(m.data);
     return ok ? 0 : 3;
 }
@@ -544,29 +498,29 @@ typedef struct request {
 
 static const char *parse_request(const message *m, request *q)
 {
-    reader r = {m->data, m->data + m->len, true};
+    pm_wire_reader r = pm_wire_reader_new(m->data, m->len);
     uint64_t n;
-    const unsigned char *magic = take(&r, sizeof request_magic);
-    const unsigned char *build = take_field(&r, &n);
+    const unsigned char *magic = pm_wire_take(&r, sizeof request_magic);
+    const unsigned char *build = pm_wire_take_field(&r, &n);
     if (!r.ok || memcmp(magic, request_magic, sizeof request_magic) != 0)
         return "not a compile request";
     if (n != strlen(pm_build_id()) || memcmp(build, pm_build_id(), n) != 0)
         return "a request from another build of the library";
-    q->nonce = take_field(&r, &n);
+    q->nonce = pm_wire_take_field(&r, &n);
     if (n != NONCE_BYTES)
         r.ok = false;
-    q->text = (const char *)take_field(&r, &q->text_len);
-    q->nestimates = take_u64(&r);
+    q->text = (const char *)pm_wire_take_field(&r, &q->text_len);
+    q->nestimates = pm_wire_take_u64(&r);
     q->estimates = NULL;
     if (r.ok && q->nestimates != UINT64_MAX)
-        q->estimates = take(&r, q->nestimates);
-    const unsigned char *opts = take_field(&r, &n);
+        q->estimates = pm_wire_take(&r, q->nestimates);
+    const unsigned char *opts = pm_wire_take_field(&r, &n);
     if (n != sizeof q->options)
         r.ok = false;
     else if (opts)
         memcpy(&q->options, opts, sizeof q->options);
-    q->compile_threads = (int64_t)take_u64(&r);
-    q->opt_level = (int64_t)take_u64(&r);
+    q->compile_threads = (int64_t)pm_wire_take_u64(&r);
+    q->opt_level = (int64_t)pm_wire_take_u64(&r);
     if (!r.ok || r.p != r.end || (q->estimates && q->nestimates % sizeof(pm_value) != 0))
         return "a malformed compile request";
     q->nestimates = q->estimates ? q->nestimates / sizeof(pm_value) : 0;
