@@ -8,7 +8,8 @@
  * pm_jit_run hits next to pm_kernel_run on the same kernel (what the serving call adds);
  * then the latency of the first pm_jit_run at a new size bucket (served by a cached
  * kernel while its own compiles in the background) next to a synchronous compile; and
- * the first request of a "restarted" jit with a warm on-disk cache next to a cold one.
+ * the first request of a "restarted" jit with a warm on-disk cache next to a cold one;
+ * and a first compile in a helper process (isolate_compiles) next to one in this process.
  * Timings belong under the bench lock: flock /tmp/pm-bench.lock pm_cache_bench. */
 #define _POSIX_C_SOURCE 200809L
 #include "samples.h"
@@ -35,6 +36,35 @@ static double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* What a compile in a helper process (isolate_compiles) costs next to one in this
+ * process: the median of 5 first compiles each, every one in a fresh jit. */
+static void isolated_compiles(const pm_sample_app *app, const pm_value *params)
+{
+    double t[2][5];
+    for (int iso = 0; iso < 2; iso++)
+        for (int r = 0; r < 5; r++) {
+            pm_jit_options o = pm_jit_options_default();
+            o.isolate_compiles = iso;
+            pm_error err;
+            pm_jit *j = pm_jit_new(&o, &err);
+            pm_ctx *c = pm_ctx_new();
+            pm_pipeline *q = app->build(c);
+            double a = now_ns();
+            pm_kernel *k = j ? pm_jit_compile(j, q, params, NULL, &err) : NULL;
+            t[iso][r] = (now_ns() - a) / 1e6;
+            if (!k)
+                fprintf(stderr, "%s compile: %s\n", iso ? "isolated" : "in-process", err.message);
+            pm_kernel_free(k);
+            pm_ctx_free(c);
+            pm_jit_free(j);
+        }
+    double here = median(t[0], 5), there = median(t[1], 5);
+    printf("  compile in this process             %8.1f ms (median of 5, fresh jits)\n", here);
+    printf("  compile in a helper process         %8.1f ms (+%.1f ms: spawn, libLLVM's load, "
+           "the text, the reply)\n",
+           there, there - here);
 }
 
 int main(int argc, char **argv)
@@ -227,6 +257,7 @@ int main(int argc, char **argv)
         if (system(cmd) != 0)
             fprintf(stderr, "could not remove %s\n", folder);
     }
+    isolated_compiles(app, params);
     for (int i = 0; i < nin; i++)
         free(in[i].data);
     for (int i = 0; i < nout; i++)
