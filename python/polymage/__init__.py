@@ -6,6 +6,8 @@ docs/python.md is the guide.
 """
 
 import enum as _enum
+import operator as _operator
+import os as _os
 import threading as _threading
 
 import numpy as _np
@@ -522,7 +524,7 @@ class Pipeline:
             if name not in kw:
                 raise ArgumentError(f"{self.name}: {what} {name} is missing")
             v = kw[name]
-            vals.append(float(v) if t in (Type.f32, Type.f64) else int(v))
+            vals.append(float(v) if t in (Type.f32, Type.f64) else _operator.index(v))
         extra = set(kw) - {n for n, _ in self.params}
         if extra:
             raise ArgumentError(f"{self.name}: no parameter {', '.join(sorted(extra))}")
@@ -614,6 +616,8 @@ class Jit:
     def set_policy(self, **fields):
         """pm_jit_set_policy: bucket_ratio, max_kernels, max_code_bytes, background,
         compile_threads, max_queued, disk_dir, disk_max_bytes (others unchanged)."""
+        if fields.get("disk_dir") is not None:
+            fields["disk_dir"] = _os.fspath(fields["disk_dir"])
         self._j.set_policy(**fields)
 
     def wait_idle(self):

@@ -11,12 +11,31 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pythread.h>
 #include <polymage.h>
 
+/* A context is one thread's at a time (polymage.h), but Python threads share pipelines
+ * freely, and compiles and runs release the GIL: the calls that use a pipeline without
+ * the GIL (compile, the serving call, the interpreter, buffer shapes) hold its context's
+ * lock, so two threads compiling one pipeline take turns. Builders run under the GIL
+ * only; building in a context while another thread compiles its pipeline is the
+ * caller's race, as in C. */
 typedef struct {
     PyObject_HEAD
-    pm_ctx *ctx; /* owned */
+    pm_ctx *ctx;               /* owned */
+    PyThread_type_lock lock;   /* owned */
 } CtxObject;
+
+/* Runs `stmt` with the GIL released and ctx's lock held (the lock is taken without the
+ * GIL, so a thread waiting for it never blocks the one holding it). */
+#define PM_PY_WITH_CTX(ctxobj, stmt)                           \
+    do {                                                       \
+        Py_BEGIN_ALLOW_THREADS                                 \
+        PyThread_acquire_lock((ctxobj)->lock, WAIT_LOCK);      \
+        stmt;                                                  \
+        PyThread_release_lock((ctxobj)->lock);                 \
+        Py_END_ALLOW_THREADS                                   \
+    } while (0)
 
 /* One handle type for every builder object (expression, interval, case, function):
  * `kind` says which pointer is set. */
@@ -58,6 +77,12 @@ PyObject *pm_py_raise(pm_status status, const char *message);
 /* Raises the context's recorded error and clears it (the Python call failed, the
  * context stays usable); returns NULL. */
 PyObject *pm_py_raise_ctx(pm_ctx *ctx, const char *fallback);
+/* A context's error, copied while its lock is held (raised later with pm_py_raise). */
+typedef struct {
+    pm_status status;
+    char message[1024];
+} CtxError;
+void pm_py_take_ctx_error(pm_ctx *ctx, CtxError *e);
 
 HandleObject *pm_py_handle_new(CtxObject *ctx, int kind, void *ptr);
 /* The C pointer of a handle of `kind`, or NULL with TypeError set. */

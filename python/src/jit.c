@@ -136,16 +136,23 @@ static PyObject *pipeline_buffer_shape(PipelineObject *self, PyObject *args)
     int np = pm_pipeline_nparams(self->p);
     if (np > 256 || pm_py_values(params, np, v, "parameters") < 0)
         return PyErr_Occurred() ? NULL : pm_py_raise(PM_ERR_ARGUMENT, "too many parameters");
-    if (pm_pipeline_buffer_shape(self->p, is_output, index, v, &ndims, ext) != PM_OK)
-        return pm_py_raise_ctx(self->ctx->ctx, "pm_pipeline_buffer_shape failed");
+    pm_status s;
+    CtxError e;
+    PM_PY_WITH_CTX(self->ctx, {
+        s = pm_pipeline_buffer_shape(self->p, is_output, index, v, &ndims, ext);
+        if (s != PM_OK)
+            pm_py_take_ctx_error(self->ctx->ctx, &e);
+    });
+    if (s != PM_OK)
+        return pm_py_raise(e.status, e.message);
     PyObject *t = PyTuple_New(ndims);
     for (int d = 0; t && d < ndims; d++)
         PyTuple_SET_ITEM(t, d, PyLong_FromLongLong(ext[d]));
     return t;
 }
 
-/* interpret(params, inputs, outputs): pm_interpret. The GIL stays held: the interpreter
- * writes its message into the pipeline's context, which is one thread's at a time. */
+/* interpret(params, inputs, outputs): pm_interpret, under the context's lock (it writes
+ * its message into the context). */
 static PyObject *pipeline_interpret(PipelineObject *self, PyObject *args)
 {
     PyObject *params, *inputs, *outputs;
@@ -158,10 +165,16 @@ static PyObject *pipeline_interpret(PipelineObject *self, PyObject *args)
         return PyErr_Occurred() ? NULL : pm_py_raise(PM_ERR_ARGUMENT, "too many parameters");
     if (call_buffers(self->p, inputs, outputs, &b) < 0)
         return NULL;
-    pm_status s = pm_interpret(self->p, v, b.in, b.out);
+    pm_status s;
+    CtxError e;
+    PM_PY_WITH_CTX(self->ctx, {
+        s = pm_interpret(self->p, v, b.in, b.out);
+        if (s != PM_OK)
+            pm_py_take_ctx_error(self->ctx->ctx, &e);
+    });
     pm_py_release(b.views, b.n);
     if (s != PM_OK)
-        return pm_py_raise_ctx(self->ctx->ctx, "pm_interpret failed");
+        return pm_py_raise(e.status, e.message);
     Py_RETURN_NONE;
 }
 
@@ -289,9 +302,8 @@ static PyObject *jit_compile(JitObject *self, PyObject *args, PyObject *kw)
         return PyErr_Occurred() ? NULL : pm_py_raise(PM_ERR_ARGUMENT, "too many parameters");
     pm_error err = {0};
     pm_kernel *k;
-    Py_BEGIN_ALLOW_THREADS
-    k = pm_jit_compile(self->jit, pipe->p, est == Py_None ? NULL : v, &o, &err);
-    Py_END_ALLOW_THREADS
+    PM_PY_WITH_CTX(pipe->ctx, k = pm_jit_compile(self->jit, pipe->p, est == Py_None ? NULL : v,
+                                                 &o, &err));
     if (!k)
         return pm_py_raise(err.status, err.message);
     return kernel_wrap(self, pipe, k);
@@ -315,9 +327,7 @@ static PyObject *jit_run(JitObject *self, PyObject *args, PyObject *kw)
         return NULL;
     pm_error err = {0};
     pm_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = pm_jit_run(self->jit, pipe->p, &o, v, b.in, b.out, &err);
-    Py_END_ALLOW_THREADS
+    PM_PY_WITH_CTX(pipe->ctx, s = pm_jit_run(self->jit, pipe->p, &o, v, b.in, b.out, &err));
     pm_py_release(b.views, b.n);
     if (s != PM_OK)
         return pm_py_raise(err.status, err.message);

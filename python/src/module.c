@@ -46,6 +46,13 @@ PyObject *pm_py_raise_ctx(pm_ctx *ctx, const char *fallback)
     return NULL;
 }
 
+void pm_py_take_ctx_error(pm_ctx *ctx, CtxError *e)
+{
+    e->status = pm_ctx_status(ctx) == PM_OK ? PM_ERR_INTERNAL : pm_ctx_status(ctx);
+    snprintf(e->message, sizeof e->message, "%s", pm_ctx_errmsg(ctx));
+    pm_ctx_clear_error(ctx);
+}
+
 /* ---- Context ------------------------------------------------------------------------ */
 
 static PyObject *ctx_new(PyTypeObject *type, PyObject *args, PyObject *kw)
@@ -56,7 +63,8 @@ static PyObject *ctx_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     if (!self)
         return NULL;
     self->ctx = pm_ctx_new();
-    if (!self->ctx) {
+    self->lock = PyThread_allocate_lock();
+    if (!self->ctx || !self->lock) {
         Py_DECREF(self);
         return PyErr_NoMemory();
     }
@@ -66,6 +74,8 @@ static PyObject *ctx_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 static void ctx_dealloc(CtxObject *self)
 {
     pm_ctx_free(self->ctx);
+    if (self->lock)
+        PyThread_free_lock(self->lock);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -300,7 +310,10 @@ static PyObject *add_exception(PyObject *m, const char *name, PyObject *bases)
 {
     char full[64];
     snprintf(full, sizeof full, "polymage.%s", name);
-    PyObject *e = PyErr_NewException(full, bases, NULL);
+    /* `status`: the library's status name, None for the extension's own checks. */
+    PyObject *dict = Py_BuildValue("{sO}", "status", Py_None);
+    PyObject *e = dict ? PyErr_NewException(full, bases, dict) : NULL;
+    Py_XDECREF(dict);
     Py_XDECREF(bases);
     if (e && PyModule_AddObjectRef(m, name, e) < 0)
         Py_CLEAR(e);
