@@ -556,9 +556,15 @@ class Kernel:
     written in place through their strides. close() frees it; later calls raise
     ClosedError. It keeps its Pipeline's signature (for shapes) and its Jit alive."""
 
-    def __init__(self, core, pipeline):
+    def __init__(self, core, pipeline, estimates=None, options=None):
         self._k = core
         self.pipeline = pipeline
+        self._how = (estimates, dict(options or {}))
+
+    def __reduce__(self):
+        # The canonical text plus the estimates and options: the other side compiles it
+        # with its own process-wide Jit (or finds it in its cache).
+        return (_kernel_from_text, (self.pipeline.text,) + self._how)
 
     def __call__(self, *inputs, out=None, **params):
         p = self.pipeline
@@ -599,7 +605,7 @@ class Jit:
         threads, vector_width, fusion, opt_level, tile_size, overlap_threshold,
         group_limit."""
         est = None if estimates is None else pipeline._values(estimates, "estimate")
-        return Kernel(self._j.compile(pipeline._p, est, **options), pipeline)
+        return Kernel(self._j.compile(pipeline._p, est, **options), pipeline, estimates, options)
 
     def run(self, pipeline, *inputs, out=None, options=None, **params):
         """The serving call pm_jit_run: the kernel of the parameters' size bucket (another
@@ -640,3 +646,8 @@ def default_jit():
 def compile(pipeline, estimates=None, **options):  # noqa: A001
     """Compiles a pipeline with the process-wide Jit (see Jit.compile)."""
     return default_jit().compile(pipeline, estimates, **options)
+
+
+def _kernel_from_text(text, estimates, options):
+    """An unpickled Kernel: its pipeline rebuilt from the text, compiled by compile()."""
+    return compile(Pipeline.from_text(text), estimates, **options)

@@ -77,6 +77,14 @@ def test_pickle_round_trip():
                                   pm.compile(p, {"R": 20, "C": 24})(a, R=20, C=24))
 
 
+def test_kernel_pickles_as_text_estimates_and_options():
+    k = pm.compile(blur3(), {"R": 20, "C": 24}, vector_width=8, threads=1)
+    k2 = pickle.loads(pickle.dumps(k))
+    assert k2.pipeline.text == k.pipeline.text and k2._how == k._how
+    a = np.random.default_rng(11).random((20, 24), dtype=np.float32)
+    np.testing.assert_array_equal(k2(a, R=20, C=24), k(a, R=20, C=24))
+
+
 def test_kernel_outlives_pipeline():
     k = pm.compile(blur3(), {"R": 10, "C": 10})
     gc.collect()
