@@ -9,7 +9,9 @@
 # default 8080), make loadgen (its load generator), make bench (Halide comparison at
 # paper sizes), make bench-quick (small sizes, seconds), make install (PREFIX, default
 # /usr/local: the header, libpolymage, polymage.pc and the CMake package, polymage_io, the
-# polymage command and polymage-serve; no tests built, no packages installed), make clean.
+# polymage command and polymage-serve; no tests built, no packages installed), make python
+# (the Python package in place: PYTHONPATH=build/python; Debian's /usr/bin/python3 unless
+# PYTHON=... at the first configure), make clean.
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -27,7 +29,9 @@ SEED       ?= 1000000
 SOAK_SECONDS ?= 300
 PREFIX     ?= /usr/local
 
-.PHONY: all deps build install run serve loadgen test test-asan test-tsan soak fuzz fuzz-asan bench bench-quick clean
+PYTHON     ?=
+
+.PHONY: all deps build install python run serve loadgen test test-asan test-tsan soak fuzz fuzz-asan bench bench-quick clean
 
 all: build
 
@@ -35,10 +39,14 @@ deps:
 	@bash scripts/install-deps.sh
 
 $(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(if $(PYTHON),-DPython3_EXECUTABLE=$(PYTHON))
 
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j$(JOBS)
+
+# The Python package polymage in place (build/python/polymage; docs/python.md).
+python: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j$(JOBS) --target pm_python
 
 # cmake --install: include/polymage.h, libpolymage.so.0 (libpolymage.a with
 # -DPM_STATIC=ON), lib/pkgconfig/polymage.pc, lib/cmake/PolyMage, and polymage_io, the
