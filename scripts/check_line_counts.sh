@@ -1,8 +1,9 @@
 #!/bin/sh
 # check_line_counts.sh — docs/jit.md's table of line counts still matches its files: for
 # each filter NAME of samples/examples, the row starting "| [NAME.c]" gives the lines of
-# samples/examples/NAME.c, bench/lines/NAME_plain.c and bench/lines/NAME_halide.cpp, each
-# counted by scripts/count_builder_lines.sh (one rule for all three).
+# samples/examples/NAME.c, bench/lines/NAME_plain.c, bench/lines/NAME_halide.cpp and the
+# function NAME of python/polymage/filters.py, each counted by scripts/count_builder_lines.sh
+# (one rule for all four).
 #
 #   scripts/check_line_counts.sh ROOT
 #
@@ -16,7 +17,7 @@ for name in blur_rgb sobel hist_eq; do
     [ -n "$row" ] || { echo "docs/jit.md: no row for $name.c" >&2; status=1; continue; }
     col=3
     for f in "samples/examples/$name.c" "bench/lines/${name}_plain.c" \
-             "bench/lines/${name}_halide.cpp"; do
+             "bench/lines/${name}_halide.cpp" "python/polymage/filters.py:$name"; do
         doc=$(echo "$row" | awk -F'|' -v c=$col '{ gsub(/ /, "", $c); print $c }')
         got=$(count "$root/$f")
         if [ "$doc" != "$got" ]; then

@@ -342,11 +342,12 @@ class Function:
         return self(*(args if isinstance(args, tuple) else (args,)))
 
     def define(self, *cases):
-        """define(Case, ...) or define(expression)."""
+        """define(Case, ...) or define(expression); returns the function."""
         if len(cases) == 1 and not isinstance(cases[0], Case):
             _core.define_expr(self._h, _lit(cases[0], self._h.context))
         else:
             _core.define(self._h, [c._h for c in cases])
+        return self
 
     defn = property(None, lambda self, cases: self.define(*cases),
                     doc="PolyMage's f.defn = [Case(...), ...] (or [expression])")
@@ -358,6 +359,10 @@ class Function:
     def interval(self, d):
         """The domain of dimension d (pm_func_interval)."""
         return Interval(None, None, _handle=_core.func_dim(self._h, d, False))
+
+    def intervals(self):
+        """The domain of every dimension: [interval(0), interval(1), ...]."""
+        return [self.interval(d) for d in range(self.ndims)]
 
     def like(self, name, t=None):
         """A new undefined function over this one's domain (pm_func_like)."""
@@ -403,8 +408,10 @@ class Reduction(Function):
                                    [i._h for i in rivs], int(Op(op)), init))
 
     def define(self, index, value):
+        """Returns the reduction."""
         ctx = self._h.context
         _core.reduction_define(self._h, [_lit(i, ctx) for i in index], _lit(value, ctx))
+        return self
 
 
 # ---- Helpers ---------------------------------------------------------------------------------
@@ -434,6 +441,14 @@ def stencil_func(f, name, t, kernel, dims, scale=1.0):
     w = _np.asarray(kernel, dtype=float)
     return Function._of(_core.stencil_func(f._h, name, _type(t), float(scale), list(dims),
                                            list(w.shape), w.ravel().tolist()))
+
+
+def pointwise(name, t, fn, *funcs):
+    """A function over funcs[0]'s domain (pm_func_like) whose value at each point is
+    fn(funcs[0](point), funcs[1](point), ...): pointwise("mag", u8, lambda a, b: ..., gx, gy)."""
+    f = funcs[0].like(name, t)
+    at = [f.var(d) for d in range(f.ndims)]
+    return f.define(fn(*(g(*at) for g in funcs)))
 
 
 def _value(f, value):

@@ -2,12 +2,14 @@
  * for the Python tests to compare with the same pipeline built in Python (test_python,
  * python/tests/test_builder.py): `pm_py_canon_text blur3` is docs/canonical-text.md's
  * 3x3 blur (test_canon_text checks that text too), `pm_py_canon_text APP` a sample app
- * (samples/, e.g. harris). Comparing with a C program, not a stored golden text, keeps
+ * (samples/, e.g. harris), `pm_py_canon_text blur_rgb|sobel|hist_eq` a filter of
+ * samples/examples (python/polymage/filters.py builds the same ones). Comparing with a C program, not a stored golden text, keeps
  * the check true when the canonical form changes. */
 #include <polymage.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "examples/examples.h"
 #include "samples.h"
 
 static pm_pipeline *build_blur3(pm_ctx *ctx)
@@ -35,10 +37,17 @@ static pm_pipeline *build_blur3(pm_ctx *ctx)
 int main(int argc, char **argv)
 {
     if (argc != 2)
-        return fprintf(stderr, "usage: pm_py_canon_text blur3|APP\n"), 2;
+        return fprintf(stderr, "usage: pm_py_canon_text blur3|APP|blur_rgb|sobel|hist_eq\n"), 2;
+    static const struct { const char *name; pm_pipeline *(*build)(pm_ctx **); } filters[] = {
+        {"blur_rgb", blur_rgb_pipeline}, {"sobel", sobel_pipeline}, {"hist_eq", hist_eq_pipeline}};
     pm_ctx *ctx = pm_ctx_new();
     const pm_sample_app *app = pm_sample_find(argv[1]);
     pm_pipeline *p = !strcmp(argv[1], "blur3") ? build_blur3(ctx) : app ? app->build(ctx) : NULL;
+    for (size_t i = 0; i < sizeof filters / sizeof filters[0] && !p; i++)
+        if (!strcmp(argv[1], filters[i].name)) {
+            pm_ctx_free(ctx);
+            p = filters[i].build(&ctx);
+        }
     size_t len;
     const char *text = p ? pm_pipeline_text(p, &len) : NULL;
     if (!text)
