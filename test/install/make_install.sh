@@ -49,5 +49,9 @@ for f in "$tmp/build/polymage" "$tmp/build/polymage-serve"; do
     fail "built but not installed: bin/$name"
   fi
 done
+if ls "$tmp"/build/python/polymage/_core*.so > /dev/null 2>&1; then
+  ls "$tmp"/prefix/lib/python3*/dist-packages/polymage/_core*.so > /dev/null 2>&1 ||
+    fail "built but not installed: the Python package polymage"
+fi
 echo "make install test: installed $(find "$tmp/prefix" -type f | wc -l) files; no test," \
   "no package tool"

@@ -5,7 +5,8 @@
 # (find_package(PolyMage)) each JIT-compile a small pipeline, run it on libgomp threads
 # and check the result against a plain C loop; examples/consumer-io (pkg-config, and
 # PolyMage::polymage_io) writes and reads back a PNG. The installed polymage command and
-# polymage-serve run from the prefix.
+# polymage-serve run from the prefix. The Python package, when it was built, imports from
+# the prefix (PYTHONPATH into it, never the build tree) and compiles and runs a pipeline.
 #
 #   test/install/run.sh BUILD_DIR SOURCE_DIR [EXTRA_FLAGS]
 #
@@ -148,4 +149,25 @@ if [ -e "$build/serve" ]; then
     { kill $pid; cat "$tmp/serve.log" >&2; fail "the installed polymage-serve did not listen"; }
   kill -TERM $pid
   wait $pid || fail "polymage-serve exited with $? on SIGTERM"
+fi
+
+# The Python package, when it was built: PYTHONPATH into the prefix only, run from $tmp;
+# the extension must load the installed libpolymage (its $ORIGIN RUNPATH), not the build's.
+if ls "$build"/python/polymage/_core*.so > /dev/null 2>&1; then
+  python=$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt")
+  init=$(find "$prefix" -path '*/dist-packages/polymage/__init__.py' | head -n 1)
+  [ -n "$init" ] || fail "the Python package polymage is not installed under $prefix"
+  site=$(dirname "$(dirname "$init")")
+  step "python: import polymage from $site, compile and run the Sobel filter"
+  (cd "$tmp" && PYTHONPATH=$site PYTHONDONTWRITEBYTECODE=1 "${python:-/usr/bin/python3}" -c '
+import os, sys, numpy as np, polymage as pm
+from polymage import filters
+assert pm.__file__.startswith(sys.argv[1]), pm.__file__
+libs = {l.split()[-1] for l in open("/proc/self/maps") if "libpolymage.so" in l}
+assert libs == {os.path.realpath(sys.argv[2] + "/libpolymage.so.0")}, libs
+a = np.full((5, 7), 9, np.uint8)
+out = pm.compile(filters.sobel(), {"R": 5, "C": 7})(a, R=5, C=7)
+assert out.shape == (5, 7) and not out.any(), out
+print("install test: polymage", pm.__version__, "from", pm.__file__)
+' "$site" "$libdir") || fail "the installed Python package failed"
 fi
