@@ -14,7 +14,7 @@ packages=(
   zlib1g-dev libzstd-dev libedit-dev libffi-dev libxml2-dev
   libgomp1               # OpenMP runtime that compiled kernels call
   libmicrohttpd-dev      # the HTTP image service, samples/serve
-  python3-dev python3-numpy python3-pytest python3-setuptools  # python/: the polymage package
+  python3-dev python3-numpy python3-pytest python3-setuptools python3-venv  # python/: the polymage package
 )
 
 missing=()
