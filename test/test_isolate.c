@@ -1,6 +1,7 @@
 /* test_isolate.c — compiles in a helper process (pm_jit_options.isolate_compiles,
  * runtime/isolate.h):
- *  - an isolated compile of the blur and of Harris equals the interpreter; the kernel's
+ *  - an isolated compile of the blur (1 and 2 threads, 1 to 999 output points) and of
+ *    Harris equals the interpreter; the kernel's
  *    compile statistics are the helper's; a kernel compiled in a helper is written to the
  *    disk cache and a new jit loads it without a helper;
  *  - the real helper under a memory limit too small for local Laplacian's compile fails
@@ -135,6 +136,20 @@ static void test_compiles(void)
     pm_cache_stats s = stats_of(jit);
     CHECK(s.isolated_compiles == 1 && s.isolated_failures == 0 && s.sync_compiles == 1);
     pm_kernel_free(k);
+    /* Kernels from the helper at 1 and 2 threads equal the interpreter at edge sizes: one
+     * output point, fewer points than a vector, odd, and many vectors. */
+    for (int threads = 1; threads <= 2; threads++) {
+        pm_compile_options co = pm_compile_options_default();
+        co.threads = threads;
+        pm_value est = PM_I(37);
+        pm_kernel *kt = pm_jit_compile(jit, p, &est, &co, &err);
+        const int64_t sizes[] = {3, 4, 9, 17, 18, 37, 1001};
+        for (size_t i = 0; kt && i < sizeof sizes / sizeof sizes[0]; i++)
+            if (!CHECK(blur_right(jit, kt, p, sizes[i], false)))
+                fprintf(stderr, "  %d threads, %lld points\n", threads, (long long)sizes[i]);
+        CHECK(kt != NULL);
+        pm_kernel_free(kt);
+    }
     /* An app with several groups, compiled in parts by the helper. */
     pm_pipeline *h = pm_sample_harris.build(ctx);
     pm_value params[8];
@@ -146,7 +161,7 @@ static void test_compiles(void)
     pm_compile_options co = pm_compile_options_default();
     co.keep = "ast";
     k = pm_jit_compile(jit, p, &n, &co, &err);
-    CHECK(k && pm_kernel_dump(k, "ast") != NULL && stats_of(jit).isolated_compiles == 2);
+    CHECK(k && pm_kernel_dump(k, "ast") != NULL && stats_of(jit).isolated_compiles == 4);
     pm_kernel_free(k);
     pm_ctx_free(ctx);
     pm_jit_free(jit);
