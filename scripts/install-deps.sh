@@ -15,6 +15,8 @@ packages=(
   libgomp1               # OpenMP runtime that compiled kernels call
   libmicrohttpd-dev      # the HTTP image service, samples/serve
   python3-dev python3-numpy python3-pytest python3-setuptools python3-venv  # python/: the polymage package
+  python3-dask python3-distributed  # polymage.dask: pipelines over dask arrays (tests on a LocalCluster)
+  python3-opencv         # make bench-python: the OpenCV baselines
 )
 
 missing=()
