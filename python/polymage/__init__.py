@@ -227,6 +227,13 @@ def const(t, value, ctx=None):
                             float(value)))
 
 
+def literal(value, ctx=None):
+    """The weak literal a number in an expression makes (pm_int for an int, pm_float for a
+    float), as an expression of its own: for C's pm_sub(e, pm_float(k)) (e - k is
+    e + (-k)), or for one literal node that several intervals share."""
+    return Expr(_lit(value, ctx._c if isinstance(ctx, Context) else _current()))
+
+
 def cast(t, e):
     """pm_cast(t, e)."""
     return Expr(_core.cast(_type(t), _lit(e, _ctx_of(e))))

@@ -104,3 +104,23 @@ def test_stencil_and_sampling_helpers():
     assert up_out.shape == (3, 82, 74)   # [2 lb - 1, 2 ub + 2] after a pad of 1
     np.testing.assert_allclose(down_out, d2, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(up_out, u2, rtol=1e-5, atol=1e-6)
+
+
+def test_literal_is_the_weak_literal_as_a_node():
+    with pm.Context():
+        R = pm.Parameter(pm.i32, "R")
+        I, x = pm.Image(pm.f32, "I", [R]), pm.Variable("x")
+        zero = pm.literal(0)   # one node, named by both domains
+        f = pm.Function(([x], [pm.Interval(zero, R - 1)]), pm.f32, "f")
+        f.define(I(x) - pm.literal(0.5))   # pm_sub(I(x), pm_float(0.5))
+        g = pm.Function(([x], [pm.Interval(zero, R - 1)]), pm.f32, "g").define(I(x) - 0.5)
+        p = pm.Pipeline("lit", [R], [I], [f, g])
+        with pytest.raises(TypeError):
+            pm.literal(True)
+    lines = p.text.split("\n")
+    assert sum(line.endswith(" int i32 w1 i0") for line in lines) == 1
+    assert any(" binary f32 w0 sub " in line for line in lines)   # f
+    assert any(" binary f32 w0 add " in line for line in lines)   # g: I(x) + -0.5
+    a = np.arange(5, dtype=np.float32)
+    out_f, out_g = pm.compile(p, {"R": 5})(a, R=5)
+    assert np.array_equal(out_f, a - 0.5) and np.array_equal(out_g, a - 0.5)
