@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import polymage as pm
-from pipelines import blur3, harris
+from pipelines import blur3
 
 
 def test_zero_copy_into_strided_view():
