@@ -351,13 +351,14 @@ def pyramid_blend_case(rows, cols, build):
                 "pyrDown x3 / pyrUp per plane (OpenCV's 5-tap kernel and up-sampling are the "
                 "app's), subtract, multiply, add; OpenCV computes every level over the whole "
                 "padded picture with BORDER_REFLECT_101 (the pipeline only where the output "
-                "needs it), equal inside; 4 mask levels once, not per plane. The other "
+                "needs it), equal inside; the mask's levels and 1 - mask once per call, not "
+                "per plane. The other "
                 "pyramid apps (local Laplacian, interpolate) use other kernels than "
                 "pyrDown/pyrUp")
 
 
-CASES = {"blur_rgb": blur_rgb_case, "blur_rgb_u16": blur_rgb_u16_case, "sobel": sobel_case, "unsharp_mask": unsharp_case,
-         "harris": harris_case, "pyramid_blend": pyramid_blend_case}
+CASES = {"blur_rgb": blur_rgb_case, "blur_rgb_u16": blur_rgb_u16_case, "sobel": sobel_case,
+         "unsharp_mask": unsharp_case, "harris": harris_case, "pyramid_blend": pyramid_blend_case}
 
 
 def extra_implementations(case, kernels):
@@ -452,6 +453,15 @@ def call_cost(threads, rounds, calls, batches, build):
 
 # ---- Report ------------------------------------------------------------------------------------
 
+def _load():
+    """The 1-minute load average: what else ran on the machine's cores meanwhile."""
+    try:
+        with open("/proc/loadavg") as f:
+            return f.read().split()[0]
+    except OSError:
+        return "?"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, 2 rounds: a smoke run")
@@ -473,7 +483,7 @@ def main(argv=None):
           f"(cv2.setNumThreads = the kernel's threads), the same arrays, one process")
     print(f"host: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
           f"apps from {'polymage.apps' if _apps else 'the C samples (canonical text)'}; "
-          f"{rounds} rounds x {runs} runs, interleaved; times in ms")
+          f"{rounds} rounds x {runs} runs, interleaved; times in ms; load average {_load()}")
     head = (f"{'case':14} {'size':18} {'thr':>3} {'impl':9} {'median':>9} {'q1':>9} "
             f"{'q3':>9} {'min':>9} {'max':>9} {'vs PM':>7}")
     print(head)
@@ -515,6 +525,8 @@ def main(argv=None):
                   f"[{min(c):.0f}-{max(c):.0f}]   Python - C "
                   f"{(statistics.median(py) - statistics.median(c)) / 1e3:.2f} us")
 
+    print(f"\nload average at the end: {_load()} (other processes on the cores; a kernel on 2 "
+          f"threads waits at its end for both)")
     print("\ntargets (issue 40, at 2 threads):")
     for name, want in TARGETS.items():
         if (name, 2) in ratios:
