@@ -418,32 +418,45 @@ def bench_case(case, threads, rounds, runs):
 
 # ---- The call cost -----------------------------------------------------------------------------
 
-def call_cost(threads, rounds, calls, batches, build):
+def _autorange(call, most, seconds=0.1):
+    """Calls per batch: as many as take about `seconds`, at least 20 and at most `most` (a
+    kernel on 2 threads whose second core is busy costs a scheduler slice per call)."""
+    t0 = time.perf_counter()
+    for _ in range(20):
+        call()
+    per_call = (time.perf_counter() - t0) / 20
+    return max(20, min(most, int(seconds / per_call)))
+
+
+def call_cost(threads, rounds, most_calls, batches, build):
     """One call of blur_rgb at 8 x 8 from Python (Kernel.__call__ with out=) against
-    pm_kernel_run of the same kernel from C (pm_call_cost), batches of `calls` calls,
-    rounds interleaving the two; returns {threads: (python ns, C ns, lists)}."""
+    pm_kernel_run of the same kernel from C (pm_call_cost), batches of up to `most_calls`
+    calls (fewer when calls are slow), rounds interleaving the two; returns
+    {threads: (Python ns per call, C ns per call, calls per batch)}."""
     tool = os.environ.get("PM_CALL_COST") or os.path.join(build, "python", "pm_call_cost")
     p = filters.blur_rgb()
     params = {"R": 8, "C": 8}
     a = _picture(8, 8, 3)
     out = np.empty((3, 8, 8), np.uint8)
     values = [("f:%r" if t in (pm.f32, pm.f64) else "i:%d") % params[n] for n, t in p.params]
-    result = {t: ([], []) for t in threads}
+    kernels = {t: pm.compile(p, params, threads=t) for t in threads}
+    calls = {t: _autorange(lambda: kernels[t](a, R=8, C=8, out=out), most_calls)
+             for t in threads}
+    result = {t: ([], [], calls[t]) for t in threads}
     with tempfile.NamedTemporaryFile("w", suffix=".pmtext") as f:
         f.write(p.text)
         f.flush()
-        kernels = {t: pm.compile(p, params, threads=t) for t in threads}
         for r in range(rounds):
             for t in threads:
-                k = kernels[t]
-                for _ in range(calls):              # warm-up
+                k, n = kernels[t], calls[t]
+                for _ in range(n):                  # warm-up
                     k(a, R=8, C=8, out=out)
                 for _ in range(batches):
                     t0 = time.perf_counter_ns()
-                    for _ in range(calls):
+                    for _ in range(n):
                         k(a, R=8, C=8, out=out)
-                    result[t][0].append((time.perf_counter_ns() - t0) / calls)
-                c = subprocess.run([tool, f.name, str(t), str(calls), str(batches)] + values,
+                    result[t][0].append((time.perf_counter_ns() - t0) / n)
+                c = subprocess.run([tool, f.name, str(t), str(n), str(batches)] + values,
                                    capture_output=True, text=True)
                 if c.returncode:
                     raise RuntimeError(f"{tool}: {c.stderr.strip()}")
@@ -514,13 +527,14 @@ def main(argv=None):
 
     cost = None
     if not a.no_call_cost:
-        calls, batches = (2000, 3) if a.quick else (20000, 5)
-        cost = call_cost(threads, 2 if a.quick else 3, calls, batches, a.build)
-        print(f"\ncall cost: blur_rgb at 8x8x3 u8, {calls} calls per batch, ns per call "
-              f"(median [min-max] over {batches} batches x rounds)")
+        most, batches = (2000, 3) if a.quick else (20000, 5)
+        cost = call_cost(threads, 2 if a.quick else 3, most, batches, a.build)
+        print(f"\ncall cost: blur_rgb at 8x8x3 u8, ns per call (median [min-max] over {batches} "
+              f"batches x rounds)")
         for t in threads:
-            py, c = cost[t]
-            print(f"  {t} thread(s): Python Kernel(..., out=) {statistics.median(py):8.0f} "
+            py, c, n = cost[t]
+            print(f"  {t} thread(s), {n} calls a batch: Python Kernel(..., out=) "
+                  f"{statistics.median(py):8.0f} "
                   f"[{min(py):.0f}-{max(py):.0f}]   C pm_kernel_run {statistics.median(c):8.0f} "
                   f"[{min(c):.0f}-{max(c):.0f}]   Python - C "
                   f"{(statistics.median(py) - statistics.median(c)) / 1e3:.2f} us")
@@ -534,7 +548,7 @@ def main(argv=None):
             print(f"  {name:14} OpenCV/polymage >= {want:.1f}x: {got:.2f}x "
                   f"{'met' if got >= want else 'MISSED'}")
     if cost and 2 in cost:
-        py, c = cost[2]
+        py, c, _ = cost[2]
         extra = (statistics.median(py) - statistics.median(c)) / 1e3
         print(f"  call cost      Python - C <= {CALL_COST_TARGET_US:.0f} us: {extra:.2f} us "
               f"{'met' if extra <= CALL_COST_TARGET_US else 'MISSED'}")
