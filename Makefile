@@ -7,9 +7,11 @@
 # under TSan), make soak (the serving soak test,
 # SOAK_SECONDS, default 300), make serve (the HTTP image service on 127.0.0.1, PORT
 # default 8080), make loadgen (its load generator), make bench (Halide comparison at
-# paper sizes), make bench-quick (small sizes, seconds), make install (PREFIX, default
-# /usr/local: the header, libpolymage, polymage.pc and the CMake package, polymage_io, the
-# polymage command and polymage-serve; no tests built, no packages installed), make python
+# paper sizes), make bench-quick (small sizes, seconds), make bench-python (the Python
+# package against OpenCV, and a call's cost; bench-python-quick: small sizes), make install
+# (PREFIX, default /usr/local: the header, libpolymage, polymage.pc and the CMake package,
+# polymage_io, the polymage command and polymage-serve; no tests built, no packages
+# installed), make python
 # (the Python package in place: PYTHONPATH=build/python; Debian's /usr/bin/python3 unless
 # PYTHON=... at the first configure), make clean.
 
@@ -31,7 +33,7 @@ PREFIX     ?= /usr/local
 
 PYTHON     ?=
 
-.PHONY: all deps build install python run serve loadgen test test-asan test-tsan soak fuzz fuzz-asan bench bench-quick clean
+.PHONY: all deps build install python run serve loadgen test test-asan test-tsan soak fuzz fuzz-asan bench bench-quick bench-python bench-python-quick clean
 
 all: build
 
@@ -117,6 +119,20 @@ bench-quick: deps $(BENCH_BUILD)/CMakeCache.txt
 	cmake --build $(BENCH_BUILD) -j$(JOBS) --target pm_bench pm_halide_lines
 	$(BENCH_BUILD)/bench/pm_halide_lines
 	$(BENCH_BUILD)/bench/pm_bench --quick $(BENCH_ARGS)
+
+# The Python bench (python/bench/bench.py, docs/benchmarks.md "Python"): polymage's filters
+# and apps against OpenCV on the same arrays at 1 and 2 threads, rounds interleaved in one
+# process, each OpenCV result checked against the pipeline's; and a call from Python against
+# the same kernel's pm_kernel_run from C. BENCH_PY_ARGS adds options (--cases, --rounds, ...).
+# Uses the $(BUILD) tree's package (the kernels are the JIT's code whatever the build type).
+BENCH_PY_ARGS ?=
+PY_BENCH = cmake --build $(BUILD) -j$(JOBS) --target pm_python pm_py_canon_text pm_call_cost && \
+	PYTHONPATH=$(BUILD)/python $(or $(PYTHON),/usr/bin/python3) python/bench/bench.py --build $(BUILD)
+bench-python: deps $(BUILD)/CMakeCache.txt
+	$(PY_BENCH) $(BENCH_PY_ARGS)
+
+bench-python-quick: deps $(BUILD)/CMakeCache.txt
+	$(PY_BENCH) --quick $(BENCH_PY_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(BENCH_BUILD)

@@ -5,7 +5,9 @@ pipeline built here is the C pipeline: same canonical text, same kernel cache ke
 docs/python.md is the guide.
 """
 
+import collections.abc as _abc
 import enum as _enum
+import numbers as _numbers
 import operator as _operator
 import os as _os
 import threading as _threading
@@ -38,6 +40,8 @@ u8, i8, u16, i16, u32, i32, i64, f32, f64 = (Type.u8, Type.i8, Type.u16, Type.i1
                                              Type.i32, Type.i64, Type.f32, Type.f64)
 _DTYPES = {t: _np.dtype(n) for t, n in zip(Type, ("uint8", "int8", "uint16", "int16", "uint32",
                                                    "int32", "int64", "float32", "float64"))}
+_INT_RANGES = {t: (int(_np.iinfo(d).min), int(_np.iinfo(d).max))
+               for t, d in _DTYPES.items() if d.kind in "iu"}
 
 
 def _type(t):
@@ -530,6 +534,9 @@ class Pipeline:
     @classmethod
     def from_text(cls, text):
         """The pipeline of a canonical text, in a new context (pm_pipeline_from_text)."""
+        if not isinstance(text, str):
+            raise TypeError(f"Pipeline.from_text: expected the canonical text (str), got "
+                            f"{type(text).__name__}")
         p = object.__new__(cls)
         p._init(_core.pipeline_from_text(text))
         return p
@@ -541,14 +548,32 @@ class Pipeline:
         return f"<polymage Pipeline {self.name}>"
 
     def _values(self, kw, what="parameter"):
+        """The values of the parameters (or estimates) in kw, in the pipeline's order, each
+        checked against its type as pm_kernel_run checks them (pm_pipeline_buffer_shape,
+        which shapes new outputs, does not), so a bad one is an ArgumentError naming it."""
         vals = []
         for name, t in self.params:
             if name not in kw:
                 raise ArgumentError(f"{self.name}: {what} {name} is missing")
             v = kw[name]
-            vals.append(float(v) if t in (Type.f32, Type.f64) else _operator.index(v))
-        extra = set(kw) - {n for n, _ in self.params}
-        if extra:
+            if t in (Type.f32, Type.f64):
+                if not isinstance(v, _numbers.Real):
+                    raise ArgumentError(f"{self.name}: {what} {name} ({t.name}) must be a "
+                                        f"number, got {type(v).__name__} {v!r:.80}")
+                vals.append(float(v))
+                continue
+            try:
+                v = _operator.index(v)
+            except TypeError:
+                raise ArgumentError(f"{self.name}: {what} {name} ({t.name}) must be an "
+                                    f"integer, got {type(v).__name__} {v!r:.80}") from None
+            lo, hi = _INT_RANGES[t]
+            if not lo <= v <= hi:
+                raise ArgumentError(f"{self.name}: {what} {name} = {v} does not fit its "
+                                    f"type {t.name}")
+            vals.append(v)
+        if len(kw) != len(vals):
+            extra = set(kw) - {n for n, _ in self.params}
             raise ArgumentError(f"{self.name}: no parameter {', '.join(sorted(extra))}")
         return vals
 
@@ -588,10 +613,14 @@ class Kernel:
         # with its own process-wide Jit (or finds it in its cache).
         return (_kernel_from_text, (self.pipeline.text,) + self._how)
 
+    def _closed(self):
+        return ClosedError(f"{self.pipeline.name}: the kernel is closed (Kernel.close() was "
+                           f"called)")
+
     def __call__(self, *inputs, out=None, **params):
         p = self.pipeline
         if self._k.closed:
-            raise ClosedError(f"{p.name}: the kernel is closed (Kernel.close() was called)")
+            raise self._closed()
         vals = p._values(params)
         outs = p._outputs(vals, out)
         self._k.run(vals, list(inputs), outs)
@@ -606,6 +635,8 @@ class Kernel:
 
     @property
     def compile_ms(self):
+        if self._k.closed:
+            raise self._closed()
         return self._k.compile_ms
 
     def __enter__(self):
@@ -613,6 +644,11 @@ class Kernel:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _check_pipeline(p, call):
+    if not isinstance(p, Pipeline):
+        raise TypeError(f"{call}: expected a polymage Pipeline, got {type(p).__name__}")
 
 
 class Jit:
@@ -626,12 +662,17 @@ class Jit:
         """pm_jit_compile: estimates a dict of parameter values (sizes) or None; options
         threads, vector_width, fusion, opt_level, tile_size, overlap_threshold,
         group_limit."""
+        _check_pipeline(pipeline, "compile")
+        if estimates is not None and not isinstance(estimates, _abc.Mapping):
+            raise TypeError(f"compile: estimates must be a dict of parameter values or None, "
+                            f"got {type(estimates).__name__}")
         est = None if estimates is None else pipeline._values(estimates, "estimate")
         return Kernel(self._j.compile(pipeline._p, est, **options), pipeline, estimates, options)
 
     def run(self, pipeline, *inputs, out=None, options=None, **params):
         """The serving call pm_jit_run: the kernel of the parameters' size bucket (another
         bucket's at once while a background compile makes it). Returns the outputs."""
+        _check_pipeline(pipeline, "run")
         vals = pipeline._values(params)
         outs = pipeline._outputs(vals, out)
         self._j.run(pipeline._p, vals, list(inputs), outs, **(options or {}))

@@ -2,6 +2,7 @@
  * GIL; buffers are the callers' arrays seen through the buffer protocol (no copy). */
 #include "core.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,6 +212,28 @@ PyTypeObject PipelineType = {
 
 /* ---- Compile options -------------------------------------------------------------------- */
 
+/* A compile option's value as an int: a TypeError or an ArgumentError naming the option. */
+static int option_int(const char *name, PyObject *val, int *out)
+{
+    long v = PyLong_AsLong(val);
+    if (v == -1 && PyErr_Occurred()) {
+        int overflow = PyErr_ExceptionMatches(PyExc_OverflowError);
+        PyErr_Clear();
+        if (overflow)
+            PyErr_Format(PmArgumentError, "compile option %s: %R does not fit an int", name, val);
+        else
+            PyErr_Format(PyExc_TypeError, "compile option %s: expected an int, got %.80s", name,
+                         Py_TYPE(val)->tp_name);
+        return -1;
+    }
+    if (v < INT_MIN || v > INT_MAX) {
+        PyErr_Format(PmArgumentError, "compile option %s: %ld does not fit an int", name, v);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
 /* Keywords of Jit.compile / Jit.run over pm_compile_options_default(). */
 static int compile_options(PyObject *kw, pm_compile_options *o)
 {
@@ -223,14 +246,32 @@ static int compile_options(PyObject *kw, pm_compile_options *o)
         const char *k = PyUnicode_AsUTF8(key);
         if (!k)
             return -1;
-        if (!strcmp(k, "overlap_threshold"))
+        if (!strcmp(k, "overlap_threshold")) {
             o->overlap_threshold = PyFloat_AsDouble(val);
-        else if (!strcmp(k, "tile_size")) {
-            PyObject *fast = PySequence_Fast(val, "tile_size: a sequence of ints");
+            if (PyErr_Occurred()) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_TypeError, "compile option overlap_threshold: expected a "
+                             "number, got %.80s", Py_TYPE(val)->tp_name);
+                return -1;
+            }
+        } else if (!strcmp(k, "tile_size")) {
+            PyObject *fast = PySequence_Fast(val, "compile option tile_size: expected a "
+                                                  "sequence of ints");
             if (!fast)
                 return -1;
-            for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fast) && i < PM_MAX_DIMS; i++)
-                o->tile_size[i] = (int)PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+            Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+            if (n > PM_MAX_DIMS) {
+                Py_DECREF(fast);
+                PyErr_Format(PmArgumentError, "compile option tile_size: %zd sizes, at most %d",
+                             n, PM_MAX_DIMS);
+                return -1;
+            }
+            for (Py_ssize_t i = 0; i < n; i++)
+                if (option_int("tile_size", PySequence_Fast_GET_ITEM(fast, i),
+                               &o->tile_size[i]) < 0) {
+                    Py_DECREF(fast);
+                    return -1;
+                }
             Py_DECREF(fast);
         } else {
             int *field = !strcmp(k, "threads") ? &o->threads
@@ -244,10 +285,9 @@ static int compile_options(PyObject *kw, pm_compile_options *o)
                 PyErr_Format(PyExc_TypeError, "unknown compile option '%s'", k);
                 return -1;
             }
-            *field = (int)PyLong_AsLong(val);
+            if (option_int(k, val, field) < 0)
+                return -1;
         }
-        if (PyErr_Occurred())
-            return -1;
     }
     return 0;
 }
