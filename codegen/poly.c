@@ -1,6 +1,8 @@
 /* poly.c — the polyhedral form of a pipeline (see poly.h). */
 #include "codegen/poly.h"
 
+#include "frontend/window.h"
+
 #include "frontend/flat.h"
 #include "frontend/isl_expr.h"
 
@@ -66,7 +68,44 @@ static __isl_give isl_set *split_cond(const pm_isl_env *env, const pm_expr *cond
 
 /* ---- storage ----------------------------------------------------------------------- */
 
-static pm_status storage_init(pm_poly *poly, pm_poly_storage *st, pm_func *f, pm_error *err)
+/* A window form's bounds of function f (frontend/window.h): an input's block, an output's
+ * window (expressions of the parameters, PM_MAX_DIMS apart), or NULL (f's own). */
+typedef struct window_bounds {
+    pm_expr *const *lb, *const *ub;
+    isl_set *demand;         /* a stage's demand (borrowed), or NULL                       */
+    isl_set *context;        /* the window's parameter context (borrowed), or NULL         */
+} window_bounds;
+
+/* Restricts st's box to the stage's demand and recomputes its bounds from it, when the
+ * demand has points at every parameter value of the context (else the box stays whole). */
+static void restrict_to_demand(pm_poly_storage *st, const window_bounds *wb)
+{
+    isl_set *d = isl_set_set_tuple_name(isl_set_copy(wb->demand), st->func->name);
+    isl_set *box = isl_set_intersect(isl_set_copy(st->box), d);
+    isl_set *where = isl_set_params(isl_set_copy(box));
+    bool everywhere = isl_set_is_subset(wb->context, where) == isl_bool_true;
+    isl_set_free(where);
+    if (!everywhere) {
+        isl_set_free(box);
+        return;
+    }
+    box = isl_set_coalesce(box);
+    for (int d = 0; d < st->ndims; d++) {
+        isl_pw_aff *lb = isl_pw_aff_gist_params(isl_set_dim_min(isl_set_copy(box), d),
+                                                isl_set_copy(wb->context));
+        isl_pw_aff *ub = isl_pw_aff_gist_params(isl_set_dim_max(isl_set_copy(box), d),
+                                                isl_set_copy(wb->context));
+        isl_pw_aff_free(st->lb[d]);
+        isl_pw_aff_free(st->ub[d]);
+        st->lb[d] = isl_pw_aff_coalesce(lb);
+        st->ub[d] = isl_pw_aff_coalesce(ub);
+    }
+    isl_set_free(st->box);
+    st->box = box;
+}
+
+static pm_status storage_init(pm_poly *poly, pm_poly_storage *st, pm_func *f,
+                              const window_bounds *wb, pm_error *err)
 {
     st->func = f;
     st->type = f->type;
@@ -83,7 +122,11 @@ static pm_status storage_init(pm_poly *poly, pm_poly_storage *st, pm_func *f, pm
     isl_set *box = isl_set_universe(isl_space_copy(fs));
     for (int d = 0; d < f->ndims; d++) {
         isl_pw_aff *lb, *ub;
-        if (f->kind == PM_FUNC_IMAGE) {
+        if (wb && wb->lb) {
+            lb = pm_isl_pw_aff(&env, wb->lb[d]);
+            ub = pm_isl_pw_aff(&env, wb->ub[d]);
+            st->step[d] = 1;
+        } else if (f->kind == PM_FUNC_IMAGE) {
             lb = isl_pw_aff_val_on_domain(isl_set_universe(isl_space_copy(ps)),
                                           isl_val_zero(ctx));
             ub = pm_isl_pw_aff(&env, f->extents[d]);
@@ -113,7 +156,10 @@ static pm_status storage_init(pm_poly *poly, pm_poly_storage *st, pm_func *f, pm
          * translated over f's space (they mention no variable). */
         pm_isl_env fenv = {fs, 0, NULL};
         isl_pw_aff *lbf, *ubf;
-        if (f->kind == PM_FUNC_IMAGE) {
+        if (wb && wb->lb) {
+            lbf = pm_isl_pw_aff(&fenv, wb->lb[d]);
+            ubf = pm_isl_pw_aff(&fenv, wb->ub[d]);
+        } else if (f->kind == PM_FUNC_IMAGE) {
             lbf = isl_pw_aff_val_on_domain(isl_set_universe(isl_space_copy(fs)), isl_val_zero(ctx));
             ubf = isl_pw_aff_add(pm_isl_pw_aff(&fenv, f->extents[d]),
                                  isl_pw_aff_val_on_domain(isl_set_universe(isl_space_copy(fs)),
@@ -130,7 +176,9 @@ static pm_status storage_init(pm_poly *poly, pm_poly_storage *st, pm_func *f, pm
     }
     isl_space_free(fs);
     isl_space_free(ps);
-    st->box = box;
+    st->box = wb && wb->context ? isl_set_intersect_params(box, isl_set_copy(wb->context)) : box;
+    if (wb && wb->demand)
+        restrict_to_demand(st, wb);
     st->flat = pm_func_flat_range(f, &st->flat_lo, &st->flat_hi);
     return PM_OK;
 }
@@ -1531,6 +1579,13 @@ static void mark_exact_reads(pm_poly *poly, const pm_expr *e, bool exact)
  * Conditions (cases, reductions' indices) are discrete. */
 static void mark_exact_stages(pm_poly *poly)
 {
+    /* A window form rounds every float operation as the interpreter does, so a window's
+     * values do not depend on how its kernel fused or vectorized (frontend/window.h). */
+    if (poly->pipeline->window) {
+        for (int i = 0; i < poly->nstages; i++)
+            poly->stages[i].float_exact = true;
+        return;
+    }
     for (int i = poly->nstages - 1; i >= 0; i--) {
         pm_poly_stage *sg = &poly->stages[i];
         const pm_func *f = sg->func;
@@ -1577,20 +1632,44 @@ pm_poly *pm_poly_new(isl_ctx *ctx, pm_pipeline *p, pm_error *err)
     int cap = nstmts ? nstmts : 1; /* split_pieces grows it */
     poly->stmts = calloc((size_t)cap, sizeof *poly->stmts);
     pm_status st = PM_OK;
+    /* A window form: inputs are blocks, outputs windows, and every stage is computed
+     * only where the window reads it (frontend/window.h). */
+    const pm_window *win = p->window;
+    isl_set **demand = NULL, *context = NULL;
+    if (win) {
+        demand = calloc((size_t)poly->nstorage + 1, sizeof *demand);
+        context = pm_window_context(p, poly->params);
+        if (!demand || !context || !pm_window_demand(p, poly->params, demand))
+            st = pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not find what the window "
+                              "reads", p->name);
+    }
     for (int i = 0; i < p->ninputs && st == PM_OK; i++) {
         poly->storage[i].kind = PM_STORAGE_INPUT;
         poly->storage[i].index = i;
-        st = storage_init(poly, &poly->storage[i], p->inputs[i], err);
+        window_bounds wb = {win ? win->in_lb + i * PM_MAX_DIMS : NULL,
+                            win ? win->in_ub + i * PM_MAX_DIMS : NULL, NULL, context};
+        st = storage_init(poly, &poly->storage[i], p->inputs[i], win ? &wb : NULL, err);
     }
     for (int i = 0; i < p->nstages && st == PM_OK; i++) {
         pm_poly_storage *sto = &poly->storage[p->ninputs + i];
         int out = output_index(p, p->stages[i]);
         sto->kind = out >= 0 ? PM_STORAGE_OUTPUT : PM_STORAGE_SCRATCH;
         sto->index = out >= 0 ? out : poly->nslots++;
-        st = storage_init(poly, sto, p->stages[i], err);
+        window_bounds wb = {NULL, NULL, NULL, context};
+        if (win && out >= 0) {
+            wb.lb = win->out_lb + out * PM_MAX_DIMS;
+            wb.ub = win->out_ub + out * PM_MAX_DIMS;
+        } else if (win) {
+            wb.demand = demand[p->ninputs + i];
+        }
+        st = storage_init(poly, sto, p->stages[i], win ? &wb : NULL, err);
         poly->stages[i].func = p->stages[i];
         poly->stages[i].storage = p->ninputs + i;
     }
+    for (int i = 0; demand && i < poly->nstorage; i++)
+        isl_set_free(demand[i]);
+    free(demand);
+    isl_set_free(context);
     int next = 0;
     for (int i = 0; i < p->nstages && st == PM_OK; i++)
         st = build_stage(poly, i, &next, &cap, err);

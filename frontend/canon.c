@@ -17,6 +17,7 @@
 
 #include "frontend/ir.h"
 #include "frontend/ptrmap.h"
+#include "frontend/window.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -362,6 +363,36 @@ static void put_func(canon_writer *w, const pm_func *f, int64_t k)
     }
 }
 
+/* A window form's: its base's text and a last line `window`; the window's extents are
+ * sizes, its offsets are not (frontend/window.h). */
+static const pm_canon *window_canon(pm_pipeline *p)
+{
+    const pm_window *win = p->window;
+    const pm_canon *base = pm_pipeline_canon(win->base);
+    if (!base)
+        return NULL;
+    static const char line[] = "window\n";
+    pm_canon *c = pm_ctx_alloc(p->ctx, sizeof *c);
+    char *text = c ? pm_ctx_alloc(p->ctx, base->len + sizeof line) : NULL;
+    bool *sized = text ? pm_ctx_alloc(p->ctx, sizeof(bool) * (size_t)(p->nparams + 1)) : NULL;
+    if (!sized)
+        return NULL;
+    memcpy(text, base->text, base->len);
+    memcpy(text + base->len, line, sizeof line);
+    memcpy(sized, base->sized, sizeof(bool) * (size_t)base->nparams);
+    for (int d = 0; d < win->ndims; d++) {
+        sized[base->nparams + 2 * d] = false;
+        sized[base->nparams + 2 * d + 1] = true;
+    }
+    c->text = text;
+    c->len = base->len + sizeof line - 1;
+    c->hash = pm_hash_bytes(PM_HASH_SEED, text, c->len);
+    c->nparams = p->nparams;
+    c->sized = sized;
+    p->canon = c;
+    return c;
+}
+
 const pm_canon *pm_pipeline_canon(pm_pipeline *p)
 {
     if (!p)
@@ -369,6 +400,8 @@ const pm_canon *pm_pipeline_canon(pm_pipeline *p)
     if (p->canon)
         return p->canon;
     pm_ctx *ctx = p->ctx;
+    if (p->window)
+        return window_canon(p);
     canon_writer w = {.p = p};
     w.sized = pm_ctx_alloc(ctx, sizeof(bool) * (size_t)(p->nparams + 1));
     if (!w.sized)

@@ -1152,11 +1152,21 @@ pm_status pm_pipeline_from_text(pm_ctx *ctx, const char *text, size_t len, pm_pi
         return pm_ctx_set_error(ctx, PM_ERR_MISUSE, "pm_pipeline_from_text: %s is NULL",
                                 out ? "text" : "out");
     pm_ctx_clear_error(ctx); /* the text uses nothing built before: its errors are its own */
-    reader r = {.ctx = ctx, .s = text ? text : "", .len = len, .line = 1, .item_line = 1};
+    /* A window form's text: its base's, then a last line `window` (frontend/window.h). */
+    static const char window_line[] = "\nwindow\n";
+    size_t wl = sizeof window_line - 1;
+    bool window = text && len > wl && memcmp(text + len - wl, window_line, wl) == 0;
+    reader r = {.ctx = ctx, .s = text ? text : "", .len = window ? len - wl + 1 : len,
+                .line = 1, .item_line = 1};
     pm_pipeline *p = read_text(&r);
     reader_free(&r);
     if (!p)
         return pm_ctx_status(ctx) != PM_OK ? pm_ctx_status(ctx) : PM_ERR_INTERNAL;
+    if (window) {
+        pm_status st = pm_pipeline_window(p, &p);
+        if (st != PM_OK)
+            return st;
+    }
     *out = p;
     return PM_OK;
 }

@@ -6,6 +6,7 @@
 #include "frontend/clone.h"
 
 #include "frontend/ir.h"
+#include "frontend/window.h"
 #include "frontend/ptrmap.h"
 
 #include <stdlib.h>
@@ -164,6 +165,11 @@ pm_pipeline *pm_pipeline_clone(const pm_pipeline *p, pm_ctx *into)
 {
     if (!p || !into)
         return NULL;
+    if (p->window) { /* the base's copy, made a window form again in `into` */
+        pm_pipeline *base = pm_pipeline_clone(p->window->base, into);
+        pm_pipeline *q = NULL;
+        return base && pm_pipeline_window(base, &q) == PM_OK ? q : NULL;
+    }
     cloner c = {.from = p, .into = into};
     int nfuncs = p->ninputs + p->nstages;
     pm_func **old = malloc(sizeof *old * (size_t)(nfuncs + 1));

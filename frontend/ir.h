@@ -118,6 +118,10 @@ struct pm_pipeline {
     int *param_slot;
     /* The canonical form (frontend/canon.h), made by its first use, then kept.            */
     struct pm_canon *canon;
+    /* A window form (frontend/window.h): its window, base pipeline and halo; NULL for a
+     * whole-image pipeline. window_form: this pipeline's window form once made.          */
+    struct pm_window *window;
+    struct pm_pipeline *window_form;
 };
 
 /* ---- context internals (frontend/context.c) ---------------------------------------- */

@@ -1,6 +1,7 @@
 /* signature.c — a pipeline's run-time interface, detached from its context, and the one
  * place where run-time arguments are judged (interpreter and kernels alike). */
 #include "frontend/signature.h"
+#include "frontend/window.h"
 #include "frontend/alias.h"
 #include "frontend/checked.h"
 #include "frontend/ir.h"
@@ -138,6 +139,14 @@ void pm_signature_free(pm_signature *s)
         }
     }
     free(s->buffers);
+    for (int i = 0; s->window_full && i < s->noutputs; i++) {
+        pm_signature_buffer *b = &s->window_full[i];
+        for (int d = 0; d < b->ndims; d++) {
+            bound_free(b->dims[d].lb);
+            bound_free(b->dims[d].ub);
+        }
+    }
+    free(s->window_full);
     for (int i = 0; s->domains && i < s->ndomains; i++) {
         pm_signature_domain *dm = &s->domains[i];
         free(dm->name);
@@ -194,7 +203,13 @@ pm_signature *pm_signature_new(pm_pipeline *p)
             goto nomem;
         for (int d = 0; d < f->ndims; d++) {
             pm_signature_dim *dim = &b->dims[d];
-            if (is_output) {
+            const pm_window *win = p->window;
+            if (win) { /* the window's part of an output, the block of an input */
+                int at = (is_output ? i - p->ninputs : i) * PM_MAX_DIMS + d;
+                dim->lb = bound_from_expr(p, f->name, is_output ? win->out_lb[at] : win->in_lb[at]);
+                dim->ub = bound_from_expr(p, f->name, is_output ? win->out_ub[at] : win->in_ub[at]);
+                dim->step = 1;
+            } else if (is_output) {
                 dim->lb = bound_from_expr(p, f->name, f->intervals[d]->lb);
                 dim->ub = bound_from_expr(p, f->name, f->intervals[d]->ub);
                 dim->step = f->intervals[d]->step;
@@ -214,6 +229,28 @@ pm_signature *pm_signature_new(pm_pipeline *p)
                     goto nomem;
                 pm_signature_free(s);
                 return NULL;
+            }
+        }
+    }
+    if (p->window) {
+        s->window_dims = p->window->ndims;
+        s->window_full = calloc((size_t)p->noutputs + 1, sizeof *s->window_full);
+        if (!s->window_full)
+            goto nomem;
+        for (int o = 0; o < p->noutputs; o++) {
+            const pm_func *f = p->outputs[o];
+            pm_signature_buffer *b = &s->window_full[o];
+            b->ndims = f->ndims;
+            for (int d = 0; d < f->ndims; d++) {
+                b->dims[d].lb = bound_from_expr(p, f->name, f->intervals[d]->lb);
+                b->dims[d].ub = bound_from_expr(p, f->name, f->intervals[d]->ub);
+                b->dims[d].step = 1;
+                if (!b->dims[d].lb || !b->dims[d].ub) {
+                    if (pm_ctx_recorded(ctx) == PM_OK)
+                        goto nomem;
+                    pm_signature_free(s);
+                    return NULL;
+                }
             }
         }
     }
@@ -514,6 +551,24 @@ pm_status pm_signature_check(const pm_signature *s, const pm_value *params,
                 snprintf(owner, sizeof owner, "%s%s", dm->name,
                          dm->is_reduction ? "'s reduction domain" : "");
                 return extent_overflow(s, params, owner, d, &dm->dims[d], msg, msg_size);
+            }
+        }
+    }
+    /* A window lies inside every output of the whole image. */
+    for (int d = 0; d < s->window_dims; d++) {
+        int at = s->nparams - 2 * s->window_dims + 2 * d;
+        int64_t lo = params[at].i, n = params[at + 1].i;
+        for (int o = 0; o < s->noutputs; o++) {
+            int64_t extent;
+            if (!pm_signature_dim_extent(&s->window_full[o].dims[d], params, &extent))
+                return extent_overflow(s, params, s->buffers[s->ninputs + o].name, d,
+                                       &s->window_full[o].dims[d], msg, msg_size);
+            if (lo < 0 || n < 1 || n > extent || lo > extent - n) {
+                snprintf(msg, msg_size, "%s: the window at offset %" PRId64 " of %" PRId64
+                         " points along dimension %d is not inside output %s (%" PRId64
+                         " points)", s->name, lo, n, d, s->buffers[s->ninputs + o].name,
+                         extent);
+                return PM_ERR_ARGUMENT;
             }
         }
     }

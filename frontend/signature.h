@@ -59,6 +59,11 @@ typedef struct pm_signature {
     pm_signature_buffer *buffers; /* inputs, then outputs */
     int ndomains;
     pm_signature_domain *domains; /* every stage of the pipeline */
+    /* A window form (frontend/window.h): the window's dimensions (its parameters are the
+     * last 2 * window_dims, lo and n per dimension), and each output's whole index range
+     * in the base pipeline, which every window must lie in. 0 and NULL otherwise. */
+    int window_dims;
+    pm_signature_buffer *window_full; /* noutputs entries */
 } pm_signature;
 
 /* NULL on failure (out of memory, or a bound that is not affine: validation rejects those

@@ -499,6 +499,36 @@ pm_buffer pm_buffer_dense(void *data, pm_type type, int ndims, const int64_t *ex
 pm_status pm_pipeline_buffer_shape(pm_pipeline *p, int is_output, int index,
                                    const pm_value *params, int *ndims, int64_t *extents);
 
+/* Windows: a pipeline's outputs over part of an image, with the whole image's semantics
+ * (docs/python.md "Dask"; frontend/window.h).
+ *
+ * pm_pipeline_window makes p's window form in p's context (made once; later calls return
+ * the same): p's parameters followed by window_lo<d> and window_n<d> (i64) for each
+ * output dimension d, the window's offset and extent in output indices. Its outputs are
+ * the window's points only; its inputs are blocks of the whole inputs: along a dimension
+ * tied to output dimension d (inputs and outputs aligned from the innermost dimension;
+ * one of constant extent is not tied) from max(0, lo - halo_lo[d]) to
+ * min(extent, lo + n + halo_hi[d]) - 1, and whole along the others. Every clamp, border
+ * case and reduction still refers to the whole image p's parameters describe: a window's
+ * values equal the same points of a whole run, bit for bit, at any offset. Each stage is
+ * computed only where the window reads it (the exact demand, found with isl), and sized
+ * so. Compile the window form like any pipeline; its canonical text is p's and a line
+ * `window`. PM_ERR_UNSUPPORTED naming the stage when p reads an input at no fixed distance
+ * from the window (a reduction over the whole image, a data-dependent index), or its
+ * outputs differ in rank.
+ *
+ * pm_pipeline_halo: for each of p's ndims output dimensions, how far outside an output
+ * window the pipeline reads its inputs (lo: before the window, hi: after it), the most
+ * over every window and image size; the same refusals. p may be the window form. */
+pm_status pm_pipeline_window(pm_pipeline *p, pm_pipeline **window);
+pm_status pm_pipeline_halo(pm_pipeline *p, int ndims, int64_t *lo, int64_t *hi);
+
+/* The coordinate of each dimension's first element of that buffer: 0 for an input, an
+ * output's lower bounds; for a window form's input, where its block starts inside the
+ * whole input. */
+pm_status pm_pipeline_buffer_origin(pm_pipeline *p, int is_output, int index,
+                                    const pm_value *params, int *ndims, int64_t *origin);
+
 /* ---------------------------------------------------------------------------------- */
 /* The reference interpreter                                                           */
 /* ---------------------------------------------------------------------------------- */
@@ -648,6 +678,15 @@ pm_kernel *pm_jit_compile(pm_jit *jit, pm_pipeline *p, const pm_value *estimates
  * outside the buffers. Safe to call from several threads at once. */
 pm_status pm_kernel_run(pm_kernel *k, const pm_value *params, const pm_buffer *inputs,
                         pm_buffer *outputs, pm_error *error);
+
+/* Runs a kernel of a window form (pm_pipeline_window) on the window of the whole image
+ * that `params` (the base pipeline's parameters) describe at `offset` (one output index per
+ * output dimension), as large as the output buffers: the window's parameters are filled in
+ * and the run is pm_kernel_run's, with its checks. The inputs are the blocks around the
+ * window (see pm_pipeline_window); PM_ERR_ARGUMENT when the window is not inside the
+ * outputs or the kernel is not of a window form. */
+pm_status pm_kernel_run_window(pm_kernel *k, const pm_value *params, const int64_t *offset,
+                               const pm_buffer *inputs, pm_buffer *outputs, pm_error *error);
 
 /* Drops the caller's reference to the kernel (one per kernel pm_jit_compile returned).
  * The machine code is freed when no reference is left: the jit's cache holds one while

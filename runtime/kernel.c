@@ -89,6 +89,39 @@ pm_status pm_kernel_run(pm_kernel *k, const pm_value *params, const pm_buffer *i
     return s;
 }
 
+pm_status pm_kernel_run_window(pm_kernel *k, const pm_value *params, const int64_t *offset,
+                               const pm_buffer *inputs, pm_buffer *outputs, pm_error *error)
+{
+    pm_error_clear(error);
+    if (!k)
+        return pm_error_set(error, PM_ERR_MISUSE, "pm_kernel_run_window: the kernel is NULL");
+    const pm_signature *sig = k->sig;
+    int nd = sig->window_dims, nbase = sig->nparams - 2 * nd;
+    if (nd == 0)
+        return pm_error_set(error, PM_ERR_ARGUMENT, "%s: not a kernel of a window form "
+                            "(pm_pipeline_window)", sig->name);
+    if ((nbase > 0 && !params) || !offset || !outputs || sig->noutputs < 1)
+        return pm_error_set(error, PM_ERR_ARGUMENT, "%s: pm_kernel_run_window: %s is NULL",
+                            sig->name, !offset ? "offset" : !outputs ? "outputs" : "params");
+    if (outputs[0].ndims != nd)
+        return pm_error_set(error, PM_ERR_ARGUMENT, "%s: output buffer %s has %d dimensions, "
+                            "not %d", sig->name, sig->buffers[sig->ninputs].name,
+                            outputs[0].ndims, nd);
+    pm_value local[64], *all = local;
+    if (sig->nparams > 64 && !(all = malloc(sizeof *all * (size_t)sig->nparams)))
+        return pm_error_set(error, PM_ERR_NOMEM, "%s: out of memory", sig->name);
+    if (nbase > 0)
+        memcpy(all, params, sizeof *all * (size_t)nbase);
+    for (int d = 0; d < nd; d++) {
+        all[nbase + 2 * d] = PM_I(offset[d]);
+        all[nbase + 2 * d + 1] = PM_I(outputs[0].extent[d]);
+    }
+    pm_status s = pm_kernel_run(k, all, inputs, outputs, error);
+    if (all != local)
+        free(all);
+    return s;
+}
+
 void pm_kernel_release(pm_kernel *k)
 {
     if (!k)

@@ -327,7 +327,7 @@ static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
                 b->stride[d] = buffer_field(g, arr, st->index,
                                             offsetof(pm_buffer, stride) + 8 * d, g->t_i64,
                                             "stride");
-                b->lb[d] = st->kind == PM_STORAGE_INPUT ? c64(g, 0) : param_expr(g, st->lb[d]);
+                b->lb[d] = param_expr(g, st->lb[d]); /* a window form's block starts inside */
             }
             if (n > 0) {
                 LLVMValueRef unit = LLVMBuildICmp(g->B, LLVMIntEQ, b->stride[n - 1], c64(g, 1), "");

@@ -530,6 +530,9 @@ class Pipeline:
         self.params = _param_signature(self.text)
         self.inputs = [(n, Type(t), d) for n, t, d in ins]
         self.outputs = [(n, Type(t), d) for n, t, d in outs]
+        if self.is_window:  # its own parameters: lo and n per output dimension
+            for d in range(_rank(self.outputs[0][2])):
+                self.params += [(f"window_lo{d}", Type.i64), (f"window_n{d}", Type.i64)]
 
     @classmethod
     def from_text(cls, text):
@@ -545,7 +548,39 @@ class Pipeline:
         return (Pipeline.from_text, (self.text,))
 
     def __repr__(self):
-        return f"<polymage Pipeline {self.name}>"
+        return f"<polymage Pipeline {self.name}{' (window form)' if self.is_window else ''}>"
+
+    @property
+    def is_window(self):
+        """True for a window form (Pipeline.window())."""
+        return self.text.endswith("\nwindow\n")
+
+    def window(self):
+        """The window form (pm_pipeline_window): this pipeline's outputs over a window of
+        the whole image, bit for bit the whole run's values there (docs/python.md "Dask").
+        Its parameters are this pipeline's, then window_lo<d> and window_n<d> per output
+        dimension; its inputs are the blocks around the window (Pipeline.input_blocks).
+        Raises UnsupportedError naming the stage when the pipeline reduces over the whole
+        image."""
+        if self.is_window:
+            return self
+        w = object.__new__(Pipeline)
+        w._init(self._p.window())
+        return w
+
+    def halo(self):
+        """Per output dimension, (lo, hi): how far before and after an output window the
+        pipeline reads its inputs, the most over every window and image size
+        (pm_pipeline_halo, from the exact footprints)."""
+        return self._p.halo(_rank(self.outputs[0][2]))
+
+    def input_blocks(self, offset, shape, **params):
+        """For the window at `offset` of `shape` (output indices) of the whole image that
+        params describe: per input, (origin, extents) of the block the window form reads."""
+        w = self.window()
+        vals = w._values(dict(params, **_window_values(offset, shape)))
+        return [(w._p.buffer_origin(False, i, vals), w._p.buffer_shape(False, i, vals))
+                for i in range(len(w.inputs))]
 
     def _values(self, kw, what="parameter"):
         """The values of the parameters (or estimates) in kw, in the pipeline's order, each
@@ -626,6 +661,29 @@ class Kernel:
         self._k.run(vals, list(inputs), outs)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
+    def run_window(self, *inputs, offset, shape=None, out=None, **params):
+        """Runs a kernel of a window form on the window at `offset` (output indices) of
+        the whole image that params describe, as large as `shape` or the out= arrays:
+        the inputs are the blocks Pipeline.input_blocks names. New outputs are zeroed
+        (points no case defines stay 0, as in a zeroed whole output)."""
+        p = self.pipeline
+        if self._k.closed:
+            raise self._closed()
+        if not p.is_window:
+            raise ArgumentError(f"{p.name}: run_window needs a kernel of the window form "
+                                f"(compile(pipeline.window(), ...))")
+        if shape is None:
+            if out is None:
+                raise ArgumentError(f"{p.name}: run_window needs shape= or out=")
+            shape = (out[0] if isinstance(out, (tuple, list)) else out).shape
+        vals = p._values(dict(params, **_window_values(offset, shape)))
+        if out is None:
+            outs = [_np.zeros(tuple(shape), dtype=_DTYPES[t]) for _, t, _ in p.outputs]
+        else:
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        self._k.run(vals, list(inputs), outs)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
     def close(self):
         self._k.close()
 
@@ -644,6 +702,22 @@ class Kernel:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _rank(dims):
+    return dims if isinstance(dims, int) else len(dims)
+
+
+def _window_values(offset, shape):
+    """The window form's own parameter values for a window at offset of shape."""
+    offset, shape = tuple(offset), tuple(shape)
+    if len(offset) != len(shape):
+        raise ArgumentError(f"window: offset {offset} and shape {shape} differ in rank")
+    vals = {}
+    for d, (lo, n) in enumerate(zip(offset, shape)):
+        vals[f"window_lo{d}"] = lo
+        vals[f"window_n{d}"] = n
+    return vals
 
 
 def _check_pipeline(p, call):

@@ -179,6 +179,73 @@ static PyObject *pipeline_interpret(PipelineObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* window(): pm_pipeline_window, the window form in the same context. */
+static PyObject *pipeline_window(PipelineObject *self, PyObject *unused)
+{
+    pm_pipeline *pw = NULL;
+    pm_status s;
+    CtxError e;
+    PM_PY_WITH_CTX(self->ctx, {
+        s = pm_pipeline_window(self->p, &pw);
+        if (s != PM_OK)
+            pm_py_take_ctx_error(self->ctx->ctx, &e);
+    });
+    if (s != PM_OK)
+        return pm_py_raise(e.status, e.message);
+    return pipeline_wrap(self->ctx, pw);
+}
+
+/* halo(ndims): pm_pipeline_halo as ((lo, hi), ...) per output dimension. */
+static PyObject *pipeline_halo(PipelineObject *self, PyObject *args)
+{
+    int ndims;
+    if (!PyArg_ParseTuple(args, "i:halo", &ndims))
+        return NULL;
+    int64_t lo[PM_MAX_DIMS], hi[PM_MAX_DIMS];
+    if (ndims < 0 || ndims > PM_MAX_DIMS)
+        return pm_py_raise(PM_ERR_ARGUMENT, "halo: bad number of dimensions");
+    pm_status s;
+    CtxError e;
+    PM_PY_WITH_CTX(self->ctx, {
+        s = pm_pipeline_halo(self->p, ndims, lo, hi);
+        if (s != PM_OK)
+            pm_py_take_ctx_error(self->ctx->ctx, &e);
+    });
+    if (s != PM_OK)
+        return pm_py_raise(e.status, e.message);
+    PyObject *t = PyTuple_New(ndims);
+    for (int d = 0; t && d < ndims; d++)
+        PyTuple_SET_ITEM(t, d, Py_BuildValue("(LL)", (long long)lo[d], (long long)hi[d]));
+    return t;
+}
+
+/* buffer_origin(is_output, index, params): pm_pipeline_buffer_origin as a tuple. */
+static PyObject *pipeline_buffer_origin(PipelineObject *self, PyObject *args)
+{
+    int is_output, index, ndims;
+    PyObject *params;
+    pm_value v[256];
+    int64_t org[PM_MAX_DIMS];
+    if (!PyArg_ParseTuple(args, "piO:buffer_origin", &is_output, &index, &params))
+        return NULL;
+    int np = pm_pipeline_nparams(self->p);
+    if (np > 256 || pm_py_values(params, np, v, "parameters") < 0)
+        return PyErr_Occurred() ? NULL : pm_py_raise(PM_ERR_ARGUMENT, "too many parameters");
+    pm_status s;
+    CtxError e;
+    PM_PY_WITH_CTX(self->ctx, {
+        s = pm_pipeline_buffer_origin(self->p, is_output, index, v, &ndims, org);
+        if (s != PM_OK)
+            pm_py_take_ctx_error(self->ctx->ctx, &e);
+    });
+    if (s != PM_OK)
+        return pm_py_raise(e.status, e.message);
+    PyObject *t = PyTuple_New(ndims);
+    for (int d = 0; t && d < ndims; d++)
+        PyTuple_SET_ITEM(t, d, PyLong_FromLongLong(org[d]));
+    return t;
+}
+
 static PyObject *pipeline_nparams(PipelineObject *self, void *unused)
 {
     return PyLong_FromLong(pm_pipeline_nparams(self->p));
@@ -186,6 +253,10 @@ static PyObject *pipeline_nparams(PipelineObject *self, void *unused)
 
 static PyMethodDef pipeline_methods[] = {
     {"text", (PyCFunction)pipeline_text, METH_NOARGS, "pm_pipeline_text"},
+    {"window", (PyCFunction)pipeline_window, METH_NOARGS, "pm_pipeline_window"},
+    {"halo", (PyCFunction)pipeline_halo, METH_VARARGS, "pm_pipeline_halo(ndims)"},
+    {"buffer_origin", (PyCFunction)pipeline_buffer_origin, METH_VARARGS,
+     "pm_pipeline_buffer_origin(is_output, index, params)"},
     {"signature", (PyCFunction)pipeline_signature, METH_NOARGS, "(name, inputs, outputs)"},
     {"buffer_shape", (PyCFunction)pipeline_buffer_shape, METH_VARARGS,
      "pm_pipeline_buffer_shape(is_output, index, params)"},
