@@ -10,6 +10,7 @@
  * - Misuse: a dimension out of range or chosen twice names the function and the cause. */
 #include "check.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,6 +328,100 @@ static void test_misuse(void)
     pm_ctx_free(ctx);
 }
 
+/* pm_stencil_func's exact integer form (integer taps of a u8/i16 function, a scale of
+ * 2^-k, an integer result: sums in u16/i16/u32/i32, a shift, a clamp) against the float
+ * arithmetic polymage.h describes: the weighted sum times the scale, truncated toward zero
+ * and saturated into the result type, exactly, for the interpreter and a compiled kernel,
+ * at 1x1, odd and wider-than-a-vector sizes. Cases the form does not take (a negative sum
+ * with a shift, a fractional weight, a scale not 2^-k) keep the float sum: the canonical
+ * text shows which was taken. */
+typedef struct int_case {
+    const char *name;
+    pm_type in, out;
+    double scale, w[5];
+    bool integer; /* the integer form expected */
+} int_case;
+
+static void test_integer_stencils(pm_jit *jit)
+{
+    static const int_case cases[] = {
+        {"u8_to_u16", PM_U8, PM_U16, 1, {1, 4, 6, 4, 1}, true},
+        {"u16_to_u8_shift8", PM_U16, PM_U8, 1.0 / 256, {1, 4, 6, 4, 1}, true},
+        {"u8_saturating", PM_U8, PM_U8, 0.25, {1, 4, 6, 4, 1}, true},
+        {"i16_to_i8_both_ends", PM_I16, PM_I8, 1, {-1, 0, 2, 0, -1}, true},
+        {"u8_negative_shift", PM_U8, PM_I16, 0.5, {-1, -2, 0, 2, 1}, false},
+        {"u8_fraction", PM_U8, PM_U8, 1, {1, 0.5, 0, 0.5, 1}, false},
+        {"u8_scale3", PM_U8, PM_U16, 3, {1, 4, 6, 4, 1}, false},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const int_case *ic = &cases[c];
+        pm_ctx *ctx = pm_ctx_new();
+        pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+        pm_func *I = pm_image(ctx, "I", ic->in, R, C);
+        pm_func *E = pm_pad(I, "E", PM_BOUNDARY_CLAMP, NULL, 1, (const int[]){1}, 2);
+        pm_func *g = pm_stencil_func(E, "g", ic->out, ic->scale, 1, (const int[]){1},
+                                     (const int[]){5}, ic->w);
+        pm_pipeline *p = NULL;
+        if (!CHECK_STATUS(pm_pipeline_new(ctx, ic->name, 2, pm_exprs(R, C), 1, &I, 1, &g, &p),
+                          PM_OK)) {
+            fprintf(stderr, "  %s: %s\n", ic->name, pm_ctx_errmsg(ctx));
+            pm_ctx_free(ctx);
+            continue;
+        }
+        char *text = pm_pipeline_to_string(p);
+        if (!CHECK((strstr(text, "f32") == NULL) == ic->integer))
+            fprintf(stderr, "  %s: the %s sum was expected:\n%s\n", ic->name,
+                    ic->integer ? "integer" : "float", text);
+        free(text);
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(17), PM_I(70)}, NULL, &err);
+        if (!CHECK(k != NULL)) {
+            fprintf(stderr, "  %s: %s\n", ic->name, err.message);
+            pm_ctx_free(ctx);
+            continue;
+        }
+        static const int64_t sizes[][2] = {{1, 1}, {3, 7}, {17, 70}, {2, 131}};
+        int bits = (int)pm_type_size(ic->out) * 8;
+        bool sign = ic->out == PM_I8 || ic->out == PM_I16 || ic->out == PM_I32;
+        double tmin = sign ? -ldexp(1, bits - 1) : 0, tmax = ldexp(1, bits - sign) - 1;
+        for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+            const int64_t *n = sizes[s];
+            pm_value params[2] = {PM_I(n[0]), PM_I(n[1])};
+            pm_buffer in = check_buffer_new(ic->in, 2, n);
+            check_fill(&in, (unsigned)(c * 7 + s), false);
+            pm_buffer got = check_buffer_new(ic->out, 2, n), want = check_buffer_new(ic->out, 2, n);
+            CHECK_STATUS(pm_interpret(p, params, &in, &want), PM_OK);
+            if (!CHECK_STATUS(pm_kernel_run(k, params, &in, &got, &err), PM_OK))
+                fprintf(stderr, "  %s: %s\n", ic->name, err.message);
+            int64_t bad = 0, clamped = 0;
+            for (int64_t a = 0; a < n[0]; a++)
+                for (int64_t b = 0; b < n[1]; b++) {
+                    double sum = 0;
+                    for (int j = 0; j < 5; j++) {
+                        int64_t col = clamp64(b + j - 2, 0, n[1] - 1);
+                        sum += ic->w[j] * (double)check_int_element(&in, a * n[1] + col);
+                    }
+                    double r = trunc(sum * ic->scale);
+                    clamped += r < tmin || r > tmax;
+                    r = r < tmin ? tmin : r > tmax ? tmax : r;
+                    int64_t i = a * n[1] + b;
+                    bad += (double)check_int_element(&got, i) != r ||
+                           (double)check_int_element(&want, i) != r;
+                }
+            if (!CHECK(bad == 0))
+                fprintf(stderr, "  %s at %lldx%lld: %lld points differ\n", ic->name,
+                        (long long)n[0], (long long)n[1], (long long)bad);
+            if (s == 2 && (c == 2 || c == 3)) /* the saturating cases do saturate */
+                CHECK(clamped > 0);
+            check_buffer_free(&in);
+            check_buffer_free(&got);
+            check_buffer_free(&want);
+        }
+        pm_kernel_free(k);
+        pm_ctx_free(ctx);
+    }
+}
+
 int main(void)
 {
     pm_error err;
@@ -343,6 +438,7 @@ int main(void)
     run(jit, "down_1331", 3, ref_down4);
     run(jit, "up_linear", 4, ref_up);
     test_pyramid_level(jit);
+    test_integer_stencils(jit);
     pm_jit_free(jit);
     return check_finish("stencil_nd");
 }

@@ -10,7 +10,9 @@
  * image's:
  * the output is 3 x rows x cols, indexed from 0. The first pass keeps the unnormalized
  * sums (at most 255 * 16, a u16); the second divides by 16 * 16 and stores a u8
- * (rounded down, like C's integer division). */
+ * (rounded down, like C's integer division). Integer weights, integer types and a scale
+ * of 2^-8 let pm_stencil_func sum in integers (u16, then u32 and >> 8), as Halide's blur
+ * does by hand. */
 #include "examples/examples.h"
 
 pm_pipeline *blur_rgb_pipeline(pm_ctx **ctx_out)
