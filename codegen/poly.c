@@ -76,30 +76,33 @@ typedef struct window_bounds {
     isl_set *context;        /* the window's parameter context (borrowed), or NULL         */
 } window_bounds;
 
-/* Restricts st's box to the stage's demand and recomputes its bounds from it, when the
- * demand has points at every parameter value of the context (else the box stays whole). */
+/* Restricts st's box to the stage's demand, so the stage is computed only where the
+ * window reads it, and recomputes its bounds from it. Where the window reads nothing of f
+ * (a window in a frame no case defines) the bounds stay the whole box's: the bounds are
+ * total over the context, the box is empty there. */
 static void restrict_to_demand(pm_poly_storage *st, const window_bounds *wb)
 {
     isl_set *d = isl_set_set_tuple_name(isl_set_copy(wb->demand), st->func->name);
-    isl_set *box = isl_set_intersect(isl_set_copy(st->box), d);
-    isl_set *where = isl_set_params(isl_set_copy(box));
-    bool everywhere = isl_set_is_subset(wb->context, where) == isl_bool_true;
+    isl_set *box = isl_set_coalesce(isl_set_intersect(isl_set_copy(st->box), d));
+    isl_set *where = isl_set_params(isl_set_copy(box)); /* the windows that read f */
+    for (int k = 0; k < st->ndims; k++) {
+        /* the whole box's bounds are over a 0-dimensional set, dim_min's over params */
+        isl_pw_aff *lb = isl_pw_aff_union_add(
+            isl_set_dim_min(isl_set_copy(box), k),
+            isl_pw_aff_subtract_domain(
+                isl_pw_aff_project_domain_on_params(isl_pw_aff_copy(st->lb[k])),
+                isl_set_copy(where)));
+        isl_pw_aff *ub = isl_pw_aff_union_add(
+            isl_set_dim_max(isl_set_copy(box), k),
+            isl_pw_aff_subtract_domain(
+                isl_pw_aff_project_domain_on_params(isl_pw_aff_copy(st->ub[k])),
+                isl_set_copy(where)));
+        isl_pw_aff_free(st->lb[k]);
+        isl_pw_aff_free(st->ub[k]);
+        st->lb[k] = isl_pw_aff_coalesce(isl_pw_aff_gist_params(lb, isl_set_copy(wb->context)));
+        st->ub[k] = isl_pw_aff_coalesce(isl_pw_aff_gist_params(ub, isl_set_copy(wb->context)));
+    }
     isl_set_free(where);
-    if (!everywhere) {
-        isl_set_free(box);
-        return;
-    }
-    box = isl_set_coalesce(box);
-    for (int d = 0; d < st->ndims; d++) {
-        isl_pw_aff *lb = isl_pw_aff_gist_params(isl_set_dim_min(isl_set_copy(box), d),
-                                                isl_set_copy(wb->context));
-        isl_pw_aff *ub = isl_pw_aff_gist_params(isl_set_dim_max(isl_set_copy(box), d),
-                                                isl_set_copy(wb->context));
-        isl_pw_aff_free(st->lb[d]);
-        isl_pw_aff_free(st->ub[d]);
-        st->lb[d] = isl_pw_aff_coalesce(lb);
-        st->ub[d] = isl_pw_aff_coalesce(ub);
-    }
     isl_set_free(st->box);
     st->box = box;
 }

@@ -362,13 +362,6 @@ CASES = {"blur_rgb": blur_rgb_case, "blur_rgb_u16": blur_rgb_u16_case, "sobel": 
          "unsharp_mask": unsharp_case, "harris": harris_case, "pyramid_blend": pyramid_blend_case}
 
 
-def extra_implementations(case, kernels):
-    """The hook for more implementations of a case, timed in the same rounds as polymage
-    and OpenCV and reported as ratios to polymage: returns {name: (threads -> run())}.
-    polymage.dask (not on main yet) will add its run of the same pipeline here."""
-    return {}
-
-
 # ---- Timing ------------------------------------------------------------------------------------
 
 def stats(ms):
@@ -399,7 +392,6 @@ def bench_case(case, threads, rounds, runs):
         return lambda: k(*case.inputs, out=case.outputs, **case.params)
 
     impls = {"polymage": pm_run, "opencv": lambda t: case.opencv}  # cv2.setNumThreads(t) first
-    impls.update(extra_implementations(case, kernels))
     checks = []
     case.opencv()
     for t in threads:                               # the kernel at each thread count
@@ -484,6 +476,8 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, help="timed runs per round")
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--no-call-cost", action="store_true")
+    ap.add_argument("--no-dask", action="store_true",
+                    help="skip Harris on Dask (dask_bench.py: 16384^2, --quick 1024^2)")
     ap.add_argument("--build", default=os.environ.get("PM_BUILD", os.path.join(ROOT, "build")),
                     help="the build tree (pm_py_canon_text, pm_call_cost)")
     a = ap.parse_args(argv)
@@ -540,6 +534,15 @@ def main(argv=None):
                   f"[{min(c):.0f}-{max(c):.0f}]   Python - C "
                   f"{(statistics.median(py) - statistics.median(c)) / 1e3:.2f} us")
 
+    dask_ok, dask_ratios = True, {}
+    if not a.no_dask:
+        import dask_bench
+        n = 1024 if a.quick else 16384
+        dask_ok, dask_ratios = dask_bench.run(n, n // 2, 1 if a.quick else 3,
+                                              2 if a.quick else 3)
+        if not dask_ok:
+            failed.append("dask: an output block differs from the kernel's")
+
     print(f"\nload average at the end: {_load()} (other processes on the cores; a kernel on 2 "
           f"threads waits at its end for both)")
     print("\ntargets (issue 40, at 2 threads):")
@@ -553,6 +556,8 @@ def main(argv=None):
         extra = (statistics.median(py) - statistics.median(c)) / 1e3
         print(f"  call cost      Python - C <= {CALL_COST_TARGET_US:.0f} us: {extra:.2f} us "
               f"{'met' if extra <= CALL_COST_TARGET_US else 'MISSED'}")
+    if not a.no_dask:
+        dask_bench.report_targets(dask_ratios)
     if failed:
         print("\nchecks failed:\n  " + "\n  ".join(failed))
         return 1

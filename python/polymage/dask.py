@@ -20,6 +20,7 @@ except ImportError as e:  # pragma: no cover - python3-dask is in install-deps.s
 # Per process (each Dask worker): one Jit and its kernels, so a worker compiles a
 # pipeline once; workers that share cache_dir load each other's kernels from disk.
 _jits = {}
+_pipelines = {}  # canonical text -> Pipeline
 
 
 def _jit(threads, cache_dir):
@@ -34,13 +35,25 @@ def _jit(threads, cache_dir):
 
 
 def _kernel(text, estimates, threads, cache_dir):
-    return _jit(threads, cache_dir).compile(_pm.Pipeline.from_text(text), estimates)
+    p = _pipelines.get(text)
+    if p is None:  # reading a window form redoes its demand analysis (isl): once a process
+        p = _pipelines[text] = _pm.Pipeline.from_text(text)
+    return _jit(threads, cache_dir).compile(p, estimates)
 
 
-def _run_chunk(text, estimates, threads, cache_dir, params, offset, shape, *blocks):
+def _run_chunk(text, estimates, threads, cache_dir, params, offset, shape, dtype, parts):
+    """One output chunk: a zeroed array, each part's window written into its view. A part
+    is (offset, shape, inputs); an input is (array, slices): a view of an input chunk as it
+    lies in the worker's memory (the interior: no copy), or a block Dask assembled."""
     k = _kernel(text, estimates, threads, cache_dir)
-    blocks = [_np.ascontiguousarray(b) for b in blocks]
-    return k.run_window(*blocks, offset=offset, shape=shape, **params)
+    out = _np.empty(shape, dtype)  # empty + fill: huge pages, no faults inside the kernel
+    out.fill(0)
+    for sub_offset, sub_shape, inputs in parts:
+        view = out[tuple(slice(so - o, so - o + n)
+                         for so, o, n in zip(sub_offset, offset, sub_shape))]
+        k.run_window(*(a[sl] for a, sl in inputs), offset=sub_offset, shape=sub_shape,
+                     out=view, **params)
+    return out
 
 
 def _pipeline_of(p):
@@ -102,16 +115,97 @@ def map_pipeline(pipeline, *arrays, chunks=None, threads=1, cache_dir=None, **pa
     dtype = _pm.dtype(p.outputs[0][1])
     starts = [_np.cumsum((0,) + c[:-1]) for c in chunks]
     grid = _np.empty(tuple(len(c) for c in chunks), dtype=object)
+    inputs = [_Chunked(a) for a in arrays]
     for idx in _np.ndindex(*grid.shape):
         offset = tuple(int(starts[d][i]) for d, i in enumerate(idx))
         shape = tuple(int(chunks[d][i]) for d, i in enumerate(idx))
-        blocks = []
-        for a, (origin, ext) in zip(arrays, p.input_blocks(offset, shape, **params)):
-            blocks.append(a[tuple(slice(o, o + e) for o, e in zip(origin, ext))])
+        parts = _parts(p, params, inputs, offset, shape)
         task = _delayed(_run_chunk, pure=True)(w.text, estimates, threads, cache_dir,
-                                               params, offset, shape, *blocks)
+                                               params, offset, shape, dtype, parts)
         grid[idx] = _da.from_delayed(task, shape, dtype=dtype)
     return _da.block(grid.tolist())
+
+
+class _Chunked:
+    """An input dask array with its chunk boundaries and its chunks as Delayed objects
+    (the keys the workers hold, so a task receives a chunk itself, not a copy)."""
+
+    def __init__(self, a):
+        self.array = a
+        self.bounds = [_np.cumsum((0,) + tuple(c)) for c in a.chunks]
+        self.delayed = a.to_delayed()
+
+    def home(self, origin, ext):
+        """(chunk index, slices inside it) when the block lies inside one chunk, else None."""
+        idx, local = [], []
+        for b, o, e in zip(self.bounds, origin, ext):
+            i = int(_np.searchsorted(b, o, side="right")) - 1
+            if e <= 0 or i < 0 or i >= len(b) - 1 or o + e > b[i + 1]:
+                return None
+            idx.append(i)
+            local.append(slice(int(o - b[i]), int(o - b[i] + e)))
+        return tuple(idx), tuple(local)
+
+    def block(self, origin, ext):
+        """The block as an input of a part: one chunk's view, or a block Dask assembles."""
+        home = self.home(origin, ext)
+        if home:
+            return (self.delayed[home[0]], home[1])
+        sl = tuple(slice(o, o + e) for o, e in zip(origin, ext))
+        return (self.array[sl], tuple(slice(None) for _ in sl))
+
+
+def _parts(p, params, inputs, offset, shape):
+    """The windows that make up one output chunk. Its interior (every point whose inputs lie
+    inside one chunk of each input array) reads the chunks themselves; the frame around it
+    (the halo's width: the slabs before and after the interior along each axis) reads
+    small blocks Dask assembles from the neighbouring chunks. A chunk without an interior
+    is one window over an assembled block."""
+    whole = [(offset, shape, [c.block(o, e) for c, (o, e) in
+                              zip(inputs, p.input_blocks(offset, shape, **params))])]
+    lo, hi = list(offset), [o + n for o, n in zip(offset, shape)]
+    for _ in range(4):  # shrink until every block fits one chunk (an upsampling output
+        blocks = p.input_blocks(tuple(lo), tuple(n - l for l, n in zip(lo, hi)), **params)
+        shrink = False  # moves its block less than one point a point)
+        for c, (origin, ext) in zip(inputs, blocks):
+            lead = len(origin) - len(lo)
+            for j, (b, o, e) in enumerate(zip(c.bounds, origin, ext)):
+                i = min(max(int(_np.searchsorted(b, o + e // 2, side="right")) - 1, 0),
+                        len(b) - 2)
+                before, after = max(0, int(b[i] - o)), max(0, int(o + e - b[i + 1]))
+                if not before and not after:
+                    continue
+                d = j - lead
+                if d < 0:
+                    return whole  # a dimension the window does not cut is split in chunks
+                lo[d] += before
+                hi[d] -= after
+                shrink = True
+        if any(l >= h for l, h in zip(lo, hi)):
+            return whole
+        if not shrink:
+            break
+    else:
+        return whole
+    inner = (tuple(lo), tuple(h - l for l, h in zip(lo, hi)))
+    parts = [(inner[0], inner[1], [c.block(o, e) for c, (o, e) in
+                                   zip(inputs, p.input_blocks(*inner, **params))])]
+    if any(c.home(o, e) is None for c, (o, e) in
+           zip(inputs, p.input_blocks(*inner, **params))):
+        return whole
+    # the frame: along axis d, the slabs before and after the interior, over the
+    # interior's extent in the axes before d and the chunk's whole extent after it
+    for d in range(len(shape)):
+        for a, b in ((offset[d], lo[d]), (hi[d], offset[d] + shape[d])):
+            if a >= b:
+                continue
+            so = [lo[k] if k < d else offset[k] for k in range(len(shape))]
+            se = [hi[k] - lo[k] if k < d else shape[k] for k in range(len(shape))]
+            so[d], se[d] = a, b - a
+            blocks = p.input_blocks(tuple(so), tuple(se), **params)
+            parts.append((tuple(so), tuple(se),
+                          [c.block(o, e) for c, (o, e) in zip(inputs, blocks)]))
+    return parts
 
 
 def _fit(in_chunks, n):

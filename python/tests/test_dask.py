@@ -117,3 +117,28 @@ def test_halo_against_brute_force():
                 ok_tight |= not np.array_equal(t, ref[lo0:lo0 + 8, lo1:lo1 + 8],
                                                equal_nan=True)
     assert ok_tight
+
+
+def test_chunk_interior_reads_the_chunk_in_place():
+    """A chunk with an interior: one window over the input chunk itself (a Delayed of the
+    chunk's key, no Dask-assembled block) and the frame's slabs, which tile the chunk
+    exactly; a chunk smaller than twice the halo: one window over an assembled block."""
+    p = apps.build("harris")
+    params = apps.params("harris", 151, 173)
+    a = pmd._Chunked(da.from_array(np.zeros((151, 173), np.float32), chunks=(47, 53)))
+    parts = pmd._parts(p, params, [a], (47, 53), (47, 53))
+    assert len(parts) == 5                    # the interior and four slabs
+    assert not isinstance(parts[0][2][0][0], da.Array)
+    assert all(isinstance(part[2][0][0], da.Array) for part in parts[1:])
+    cover = np.zeros((47, 53), int)
+    for (r, c), (nr, nc), _ in parts:
+        cover[r - 47:r - 47 + nr, c - 53:c - 53 + nc] += 1
+    assert (cover == 1).all()
+    q = apps.build("pyramid_blend")
+    qparams = apps.params("pyramid_blend", 150, 170)
+    arrays = [pmd._Chunked(da.from_array(x, chunks=x.shape[:-2] + (64, 64)))
+              for x in apps.inputs("pyramid_blend", 150, 170)]
+    out_lead = tuple(q.output_shapes(**qparams)[0][:-2])
+    whole = pmd._parts(q, qparams, arrays, (0,) * len(out_lead) + (64, 64),
+                       out_lead + (64, 64))
+    assert len(whole) == 1 and all(isinstance(b, da.Array) for b, _ in whole[0][2])
