@@ -1,7 +1,8 @@
 """polymage.dask on a large image: Harris over a 16384 x 16384 f32 picture made on the
 workers, run by a distributed.LocalCluster of 1 worker process x 1 thread and one of 2
 worker processes x 1 thread, against the single-process kernel (the same pipeline, a
-whole-image kernel, at 2 threads) on the same picture in this process.
+whole-image kernel, at 2 threads, into an output made once and into a new output each
+call) on the same picture in this process.
 
     PYTHONPATH=build/python /usr/bin/python3 python/bench/dask_bench.py [--quick]
         [--size N] [--chunk N] [--rounds N] [--runs N]
@@ -121,10 +122,13 @@ def run(n=16384, chunk=4096, rounds=3, runs=2, out=sys.stdout):
         img = local_picture(n, chunk)
         result = np.zeros(p.output_shapes(**params)[0], np.float32)
         kernel = pm.compile(p, params, threads=2)
-        single = ("kernel 2 threads", lambda: kernel(img, out=result, **params))
+        # the kernel into one output made once (the strongest), and returning a new
+        # output each call as a Dask task does (its pages are faulted in by the kernel)
+        single = [("kernel 2 threads", lambda: kernel(img, out=result, **params)),
+                  ("kernel, new output", lambda: kernel(img, **params))]
         clusters = [DaskRun(1, n, chunk, cache_dir), DaskRun(2, n, chunk, cache_dir)]
         try:
-            impls = [(c.name, c.run) for c in clusters] + [single]
+            impls = [(c.name, c.run) for c in clusters] + single
             times = {name: [] for name, _ in impls}
             for name, call in impls:                     # warm-up: compiles, first touches
                 call()
@@ -155,7 +159,8 @@ def run(n=16384, chunk=4096, rounds=3, runs=2, out=sys.stdout):
         ok &= good
     scaling = med["dask 1x1"] / med["dask 2x1"]
     vs_kernel = med["kernel 2 threads"] / med["dask 2x1"]
-    return ok, {"scaling": scaling, "vs_kernel": vs_kernel}
+    vs_new = med["kernel, new output"] / med["dask 2x1"]
+    return ok, {"scaling": scaling, "vs_kernel": vs_kernel, "vs_new": vs_new}
 
 
 def report_targets(ratios, out=sys.stdout):
@@ -165,7 +170,8 @@ def report_targets(ratios, out=sys.stdout):
     print(f"  dask 2x1 over 1x1 >= {TARGET_SCALING:.1f}x: {s:.2f}x "
           f"{'met' if s >= TARGET_SCALING else 'MISSED'}", file=out)
     print(f"  dask 2x1 over the kernel at 2 threads >= {TARGET_VS_KERNEL:.1f}x: {k:.2f}x "
-          f"{'met' if k >= TARGET_VS_KERNEL else 'MISSED'}", file=out)
+          f"{'met' if k >= TARGET_VS_KERNEL else 'MISSED'} (a new output each call: "
+          f"{ratios['vs_new']:.2f}x)", file=out)
 
 
 def main(argv=None):
