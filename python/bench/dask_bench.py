@@ -5,13 +5,13 @@ whole-image kernel, at 2 threads, into an output made once and into a new output
 call) on the same picture in this process.
 
     PYTHONPATH=build/python /usr/bin/python3 python/bench/dask_bench.py [--quick]
-        [--size N] [--chunk N] [--rounds N] [--runs N]
+        [--size N] [--chunk ROWSxCOLS] [--rounds N] [--runs N]
 
 The picture is a dask array whose blocks are made by the workers from their own position
 (a seeded random generator per block), persisted before any timing: no image crosses from
 this process. A Dask run is map_pipeline(...).persist() until every output block is in
 worker memory (the halo blocks' assembly included, as a user gets it), then released. The
-three run in turn within each round (warm-up first: each worker compiles once, the second
+four run in turn within each round (warm-up first: each worker compiles once, the second
 loads the first's kernel from the shared disk cache), and all runs of all rounds are
 pooled into the median and spread. One output block of each cluster is checked against
 the single-process kernel's output (within 1e-5 relative: the whole kernel contracts
@@ -52,9 +52,10 @@ def _block(seed, block_info=None):
 
 
 def picture(n, chunk, seed=1):
-    """The n x n picture as a dask array of chunk x chunk blocks made where they are computed."""
+    """The n x n picture as a dask array of chunk[0] x chunk[1] blocks made where they are
+    computed."""
     return da.map_blocks(_block, seed, dtype=np.float32,
-                         chunks=(_axis(n, chunk), _axis(n, chunk)))
+                         chunks=(_axis(n, chunk[0]), _axis(n, chunk[1])))
 
 
 def _axis(n, chunk):
@@ -64,9 +65,9 @@ def _axis(n, chunk):
 def local_picture(n, chunk, seed=1):
     """The same picture as one NumPy array in this process."""
     out = np.empty((n, n), np.float32)
-    for r in range(0, n, chunk):
-        for c in range(0, n, chunk):
-            loc = [(r, min(r + chunk, n)), (c, min(c + chunk, n))]
+    for r in range(0, n, chunk[0]):
+        for c in range(0, n, chunk[1]):
+            loc = [(r, min(r + chunk[0], n)), (c, min(c + chunk[1], n))]
             out[loc[0][0]:loc[0][1], loc[1][0]:loc[1][1]] = _block(
                 seed, {None: {"array-location": loc}})
     return out
@@ -109,12 +110,12 @@ class DaskRun:
         self.cluster.close()
 
 
-def run(n=16384, chunk=4096, rounds=3, runs=2, out=sys.stdout):
+def run(n=16384, chunk=(8192, 16384), rounds=3, runs=2, out=sys.stdout):
     """Times the three and prints a table and the targets; returns (ok, ratios)."""
     if da is None:
         print("dask: python3-dask and python3-distributed are not installed: skipped", file=out)
         return True, {}
-    print(f"\nDask: Harris on a {n} x {n} f32 picture made on the workers, {chunk} x {chunk} "
+    print(f"\nDask: Harris on a {n} x {n} f32 picture made on the workers, {chunk[0]} x {chunk[1]} "
           f"chunks; {rounds} rounds x {runs} runs, in turn; times in ms", file=out)
     with tempfile.TemporaryDirectory(prefix="pm-dask-bench-") as cache_dir:
         p = apps.build("harris")
@@ -140,10 +141,12 @@ def run(n=16384, chunk=4096, rounds=3, runs=2, out=sys.stdout):
                         times[name].append((time.perf_counter() - t) * 1e3)
             checks = []
             for c in clusters:
-                got = c.block((1, 1))
-                want = result[chunk:2 * chunk, chunk:2 * chunk]
+                at = [min(1, (n - 1) // c) for c in chunk]   # the second block, if any
+                got = c.block(tuple(at))
+                want = result[at[0] * chunk[0]:(at[0] + 1) * chunk[0],
+                              at[1] * chunk[1]:(at[1] + 1) * chunk[1]]
                 err = float(np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-30))
-                checks.append((c.name, err <= 1e-5, err))
+                checks.append((c.name, at, err <= 1e-5, err))
         finally:
             for c in clusters:
                 c.close()
@@ -153,8 +156,8 @@ def run(n=16384, chunk=4096, rounds=3, runs=2, out=sys.stdout):
         med[name] = statistics.median(ts)
         print(f"{name:18} {med[name]:9.1f} {min(ts):9.1f} {max(ts):9.1f}", file=out)
     ok = True
-    for name, good, err in checks:
-        print(f"  check, {name} block (1, 1) against the kernel's output: "
+    for name, at, good, err in checks:
+        print(f"  check, {name} block {tuple(at)} against the kernel's output: "
               f"{'ok' if good else 'FAIL'} (largest relative difference {err:.2g})", file=out)
         ok &= good
     scaling = med["dask 1x1"] / med["dask 2x1"]
@@ -178,12 +181,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="a 1024 x 1024 picture: a smoke run")
     ap.add_argument("--size", type=int)
-    ap.add_argument("--chunk", type=int)
+    ap.add_argument("--chunk", help="ROWSxCOLS (default: half the rows, every column)")
     ap.add_argument("--rounds", type=int)
     ap.add_argument("--runs", type=int)
     a = ap.parse_args(argv)
     n = a.size or (1024 if a.quick else 16384)
-    chunk = a.chunk or (n // 2)
+    chunk = tuple(int(v) for v in a.chunk.split("x")) if a.chunk else (n // 2, n)
     ok, ratios = run(n, chunk, a.rounds or (1 if a.quick else 3), a.runs or 2)
     print("\ntargets (issue 40):")
     report_targets(ratios)
