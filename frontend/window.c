@@ -32,6 +32,7 @@ typedef struct demand_walk {
     contribution *contrib;  /* NULL when not wanted                                    */
     int ncontrib, capcontrib;
     bool failed;
+    const char *stage;      /* the stage being walked when isl failed, or NULL          */
 } demand_walk;
 
 static int func_index(const demand_walk *w, const pm_func *f)
@@ -361,9 +362,12 @@ static bool demand_of(demand_walk *w)
         }
         if (!w->demand[k]) {
             w->failed = true;
+            w->stage = f->name;
             break;
         }
         walk_stage(w, f, k);
+        if (w->failed)
+            w->stage = f->name;
     }
     for (int i = 0; i < p->ninputs && !w->failed; i++) {
         if (w->whole[i]) {
@@ -411,7 +415,13 @@ bool pm_window_demand(pm_pipeline *pw, isl_space *params, isl_set **demand)
 {
     demand_walk w;
     int nf = pw->window->base->ninputs + pw->window->base->nstages;
+    isl_ctx *ictx = isl_space_get_ctx(params);
+    unsigned long budget = isl_ctx_get_max_operations(ictx);
+    isl_ctx_set_max_operations(ictx, PM_WINDOW_ISL_OPERATIONS);
+    isl_ctx_reset_operations(ictx);
     bool ok = walk_init(&w, pw, params, false) && demand_of(&w);
+    isl_ctx_set_max_operations(ictx, budget);
+    isl_ctx_reset_operations(ictx);
     for (int k = 0; k < nf; k++) {
         demand[k] = NULL;
         if (ok && !w.whole[k]) {
@@ -481,15 +491,24 @@ static pm_status measure_halo(pm_pipeline *pw, pm_window *win)
     if (!ictx)
         return pm_ctx_error(p->ctx, PM_ERR_NOMEM, "%s: out of memory", p->name);
     isl_options_set_on_error(ictx, ISL_ON_ERROR_CONTINUE);
+    isl_ctx_set_max_operations(ictx, PM_WINDOW_ISL_OPERATIONS);
     isl_space *params = pm_isl_param_space(ictx, pw);
     demand_walk w;
     int nf = p->ninputs + p->nstages;
     pm_status st = PM_OK;
-    if (!walk_init(&w, pw, params, true) || !demand_of(&w))
-        st = pm_ctx_error(p->ctx, isl_ctx_last_error(ictx) == isl_error_alloc ? PM_ERR_NOMEM
-                                                                              : PM_ERR_INTERNAL,
-                          "%s: isl could not find what a window reads: %s", p->name,
-                          isl_ctx_last_error_msg(ictx) ? isl_ctx_last_error_msg(ictx) : "");
+    if (!walk_init(&w, pw, params, true) || !demand_of(&w)) {
+        if (isl_ctx_last_error(ictx) == isl_error_quota)
+            st = pm_ctx_error(p->ctx, PM_ERR_UNSUPPORTED, "%s: cannot run on windows: finding "
+                              "what a window reads%s%s took isl more than its budget of %d "
+                              "million operations (deep pyramids: their bounds nest a floor "
+                              "division per level)", p->name, w.stage ? " of stage " : "",
+                              w.stage ? w.stage : "", PM_WINDOW_ISL_OPERATIONS / 1000000);
+        else
+            st = pm_ctx_error(p->ctx, isl_ctx_last_error(ictx) == isl_error_alloc
+                                          ? PM_ERR_NOMEM : PM_ERR_INTERNAL,
+                              "%s: isl could not find what a window reads: %s", p->name,
+                              isl_ctx_last_error_msg(ictx) ? isl_ctx_last_error_msg(ictx) : "");
+    }
     for (int d = 0; d < win->ndims; d++)
         win->halo_lo[d] = win->halo_hi[d] = 0;
     for (int i = 0; i < p->ninputs && st == PM_OK; i++) {

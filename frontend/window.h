@@ -35,6 +35,13 @@
 #include <isl/set.h>
 #include <isl/space.h>
 
+/* What finding a window's demand may cost isl (isl_ctx_set_max_operations): beyond it
+ * the pipeline refuses windows (PM_ERR_UNSUPPORTED, naming the stage) in a few seconds
+ * instead of computing for minutes. Harris needs 0.5-2 million operations (0.9 s),
+ * pyramid blending less; local Laplacian and interpolate, whose bounds nest a floor
+ * division per pyramid level, ran past 20 million (17 s) and are refused (2.9 and 4 s). */
+#define PM_WINDOW_ISL_OPERATIONS 4000000
+
 typedef struct pm_window {
     pm_pipeline *base;            /* the whole-image pipeline                              */
     int ndims;                    /* the outputs' rank: one window dimension each          */

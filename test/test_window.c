@@ -7,7 +7,8 @@
  *    (the halo against brute force: python/tests/test_dask.py);
  *    (unsharp mask, Harris, camera pipe here; pyramid blending in python/tests/test_dask.py);
  *  - refusals: histogram equalization and the bilateral grid name the stage that reads
- *    the whole image; a window outside the outputs; a kernel of a whole-image pipeline;
+ *    the whole image; local Laplacian names the stage where isl's demand analysis passed
+ *    its budget; a window outside the outputs; a kernel of a whole-image pipeline;
  *  - the window form's canonical text is the base's plus `window`, and reads back.
  */
 #include "check.h"
@@ -121,11 +122,12 @@ static bool run_window(pm_kernel *kw, setup *s, const int64_t *lo, const int64_t
 }
 
 /* The whole run and a grid of windows of `chunk` points (the last ones shorter). */
-static bool windows_right(pm_jit *jit, setup *s, const int64_t *chunk, const char *what)
+static bool windows_right(pm_jit *jit, setup *s, const int64_t *chunk, int threads,
+                          const char *what)
 {
     pm_error err;
     pm_compile_options o = pm_compile_options_default();
-    o.threads = 2;
+    o.threads = threads;
     /* The reference: the interpreter (a window form rounds every float operation as it
      * does, so windows equal it bit for bit). */
     if (pm_interpret(s->p, s->params, s->in, s->out) != PM_OK) {
@@ -178,6 +180,15 @@ static bool windows_right(pm_jit *jit, setup *s, const int64_t *chunk, const cha
         }
         ok &= run_window(kw, s, lo, n, what, false);
         count++;
+    }
+    /* One point at each corner and at the centre (smaller than a vector and a tile). */
+    for (int c = 0; c < 5 && ok; c++) {
+        for (int d = 0; d < s->ndims; d++) {
+            int64_t e = s->out[0].extent[d];
+            n[d] = 1;
+            lo[d] = c == 4 ? e / 2 : ((c >> (d & 1)) & 1) ? e - 1 : 0;
+        }
+        ok &= run_window(kw, s, lo, n, what, false);
     }
     pm_kernel_free(kw);
     return ok;
@@ -249,7 +260,7 @@ static void test_apps(pm_jit *jit)
             int64_t chunk[PM_MAX_DIMS];
             for (int d = 0; d < s.ndims; d++)
                 chunk[d] = d == s.ndims - 1 ? 37 : d == s.ndims - 2 ? 23 : 100;
-            ok = windows_right(jit, &s, chunk, what);
+            ok = windows_right(jit, &s, chunk, 2, what);
             setup_free(&s);
         }
         CHECK(ok);
@@ -261,19 +272,25 @@ static void test_examples(pm_jit *jit)
 {
     pm_pipeline *(*builds[2])(pm_ctx **) = {blur_rgb_pipeline, sobel_pipeline};
     for (int b = 0; b < 2; b++) {
-        pm_ctx *ctx = NULL;
-        pm_pipeline *p = builds[b](&ctx);
-        setup s;
-        bool ok = setup_app(&s, ctx, p, NULL, 45, 71);
-        if (ok) {
-            int64_t chunk[PM_MAX_DIMS] = {3, 13, 29};
-            if (s.ndims == 2)
-                chunk[0] = 13, chunk[1] = 29;
-            ok = windows_right(jit, &s, chunk, pm_pipeline_name(p));
-            setup_free(&s);
+        static const int64_t sizes[][2] = {{45, 71}, {1, 1}, {2, 3}};
+        for (int z = 0; z < 3; z++) { /* at one thread; 1x1 and 2x3 images too */
+            pm_ctx *ctx = NULL;
+            pm_pipeline *p = builds[b](&ctx);
+            setup s;
+            bool ok = setup_app(&s, ctx, p, NULL, sizes[z][0], sizes[z][1]);
+            if (ok) {
+                int64_t chunk[PM_MAX_DIMS] = {3, 13, 29};
+                if (s.ndims == 2)
+                    chunk[0] = 13, chunk[1] = 29;
+                char what[96];
+                snprintf(what, sizeof what, "%s at %lldx%lld", pm_pipeline_name(p),
+                         (long long)sizes[z][0], (long long)sizes[z][1]);
+                ok = windows_right(jit, &s, chunk, 1, what);
+                setup_free(&s);
+            }
+            CHECK(ok);
+            pm_ctx_free(ctx);
         }
-        CHECK(ok);
-        pm_ctx_free(ctx);
     }
 }
 
@@ -284,6 +301,15 @@ static void test_refusals(void)
         pm_pipeline *g = pm_sample_bilateral_grid.build(c), *gw = NULL;
         CHECK(pm_pipeline_window(g, &gw) == PM_ERR_UNSUPPORTED);
         CHECK_CONTAINS(pm_ctx_errmsg(c), "stage grid");
+        pm_ctx_free(c);
+    }
+    {   /* local Laplacian: isl's demand analysis passes its budget (frontend/window.h) in
+         * seconds, and the refusal names the stage it was at */
+        pm_ctx *c = pm_ctx_new();
+        pm_pipeline *g = pm_sample_local_laplacian.build(c), *gw = NULL;
+        CHECK(pm_pipeline_window(g, &gw) == PM_ERR_UNSUPPORTED && !gw);
+        CHECK_CONTAINS(pm_ctx_errmsg(c), "budget");
+        CHECK_CONTAINS(pm_ctx_errmsg(c), "of stage ");
         pm_ctx_free(c);
     }
     pm_ctx *ctx = NULL;
