@@ -726,7 +726,11 @@ void pm_kernel_free(pm_kernel *k);
  *   compile of the bucket's own kernel on a background compile thread (unless one is
  *   queued or running already, or the queue holds max_queued compiles); later calls find
  *   it. With no kernel of the pipeline at all, or with background = 0, it compiles
- *   synchronously, like pm_jit_compile with the actual values as estimates.
+ *   synchronously, like pm_jit_compile with the actual values as estimates; but with
+ *   background = 1, a call that finds no kernel of its pipeline while another call is
+ *   compiling one waits for that compile and then runs as above (the nearest kernel, its
+ *   own bucket queued), so concurrent first calls at several sizes compile once, not
+ *   once each (stats shared_compile_waits).
  *   Before pm_jit_run returns, whatever a queued compile needs has been copied (the
  *   pipeline into a context of the jit's own): the caller may free its context at once.
  *   pm_jit_run may be called from several threads at once, each with its own pipeline
@@ -809,6 +813,9 @@ typedef struct pm_cache_stats {
     uint64_t isolated_compiles;   /* compiles done in a helper process (isolate_compiles)  */
     uint64_t isolated_failures;   /* of those, helpers that died, hit a limit or could not
                                      start: the compile failed, this process went on       */
+    uint64_t shared_compile_waits; /* pm_jit_run calls that found no kernel of their
+                                      pipeline and waited for another call's compile of
+                                      one instead of compiling their own                  */
 } pm_cache_stats;
 /* A snapshot of the jit's counters since pm_jit_new (size bytes of *stats written, size
  * a release's sizeof(pm_cache_stats), else PM_ERR_ARGUMENT). */

@@ -338,6 +338,14 @@ pm_cache_entry *pm_cache_nearest(pm_cache_family *f, const int64_t *buckets)
     return best;
 }
 
+bool pm_cache_family_compiling(const pm_cache_family *f)
+{
+    for (const pm_cache_entry *e = f->entries; e; e = e->family_next)
+        if (e->state == PM_ENTRY_COMPILING)
+            return true;
+    return false;
+}
+
 pm_cache_entry *pm_cache_victim(pm_cache *c, int max_kernels, int64_t max_code_bytes)
 {
     if (c->kernels <= max_kernels && c->code_bytes <= max_code_bytes)

@@ -118,6 +118,8 @@ void pm_cache_touch(pm_cache *c, pm_cache_entry *e);
 /* The READY entry of f whose buckets are nearest to `buckets` (sum of bucket
  * distances; a generic kernel only when nothing else is ready), or NULL. */
 pm_cache_entry *pm_cache_nearest(pm_cache_family *f, const int64_t *buckets);
+/* Whether an entry of f is being compiled (synchronously or on a compile thread). */
+bool pm_cache_family_compiling(const pm_cache_family *f);
 /* While the cache is over either budget, the least recently used READY entry whose
  * kernel nobody but the cache holds; NULL when within budget or every kernel is held. */
 pm_cache_entry *pm_cache_victim(pm_cache *c, int max_kernels, int64_t max_code_bytes);

@@ -741,5 +741,5 @@ pm_kernel *pm_jit_compile(pm_jit *jit, pm_pipeline *p, const pm_value *estimates
     pm_cache_options resolved;
     if (pm_jit_resolve_options(jit, p->name, options, &resolved, error) != PM_OK)
         return NULL;
-    return pm_jit_get_kernel(jit, p, estimates, &resolved, error);
+    return pm_jit_get_kernel(jit, p, estimates, &resolved, NULL, error);
 }

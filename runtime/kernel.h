@@ -116,9 +116,12 @@ pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *esti
                                pm_error *err);
 /* The cached kernel of (p, estimates, options) with one more reference, or a new one
  * compiled in this thread and cached (waiting for another thread's compile of the same
- * key rather than repeating it). */
+ * key rather than repeating it). serving (pm_jit_run with background compiles): when the
+ * key is missing but its pipeline has a kernel, or one being compiled, compile nothing:
+ * set *serving and return NULL, so the caller runs that kernel (decided under one lock
+ * with the entry's creation, so concurrent first calls cannot both compile). */
 pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                             const pm_cache_options *options, pm_error *err);
+                             const pm_cache_options *options, bool *serving, pm_error *err);
 /* With the lock held: takes kernels out of the cache while it is over budget, returns
  * those nobody holds any more (linked by next_dropped) for pm_jit_drop_kernels. */
 pm_kernel *pm_jit_evict_locked(pm_jit *jit);

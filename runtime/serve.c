@@ -263,8 +263,11 @@ static int64_t *bucket_space(int nparams, int64_t *local)
 }
 
 pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                             const pm_cache_options *options, pm_error *err)
+                             const pm_cache_options *options, bool *serving, pm_error *err)
 {
+    bool serve = serving && *serving;
+    if (serving)
+        *serving = false;
     const pm_canon *canon = pm_pipeline_canon(p);
     int64_t local[LOCAL_PARAMS];
     int64_t *space = canon ? bucket_space(canon->nparams, local) : NULL;
@@ -288,6 +291,12 @@ pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estima
         }
         pm_cache_family *f = pm_cache_family_get(&jit->cache, canon, options, true);
         e = f ? pm_cache_entry_find(f, buckets, ratio) : NULL;
+        if (serve && f && (!e || e->state != PM_ENTRY_READY) &&
+            (pm_cache_nearest(f, buckets) || pm_cache_family_compiling(f))) {
+            *serving = true; /* another kernel of the pipeline serves: pm_jit_run's */
+            e = NULL;
+            break;
+        }
         if (f && !e)
             e = pm_cache_entry_add(f, buckets, ratio, PM_ENTRY_COMPILING);
         else if (e && e->state == PM_ENTRY_READY) {
@@ -323,7 +332,7 @@ pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estima
     job_free(cancelled);
     if (space != local)
         free(space);
-    if (k || !e)
+    if (k || !e || (serving && *serving))
         return k;
 
     /* This thread owns the COMPILING entry e until it is READY or removed. */
@@ -467,35 +476,54 @@ pm_status pm_jit_run(pm_jit *jit, pm_pipeline *p, const pm_compile_options *opti
         return pm_error_set(error, PM_ERR_NOMEM, "%s: out of memory", p->name);
 
     pm_kernel *k = NULL;
+    bool waited = false;
+again:
     pthread_mutex_lock(&jit->lock);
-    double ratio = jit->policy.bucket_ratio;
-    const int64_t *buckets = buckets_of(canon, params, ratio, space);
-    pm_cache_family *f = jit->shutdown ? NULL
-                                       : pm_cache_family_get(&jit->cache, canon, &resolved, false);
-    pm_cache_entry *e = f ? pm_cache_entry_find(f, buckets, ratio) : NULL;
-    if (e && e->state == PM_ENTRY_READY) {
-        k = e->kernel;
-        k->refs++;
-        pm_cache_touch(&jit->cache, e);
-        jit->stats.hits++;
-    } else if (f && jit->policy.background) {
-        pm_cache_entry *near = pm_cache_nearest(f, buckets);
-        if (near) {
-            k = near->kernel;
+    for (;;) {
+        double ratio = jit->policy.bucket_ratio;
+        const int64_t *buckets = buckets_of(canon, params, ratio, space);
+        pm_cache_family *f = jit->shutdown ? NULL
+                                           : pm_cache_family_get(&jit->cache, canon, &resolved,
+                                                                 false);
+        pm_cache_entry *e = f ? pm_cache_entry_find(f, buckets, ratio) : NULL;
+        if (e && e->state == PM_ENTRY_READY) {
+            k = e->kernel;
             k->refs++;
-            pm_cache_touch(&jit->cache, near);
-            jit->stats.misses++;
-            jit->stats.fallback_runs++;
-            if (!e)
-                queue_compile(jit, f, p, params, buckets, ratio, &resolved);
+            pm_cache_touch(&jit->cache, e);
+            jit->stats.hits++;
+        } else if (f && jit->policy.background) {
+            pm_cache_entry *near = pm_cache_nearest(f, buckets);
+            if (near) {
+                k = near->kernel;
+                k->refs++;
+                pm_cache_touch(&jit->cache, near);
+                jit->stats.misses++;
+                jit->stats.fallback_runs++;
+                if (!e)
+                    queue_compile(jit, f, p, params, buckets, ratio, &resolved);
+            } else if (pm_cache_family_compiling(f)) {
+                /* No kernel of the pipeline yet, but another call is compiling one: wait
+                 * for it and run that (or the one it leaves), not a compile of our own. */
+                if (!waited)
+                    jit->stats.shared_compile_waits++;
+                waited = true;
+                pthread_cond_wait(&jit->changed, &jit->lock);
+                continue;
+            }
         }
+        break;
     }
+    bool background = jit->policy.background;
     pthread_mutex_unlock(&jit->lock);
+
+    if (!k) { /* no kernel of this pipeline to run, or synchronous policy: compile here */
+        bool other = background; /* unless another call has just begun or finished one */
+        k = pm_jit_get_kernel(jit, p, params, &resolved, &other, error);
+        if (!k && other)
+            goto again;
+    }
     if (space != local)
         free(space);
-
-    if (!k) /* no kernel of this pipeline to run, or synchronous policy: compile here */
-        k = pm_jit_get_kernel(jit, p, params, &resolved, error);
     if (!k)
         return error ? error->status : PM_ERR_INTERNAL;
     pm_status s = pm_kernel_run(k, params, inputs, outputs, error);

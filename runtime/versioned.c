@@ -32,13 +32,13 @@ static const versioned_struct structs[PM_V_COUNT] = {
     /* the first; + disk_dir, disk_max_bytes */
     [PM_V_CACHE_POLICY] = {"pm_cache_policy", true, {48, 64}},
     /* the first; + disk_hits, disk_writes, disk_rejected; + disk_untrusted,
-     * isolated_compiles, isolated_failures */
-    [PM_V_CACHE_STATS] = {"pm_cache_stats", false, {104, 128, 152}},
+     * isolated_compiles, isolated_failures; + shared_compile_waits */
+    [PM_V_CACHE_STATS] = {"pm_cache_stats", false, {104, 128, 152, 160}},
     /* the first; + llvm_wall_ms, compile_parts */
     [PM_V_COMPILE_STATS] = {"pm_compile_stats", false, {168, 184}},
 };
 _Static_assert(sizeof(pm_jit_options) == 48 && sizeof(pm_compile_options) == 112 &&
-                   sizeof(pm_cache_policy) == 64 && sizeof(pm_cache_stats) == 152 &&
+                   sizeof(pm_cache_policy) == 64 && sizeof(pm_cache_stats) == 160 &&
                    sizeof(pm_compile_stats) == 184,
                "a versioned struct changed: append its new size to its row above");
 

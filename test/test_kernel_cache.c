@@ -12,9 +12,12 @@
  *    compile (the caller's context freed at once) picked up after pm_jit_wait_idle, the
  *    synchronous policy, a full queue, pm_jit_free with compiles queued;
  *  - one key asked for by two threads at once, or queued and then asked for: one compile;
+ *  - first pm_jit_run calls at four sizes at once: one synchronous compile, the others
+ *    wait for it and run it (their own buckets compiled in the background);
  *  - policy errors and pm_jit_stats.
  * Every output is compared with the interpreter's.
  */
+#define _POSIX_C_SOURCE 200809L /* pthread_barrier_t */
 #include "check.h"
 #include "samples.h"
 
@@ -463,6 +466,58 @@ static void test_same_key_at_once(void)
     pm_jit_free(jit);
 }
 
+/* Four threads' first pm_jit_run calls at four sizes (four buckets) at once, each with its
+ * own context: one compiles the pipeline's first kernel, the others wait for it (or find
+ * it) and run it, their own buckets queued: one synchronous compile, not four. */
+typedef struct first_size_thread {
+    pm_jit *jit;
+    pthread_barrier_t *start;
+    int64_t rows, cols;
+    bool ok;
+} first_size_thread;
+
+static void *serve_first_size(void *arg)
+{
+    first_size_thread *t = arg;
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx, 0);
+    pthread_barrier_wait(t->start);
+    t->ok = p && served_matches(t->jit, p, t->rows, t->cols);
+    pm_ctx_free(ctx);
+    return NULL;
+}
+
+static void test_first_sizes_at_once(void)
+{
+    pm_jit *jit = new_jit();
+    if (!jit)
+        return;
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, 4);
+    static const int64_t sizes[4][2] = {{70, 70}, {300, 200}, {20, 500}, {500, 20}};
+    first_size_thread t[4];
+    pthread_t tid[4];
+    for (int i = 0; i < 4; i++) {
+        t[i] = (first_size_thread){jit, &start, sizes[i][0], sizes[i][1], false};
+        CHECK(pthread_create(&tid[i], NULL, serve_first_size, &t[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(tid[i], NULL);
+        CHECK(t[i].ok);
+    }
+    pthread_barrier_destroy(&start);
+    pm_cache_stats s = stats_of(jit);
+    if (!CHECK(s.sync_compiles == 1 && s.misses == 4 && s.fallback_runs == 3 &&
+               s.shared_compile_waits <= 3))
+        fprintf(stderr, "  4 first sizes at once: %llu synchronous compiles, %llu fallback "
+                "runs, %llu waits\n", (unsigned long long)s.sync_compiles,
+                (unsigned long long)s.fallback_runs, (unsigned long long)s.shared_compile_waits);
+    pm_jit_wait_idle(jit);
+    s = stats_of(jit);
+    CHECK(s.background_compiles == 3 && s.kernels == 4 && s.sync_compiles == 1);
+    pm_jit_free(jit);
+}
+
 /* pm_jit_free with compiles queued and one running: cancels and waits (no leak, no
  * hang; ASan checks the rest). */
 static void test_free_while_compiling(void)
@@ -550,6 +605,7 @@ int main(void)
     test_eviction();
     test_serving();
     test_same_key_at_once();
+    test_first_sizes_at_once();
     test_free_while_compiling();
     return check_finish("kernel_cache");
 }

@@ -451,7 +451,7 @@ static PyObject *jit_stats(JitObject *self, PyObject *unused)
     if (pm_jit_stats(self->jit, &s, sizeof s) != PM_OK)
         return pm_py_raise(PM_ERR_INTERNAL, "pm_jit_stats failed");
     return Py_BuildValue(
-        "{sKsKsKsKsKsKsKsKsdsdsLsisisisKsKsKsKsKsK}", "hits", s.hits, "misses", s.misses,
+        "{sKsKsKsKsKsKsKsKsdsdsLsisisisKsKsKsKsKsKsK}", "hits", s.hits, "misses", s.misses,
         "fallback_runs", s.fallback_runs, "sync_compiles", s.sync_compiles,
         "background_compiles", s.background_compiles, "failed_compiles", s.failed_compiles,
         "queue_full", s.queue_full, "evictions", s.evictions, "compile_ms_total",
@@ -459,7 +459,8 @@ static PyObject *jit_stats(JitObject *self, PyObject *unused)
         (long long)s.code_bytes, "kernels", s.kernels, "queued", s.queued, "compiling",
         s.compiling, "disk_hits", s.disk_hits, "disk_writes", s.disk_writes, "disk_rejected",
         s.disk_rejected, "disk_untrusted", s.disk_untrusted, "isolated_compiles",
-        s.isolated_compiles, "isolated_failures", s.isolated_failures);
+        s.isolated_compiles, "isolated_failures", s.isolated_failures,
+        "shared_compile_waits", s.shared_compile_waits);
 }
 
 /* set_policy(**fields): the jit's current policy with the fields given changed. */
