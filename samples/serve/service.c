@@ -10,9 +10,11 @@
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -303,6 +305,50 @@ static enum MHD_Result serve_app(pm_service *s, struct MHD_Connection *c, reques
 
 /* ---- libmicrohttpd's callbacks --------------------------------------------------------- */
 
+/* libmicrohttpd's unescaping of the URL, except that an escaped NUL (%00) becomes a byte
+ * no route accepts: left a NUL, "/apps/harris%00x" would read as "/apps/harris". */
+static size_t unescape_url(void *cls, struct MHD_Connection *c, char *url)
+{
+    (void)cls;
+    (void)c;
+    size_t n = MHD_http_unescape(url);
+    for (size_t i = 0; i < n; i++)
+        if (url[i] == '\0')
+            url[i] = '\x7f';
+    return n;
+}
+
+/* An app's name: lower-case letters, digits and '_', as the samples name them. */
+static bool app_name_ok(const char *name)
+{
+    if (!*name)
+        return false;
+    for (const char *q = name; *q; q++)
+        if (!((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_'))
+            return false;
+    return true;
+}
+
+typedef struct length_headers {
+    int count;
+    const char *first;
+    bool differ;
+} length_headers;
+
+static enum MHD_Result count_length(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    length_headers *h = cls;
+    if (key && strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        if (h->count++ == 0)
+            h->first = value;
+        else if (!value || !h->first || strcmp(value, h->first) != 0)
+            h->differ = true;
+    }
+    return MHD_YES;
+}
+
 /* The first call of a request (headers read): route it, answer at once what needs no
  * body, else make its state. */
 static enum MHD_Result begin(pm_service *s, struct MHD_Connection *c, const char *url,
@@ -322,18 +368,28 @@ static enum MHD_Result begin(pm_service *s, struct MHD_Connection *c, const char
         return reply_text(s, c, MHD_HTTP_NOT_FOUND, NULL,
                           "no such resource: %.200s (POST /apps/<app>, GET /stats, GET /apps)",
                           url);
-    const pm_sample_app *app = pm_sample_find(url + 6);
+    const pm_sample_app *app = app_name_ok(url + 6) ? pm_sample_find(url + 6) : NULL;
     if (!app)
         return reply_text(s, c, MHD_HTTP_NOT_FOUND, NULL, "no app named %.200s (GET /apps)",
                           url + 6);
     if (!post)
         return reply_text(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "POST",
                           "%s takes POST with a PNG body, not %s", url, method);
-    const char *length = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+    /* One Content-Length of digits only: two (even equal) or a malformed one would let a
+     * proxy in front and this service read different bodies */
+    length_headers lengths = {0, NULL, false};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_length, &lengths);
+    if (lengths.count > 1)
+        return reply_text(s, c, MHD_HTTP_BAD_REQUEST, NULL, "%d Content-Length headers%s; "
+                          "send one", lengths.count, lengths.differ ? " that differ" : "");
+    const char *length = lengths.first;
     if (length) {
         char *end;
+        bool digits = *length >= '0' && *length <= '9';
         unsigned long long n = strtoull(length, &end, 10);
+        if (!digits || *end)
+            return reply_text(s, c, MHD_HTTP_BAD_REQUEST, NULL,
+                              "Content-Length %.40s is not a number of bytes", length);
         if (n > (unsigned long long)s->o.max_body_bytes)
             return reply_text(s, c, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
                               "the body is %llu bytes; the limit is %lld", n,
@@ -475,7 +531,8 @@ pm_service *pm_service_start(const pm_service_options *options, char *err, size_
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)s->o.port,
         NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_CONNECTION_LIMIT, s->o.connection_limit, MHD_OPTION_CONNECTION_TIMEOUT,
-        s->o.timeout_seconds, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+        s->o.timeout_seconds, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape_url, NULL, MHD_OPTION_END);
     if (!s->daemon) {
         snprintf(err, err_size, "cannot listen on %s:%d (in use?)", s->o.host, s->o.port);
         pm_jit_free(s->jit);
