@@ -7,7 +7,10 @@
  *  - a second size of an app already served is answered with the kernel it has (a
  *    fallback run, no compile in the request) and is right too;
  *  - an answer says where its time went (Server-Timing); GET /stats is JSON with the jit's
- *    counters;
+ *    counters; GET /health and GET /ready answer 200;
+ *  - --preload: malformed entries, unknown apps and sizes out of range refuse to start;
+ *    a good list makes /ready 200 once its kernels are in, and the first requests of
+ *    those apps and sizes are cache hits;
  *  - each kind of bad request (unknown app or path, an app name with a byte outside
  *    [a-z0-9_] such as an escaped NUL, two or a malformed Content-Length, wrong method,
  *    a body that is no PNG, a
@@ -15,6 +18,7 @@
  *    small for its app, a request that is not HTTP) gets a 4xx or a closed connection,
  *    and the service still answers afterwards.
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "check.h"
 #include "samples.h"
 #include "image_io.h"
@@ -26,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int port;
 
@@ -167,6 +172,74 @@ static long long json_field(const char *json, const char *name)
     return at ? strtoll(at + strlen(key), NULL, 10) : -1;
 }
 
+/* GET path on the service at `port`: the status, the body into *body (free()) if asked. */
+static int get_status(const char *path, char **body)
+{
+    pm_http_conn conn;
+    if (!CHECK(pm_http_connect(&conn, "127.0.0.1", port, 20000) == 0))
+        return -1;
+    pm_http_response r;
+    int status = -1;
+    if (CHECK(pm_http_request(&conn, "GET", path, NULL, NULL, 0, 1 << 20, &r) == 0)) {
+        status = r.status;
+        if (body) {
+            *body = r.body;
+            r.body = NULL;
+        }
+        pm_http_response_free(&r);
+    }
+    pm_http_close(&conn);
+    return status;
+}
+
+/* --preload: bad entries refuse to start, naming the entry; a good one makes /ready 200
+ * once its kernel is in, and the first request of that app and size is a cache hit (no
+ * compile in the request). */
+static void test_preload(const pm_service_options *base)
+{
+    static const char *bad[] = {"harris", "nosuchapp:64x64", "harris:4x4", "harris:64x64,",
+                                "harris:64x64junk", "harris:9000x9000"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        pm_service_options o = *base;
+        o.preload = bad[i];
+        char err[256] = "";
+        pm_service *s = pm_service_start(&o, err, sizeof err);
+        if (!CHECK(s == NULL))
+            pm_service_stop(s);
+        CHECK_CONTAINS(err, "preload");
+    }
+    pm_service_options o = *base;
+    o.port = 0;
+    o.preload = "harris:48x64,unsharp_mask:40x56";
+    char err[256];
+    pm_service *s = pm_service_start(&o, err, sizeof err);
+    if (!CHECK(s != NULL)) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    int saved = port;
+    port = pm_service_port(s);
+    CHECK(get_status("/health", NULL) == 200);
+    int status = 0;
+    for (int tries = 0; tries < 1200 && (status = get_status("/ready", NULL)) == 503; tries++)
+        nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+    CHECK(status == 200 && pm_service_ready(s) == 1);
+    pm_cache_stats before, after;
+    pm_jit_stats(pm_service_jit(s), &before, sizeof before);
+    CHECK(before.sync_compiles + before.disk_hits == 2 && before.kernels == 2);
+    pm_http_conn conn;
+    if (CHECK(pm_http_connect(&conn, "127.0.0.1", port, 60000) == 0)) {
+        check_app(&conn, "harris", 48, 64);
+        check_app(&conn, "unsharp_mask", 40, 56);
+        pm_http_close(&conn);
+    }
+    pm_jit_stats(pm_service_jit(s), &after, sizeof after);
+    CHECK(after.hits == before.hits + 2 && after.sync_compiles == before.sync_compiles &&
+          after.fallback_runs == before.fallback_runs);
+    pm_service_stop(s);
+    port = saved;
+}
+
 int main(void)
 {
     pm_service_options o = pm_service_options_default();
@@ -286,6 +359,13 @@ int main(void)
     check_app(&conn, "harris", 48, 64);
     pm_http_close(&conn);
 
+    /* /health and /ready with nothing to preload: 200 */
+    CHECK(get_status("/health", NULL) == 200);
+    char *ready = NULL;
+    CHECK(get_status("/ready", &ready) == 200);
+    CHECK(ready && strncmp(ready, "ready", 5) == 0);
+    free(ready);
     pm_service_stop(s);
+    test_preload(&o);
     return check_finish("test_serve");
 }

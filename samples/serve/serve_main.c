@@ -1,12 +1,15 @@
 /* serve_main.c — `serve`: the image service on 127.0.0.1 (`make serve`).
  *
  *   serve [--port N] [--host A.B.C.D] [--threads N] [--in-process-compiles]
+ *         [--preload app:RxC,...]
  *
  * Compiles run in helper processes (pm_jit_options.isolate_compiles; the helper
  * polymage-compile is found next to the program or its library, or by
  * PM_COMPILE_HELPER); --in-process-compiles runs them in the service itself.
  * Port: --port, else the PORT environment variable, else 8080; 0 lets the system pick a
- * free one. Prints "serve: listening on http://HOST:PORT" once it accepts, then runs
+ * free one. --preload compiles (or loads from the disk cache) the kernels of those apps
+ * and picture sizes from the start; GET /ready answers 200 once they are in.
+ * Prints "serve: listening on http://HOST:PORT" once it accepts, then runs
  * until SIGINT or SIGTERM, when it stops accepting, finishes the requests in progress and
  * prints the jit's statistics. */
 #define _POSIX_C_SOURCE 200809L
@@ -43,9 +46,11 @@ int main(int argc, char **argv)
             i++;
         } else if (strcmp(argv[i], "--in-process-compiles") == 0) {
             o.isolate_compiles = 0;
+        } else if (strcmp(argv[i], "--preload") == 0 && i + 1 < argc) {
+            o.preload = argv[++i];
         } else {
             fprintf(stderr, "usage: serve [--port N] [--host A.B.C.D] [--threads N] "
-                            "[--in-process-compiles]\n");
+                            "[--in-process-compiles] [--preload app:RxC,...]\n");
             return 2;
         }
     }
@@ -72,7 +77,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("serve: listening on http://%s:%d (POST /apps/<app> with a PNG, GET /stats, "
-           "GET /apps)\n", o.host, pm_service_port(s));
+           "GET /apps, GET /health, GET /ready)\n", o.host, pm_service_port(s));
     fflush(stdout);
     int sig = 0;
     sigwait(&stop, &sig);

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -18,11 +19,25 @@
 #include <sys/socket.h>
 #include <time.h>
 
+enum { MAX_PRELOAD = 64 };
+
+typedef struct preload_entry {
+    const pm_sample_app *app;
+    int64_t rows, cols;
+} preload_entry;
+
 struct pm_service {
     pm_service_options o;
     struct MHD_Daemon *daemon;
     pm_jit *jit;
     int port;
+    /* --preload: the kernels, the thread that compiles them, how far it got */
+    preload_entry preload[MAX_PRELOAD];
+    int npreload;
+    pthread_t preloader;
+    bool preloading;
+    atomic_int preloaded, preload_failed;
+    char preload_error[256]; /* written before preload_failed is set */
     /* answered requests by class, for /stats */
     atomic_uint_fast64_t requests, ok, client_errors, server_errors;
 };
@@ -349,6 +364,19 @@ static enum MHD_Result count_length(void *cls, enum MHD_ValueKind kind, const ch
     return MHD_YES;
 }
 
+static enum MHD_Result reply_ready(pm_service *s, struct MHD_Connection *c)
+{
+    int ready = pm_service_ready(s);
+    if (ready > 0)
+        return reply_text(s, c, MHD_HTTP_OK, NULL, "ready");
+    if (ready < 0)
+        return reply_text(s, c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "not ready: %s",
+                          s->preload_error);
+    return reply_text(s, c, MHD_HTTP_SERVICE_UNAVAILABLE, NULL,
+                      "not ready: %d of %d preloaded kernels in", atomic_load(&s->preloaded),
+                      s->npreload);
+}
+
 /* The first call of a request (headers read): route it, answer at once what needs no
  * body, else make its state. */
 static enum MHD_Result begin(pm_service *s, struct MHD_Connection *c, const char *url,
@@ -358,11 +386,17 @@ static enum MHD_Result begin(pm_service *s, struct MHD_Connection *c, const char
     int head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     int post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
     *con_cls = &answered_marker;
-    if (strcmp(url, "/stats") == 0 || strcmp(url, "/apps") == 0) {
+    if (strcmp(url, "/stats") == 0 || strcmp(url, "/apps") == 0 ||
+        strcmp(url, "/health") == 0 || strcmp(url, "/ready") == 0) {
         if (!get && !head)
             return reply_text(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET, HEAD",
                               "%s takes GET, not %s", url, method);
-        return url[1] == 's' ? reply_stats(s, c) : reply_apps(s, c);
+        switch (url[1]) {
+        case 's': return reply_stats(s, c);
+        case 'a': return reply_apps(s, c);
+        case 'h': return reply_text(s, c, MHD_HTTP_OK, NULL, "ok");
+        default: return reply_ready(s, c);
+        }
     }
     if (strncmp(url, "/apps/", 6) != 0)
         return reply_text(s, c, MHD_HTTP_NOT_FOUND, NULL,
@@ -485,6 +519,92 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
+/* ---- preload ---------------------------------------------------------------------------- */
+
+/* Parses "app:RxC,..." into s->preload, each size checked as a request's would be. */
+static bool parse_preload(pm_service *s, const char *spec, char *err, size_t err_size)
+{
+    s->npreload = 0;
+    for (const char *at = spec && *spec ? spec : NULL; at;) { /* "a,,b" and "a," refused */
+        const char *end = strchr(at, ',');
+        size_t len = end ? (size_t)(end - at) : strlen(at);
+        char item[96];
+        if (len == 0 || len >= sizeof item) {
+            snprintf(err, err_size, "preload: an empty or over-long entry in \"%.80s\"", spec);
+            return false;
+        }
+        memcpy(item, at, len);
+        item[len] = '\0';
+        char *colon = strchr(item, ':');
+        long long rows = 0, cols = 0;
+        int used = 0;
+        if (colon)
+            *colon = '\0';
+        const pm_sample_app *app = colon && app_name_ok(item) ? pm_sample_find(item) : NULL;
+        if (!app || sscanf(colon + 1, "%lldx%lld%n", &rows, &cols, &used) != 2 ||
+            colon[1 + used] != '\0') {
+            snprintf(err, err_size, "preload: \"%.80s\" is not app:ROWSxCOLS with an app of "
+                     "GET /apps", at);
+            return false;
+        }
+        if (rows < app->min_rows || cols < app->min_cols || rows > s->o.max_side ||
+            cols > s->o.max_side || rows * cols > s->o.max_pixels) {
+            snprintf(err, err_size, "preload: %s at %lld x %lld is outside what it serves (at "
+                     "least %lld x %lld, at most %lld a side and %lld pixels)", app->name, rows,
+                     cols, (long long)app->min_rows, (long long)app->min_cols,
+                     (long long)s->o.max_side, (long long)s->o.max_pixels);
+            return false;
+        }
+        if (s->npreload == MAX_PRELOAD) {
+            snprintf(err, err_size, "preload: more than %d kernels", MAX_PRELOAD);
+            return false;
+        }
+        s->preload[s->npreload++] = (preload_entry){app, rows, cols};
+        at = end ? end + 1 : NULL;
+    }
+    return true;
+}
+
+/* Compiles each preloaded kernel as pm_jit_run would for a request of that size (the same
+ * key: the app's parameters for the picture as estimates, the jit's options), so the first
+ * such request is a cache hit. */
+static void *preload_thread(void *arg)
+{
+    pm_service *s = arg;
+    for (int i = 0; i < s->npreload; i++) {
+        const preload_entry *pe = &s->preload[i];
+        pm_ctx *ctx = pm_ctx_new();
+        pm_pipeline *p = ctx ? pe->app->build(ctx) : NULL;
+        pm_value params[32];
+        pm_error e;
+        pm_kernel *k = NULL;
+        if (p && pm_pipeline_nparams(p) <= 32) {
+            pe->app->params(pe->rows, pe->cols, params);
+            k = pm_jit_compile(s->jit, p, params, NULL, &e);
+        } else {
+            snprintf(e.message, sizeof e.message, "%s", ctx ? pm_ctx_errmsg(ctx) : "out of memory");
+        }
+        pm_kernel_free(k);
+        pm_ctx_free(ctx);
+        if (!k) {
+            snprintf(s->preload_error, sizeof s->preload_error, "preload of %s at %lld x %lld "
+                     "failed: %.180s", pe->app->name, (long long)pe->rows, (long long)pe->cols,
+                     e.message);
+            atomic_store(&s->preload_failed, 1);
+            return NULL;
+        }
+        atomic_fetch_add(&s->preloaded, 1);
+    }
+    return NULL;
+}
+
+int pm_service_ready(pm_service *s)
+{
+    if (atomic_load(&s->preload_failed))
+        return -1;
+    return atomic_load(&s->preloaded) == s->npreload;
+}
+
 /* ---- lifetime --------------------------------------------------------------------------- */
 
 pm_service *pm_service_start(const pm_service_options *options, char *err, size_t err_size)
@@ -517,6 +637,10 @@ pm_service *pm_service_start(const pm_service_options *options, char *err, size_
         free(s);
         return NULL;
     }
+    if (!parse_preload(s, s->o.preload, err, err_size)) {
+        free(s);
+        return NULL;
+    }
     pm_error e;
     pm_jit_options jo = pm_jit_options_default();
     jo.threads = s->o.kernel_threads;
@@ -541,6 +665,13 @@ pm_service *pm_service_start(const pm_service_options *options, char *err, size_
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : s->o.port;
+    if (s->npreload > 0) {
+        s->preloading = pthread_create(&s->preloader, NULL, preload_thread, s) == 0;
+        if (!s->preloading) {
+            snprintf(s->preload_error, sizeof s->preload_error, "no thread to preload with");
+            atomic_store(&s->preload_failed, 1);
+        }
+    }
     return s;
 }
 
@@ -559,6 +690,8 @@ void pm_service_stop(pm_service *s)
     if (!s)
         return;
     MHD_stop_daemon(s->daemon); /* joins every connection thread */
+    if (s->preloading)
+        pthread_join(s->preloader, NULL); /* its compiles finish: the jit outlives them */
     pm_jit_free(s->jit);
     free(s);
 }

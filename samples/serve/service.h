@@ -4,6 +4,9 @@
  *   POST /apps/<app>   body: a PNG or JPEG. Answer: the app's output as a PNG (200, image/png).
  *   GET  /stats        the jit's pm_cache_stats as a JSON object, plus request counts.
  *   GET  /apps         the apps and their smallest picture, JSON.
+ *   GET  /health       200 "ok" while the service runs (liveness).
+ *   GET  /ready        200 "ready" once the preloaded kernels are in the jit's cache;
+ *                      503 (Retry-After: 1) while they compile or load, or after one failed.
  *
  * Promise: any request gets an answer or a closed connection, never a crash: an unknown
  * path or app 404, a wrong method 405 (with Allow), a body that is not a decodable PNG
@@ -40,6 +43,11 @@ typedef struct pm_service_options {
     int isolate_compiles;      /* 1 (default): compiles run in helper processes, so a
                                   compile that runs out of memory or crashes fails its
                                   request, never the service (pm_jit_options)              */
+    const char *preload;       /* "app:RxC,app:RxC,...": the kernels a request of that app
+                                  and picture size runs, compiled (or loaded from the disk
+                                  cache) on a thread of their own from the start; /ready
+                                  answers 503 until they are. NULL or "" = none; at most
+                                  64, each size within the app's minimum and the limits    */
 } pm_service_options;
 
 pm_service_options pm_service_options_default(void);
@@ -47,13 +55,17 @@ pm_service_options pm_service_options_default(void);
 typedef struct pm_service pm_service;
 
 /* Starts the service (its threads run until pm_service_stop). NULL options = defaults.
- * Returns NULL with a message in err on failure (a port in use, no memory, ...). */
+ * Returns NULL with a message in err on failure (a port in use, no memory, a preload
+ * entry that names no app or a size it cannot serve, ...). */
 pm_service *pm_service_start(const pm_service_options *options, char *err, size_t err_size);
 /* The port it listens on (the chosen one when options->port was 0). */
 int pm_service_port(const pm_service *s);
 /* The service's jit (for statistics in tests). */
 pm_jit *pm_service_jit(pm_service *s);
-/* Stops accepting, waits for requests in progress, frees everything. NULL is allowed. */
+/* Whether every preloaded kernel is ready (1), still coming (0), or one failed (-1). */
+int pm_service_ready(pm_service *s);
+/* Stops accepting, waits for requests in progress (and the preload), frees everything.
+ * NULL is allowed. */
 void pm_service_stop(pm_service *s);
 
 #endif
