@@ -8,6 +8,8 @@
  *    fallback run, no compile in the request) and is right too;
  *  - an answer says where its time went (Server-Timing); GET /stats is JSON with the jit's
  *    counters; GET /health and GET /ready answer 200;
+ *  - the graceful stop: a request in progress when the service is told to stop (local
+ *    Laplacian's first compile) is answered 200, none cut;
  *  - --preload: malformed entries, unknown apps and sizes out of range refuse to start;
  *    a good list makes /ready 200 once its kernels are in, and the first requests of
  *    those apps and sizes are cache hits;
@@ -27,6 +29,7 @@
 #include "png_codec.h"
 #include "service.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,6 +243,58 @@ static void test_preload(const pm_service_options *base)
     port = saved;
 }
 
+/* A request posted from its own thread: its status (0 when no answer came). */
+typedef struct posting {
+    const char *path;
+    void *png;
+    size_t size;
+    int status;
+} posting;
+
+static void *post_thread(void *arg)
+{
+    posting *pt = arg;
+    pm_http_conn conn;
+    if (pm_http_connect(&conn, "127.0.0.1", port, 120000) != 0)
+        return NULL;
+    pm_http_response r;
+    if (pm_http_request(&conn, "POST", pt->path, "image/png", pt->png, pt->size, 1 << 26,
+                        &r) == 0)
+        pt->status = r.status;
+    pm_http_response_free(&r);
+    pm_http_close(&conn);
+    return NULL;
+}
+
+/* The graceful stop: a request in progress (local Laplacian's first compile, seconds)
+ * when the service is told to stop is answered 200 before it stops; none is cut. */
+static void test_drain(const pm_service_options *base)
+{
+    pm_service_options o = *base;
+    o.port = 0;
+    char err[256];
+    pm_service *s = pm_service_start(&o, err, sizeof err);
+    if (!CHECK(s != NULL)) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    int saved = port;
+    port = pm_service_port(s);
+    posting pt = {"/apps/local_laplacian", NULL, 0, 0};
+    pt.png = photo_png(128, 128, 3, &pt.size);
+    pthread_t tid;
+    CHECK(pthread_create(&tid, NULL, post_thread, &pt) == 0);
+    for (int tries = 0; tries < 2000 && pm_service_active(s) == 0; tries++)
+        nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+    CHECK(pm_service_active(s) == 1);
+    CHECK(pm_service_stop_draining(s, 120) == 0);
+    pthread_join(tid, NULL);
+    if (!CHECK(pt.status == 200))
+        fprintf(stderr, "  the request in progress at the stop: status %d\n", pt.status);
+    free(pt.png);
+    port = saved;
+}
+
 int main(void)
 {
     pm_service_options o = pm_service_options_default();
@@ -367,5 +422,6 @@ int main(void)
     free(ready);
     pm_service_stop(s);
     test_preload(&o);
+    test_drain(&o);
     return check_finish("test_serve");
 }

@@ -1,7 +1,7 @@
 /* serve_main.c — `serve`: the image service on 127.0.0.1 (`make serve`).
  *
  *   serve [--port N] [--host A.B.C.D] [--threads N] [--in-process-compiles]
- *         [--preload app:RxC,...]
+ *         [--preload app:RxC,...] [--drain-seconds S]
  *
  * Compiles run in helper processes (pm_jit_options.isolate_compiles; the helper
  * polymage-compile is found next to the program or its library, or by
@@ -10,8 +10,9 @@
  * free one. --preload compiles (or loads from the disk cache) the kernels of those apps
  * and picture sizes from the start; GET /ready answers 200 once they are in.
  * Prints "serve: listening on http://HOST:PORT" once it accepts, then runs
- * until SIGINT or SIGTERM, when it stops accepting, finishes the requests in progress and
- * prints the jit's statistics. */
+ * until SIGINT or SIGTERM, when it stops accepting connections, answers the requests in
+ * progress (for up to --drain-seconds, default 30; what is left then is closed), prints
+ * the jit's statistics and exits 0. */
 #define _POSIX_C_SOURCE 200809L
 #include "service.h"
 
@@ -34,6 +35,7 @@ int main(int argc, char **argv)
 {
     pm_service_options o = pm_service_options_default();
     const char *port_text = getenv("PORT");
+    int drain_seconds = 30;
     for (int i = 1; i < argc; i++) {
         long v;
         if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
@@ -48,9 +50,14 @@ int main(int argc, char **argv)
             o.isolate_compiles = 0;
         } else if (strcmp(argv[i], "--preload") == 0 && i + 1 < argc) {
             o.preload = argv[++i];
+        } else if (strcmp(argv[i], "--drain-seconds") == 0 && i + 1 < argc &&
+                   parse_int(argv[i + 1], 0, 3600, &v) == 0) {
+            drain_seconds = (int)v;
+            i++;
         } else {
             fprintf(stderr, "usage: serve [--port N] [--host A.B.C.D] [--threads N] "
-                            "[--in-process-compiles] [--preload app:RxC,...]\n");
+                            "[--in-process-compiles] [--preload app:RxC,...] "
+                            "[--drain-seconds S]\n");
             return 2;
         }
     }
@@ -83,10 +90,14 @@ int main(int argc, char **argv)
     sigwait(&stop, &sig);
     pm_cache_stats st;
     memset(&st, 0, sizeof st);
+    printf("serve: signal %d: draining %d request(s) in progress, up to %d s\n", sig,
+           pm_service_active(s), drain_seconds);
+    fflush(stdout);
     pm_jit_stats(pm_service_jit(s), &st, sizeof st);
-    pm_service_stop(s);
-    printf("serve: stopped (signal %d); %llu hits, %llu misses, %llu sync and %llu background "
-           "compiles\n", sig, (unsigned long long)st.hits, (unsigned long long)st.misses,
+    int cut = pm_service_stop_draining(s, drain_seconds);
+    printf("serve: stopped (signal %d); %d request(s) cut at the deadline; %llu hits, %llu "
+           "misses, %llu sync and %llu background compiles\n", sig, cut,
+           (unsigned long long)st.hits, (unsigned long long)st.misses,
            (unsigned long long)st.sync_compiles, (unsigned long long)st.background_compiles);
     return 0;
 }

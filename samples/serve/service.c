@@ -18,6 +18,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { MAX_PRELOAD = 64 };
 
@@ -37,6 +38,7 @@ struct pm_service {
     pthread_t preloader;
     bool preloading;
     atomic_int preloaded, preload_failed;
+    atomic_int active; /* requests begun and not completed (pm_service_stop_draining) */
     char preload_error[256]; /* written before preload_failed is set */
     /* answered requests by class, for /stats */
     atomic_uint_fast64_t requests, ok, client_errors, server_errors;
@@ -477,8 +479,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
     pm_service *s = cls;
     (void)version;
-    if (!*con_cls)
+    if (!*con_cls) {
+        atomic_fetch_add(&s->active, 1); /* until on_completed */
         return begin(s, c, url, method, con_cls);
+    }
     if (*con_cls == &answered_marker) {
         *upload_data_size = 0;
         return MHD_YES;
@@ -508,9 +512,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode code)
 {
-    (void)cls;
+    pm_service *s = cls;
     (void)c;
     (void)code;
+    atomic_fetch_sub(&s->active, 1);
     if (*con_cls && *con_cls != &answered_marker) {
         request *rq = *con_cls;
         free(rq->body);
@@ -652,7 +657,8 @@ pm_service *pm_service_start(const pm_service_options *options, char *err, size_
         return NULL;
     }
     s->daemon = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)s->o.port,
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC,
+        (uint16_t)s->o.port,
         NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_CONNECTION_LIMIT, s->o.connection_limit, MHD_OPTION_CONNECTION_TIMEOUT,
         s->o.timeout_seconds, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
@@ -683,6 +689,38 @@ int pm_service_port(const pm_service *s)
 pm_jit *pm_service_jit(pm_service *s)
 {
     return s->jit;
+}
+
+int pm_service_active(pm_service *s)
+{
+    return atomic_load(&s->active);
+}
+
+int pm_service_stop_draining(pm_service *s, double seconds)
+{
+    if (!s)
+        return 0;
+    MHD_socket listener = MHD_quiesce_daemon(s->daemon); /* no new connections */
+    if (listener != MHD_INVALID_SOCKET)
+        close(listener);
+    struct timespec now, end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    end.tv_sec += (time_t)seconds;
+    end.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+    if (end.tv_nsec >= 1000000000L) {
+        end.tv_sec++;
+        end.tv_nsec -= 1000000000L;
+    }
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (atomic_load(&s->active) == 0 || now.tv_sec > end.tv_sec ||
+            (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+            break;
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    int left = atomic_load(&s->active);
+    pm_service_stop(s);
+    return left;
 }
 
 void pm_service_stop(pm_service *s)

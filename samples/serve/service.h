@@ -62,6 +62,13 @@ pm_service *pm_service_start(const pm_service_options *options, char *err, size_
 int pm_service_port(const pm_service *s);
 /* The service's jit (for statistics in tests). */
 pm_jit *pm_service_jit(pm_service *s);
+/* Requests begun and not yet completed (reading, running or answering). */
+int pm_service_active(pm_service *s);
+/* The graceful stop (SIGTERM): stops accepting connections at once, waits up to `seconds`
+ * for the requests in progress to be answered, then pm_service_stop (which closes what is
+ * left). Returns how many requests were still in progress at the deadline (0: none was
+ * cut). NULL is allowed. */
+int pm_service_stop_draining(pm_service *s, double seconds);
 /* Whether every preloaded kernel is ready (1), still coming (0), or one failed (-1). */
 int pm_service_ready(pm_service *s);
 /* Stops accepting, waits for requests in progress (and the preload), frees everything.
