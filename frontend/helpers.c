@@ -283,6 +283,21 @@ static pm_type sum_type(pm_type t)
     return pm_type_bits(t) <= 16 ? PM_F32 : PM_F64;
 }
 
+/* The coordinates of tap w (row-major over the kernel, the last axis fastest) around the
+ * centre `at`: at moved by i_k - size[k]/2 along dims[k]. */
+static void tap_index(const pm_func *f, pm_expr *const *at, int nk, const int *dims,
+                      const int *size, int64_t w, pm_expr **idx)
+{
+    for (int d = 0; d < f->ndims; d++)
+        idx[d] = at[d];
+    for (int k = nk - 1; k >= 0; k--) {
+        int off = (int)(w % size[k]) - size[k] / 2;
+        w /= size[k];
+        if (off)
+            idx[dims[k]] = pm_addi(at[dims[k]], off);
+    }
+}
+
 /* w * f(idx), with f's value converted to the sum type; w == 1 skips the product. */
 static pm_expr *tap(pm_func *f, pm_expr **idx, double w)
 {
@@ -345,16 +360,7 @@ pm_expr *pm_stencil_nd(pm_func *f, pm_expr *const *at, double scale, int nk, con
         if (weights[w] == 0)
             continue;
         pm_expr *idx[PM_MAX_DIMS + 1];
-        for (int d = 0; d < f->ndims; d++)
-            idx[d] = at[d];
-        int64_t rest = w;
-        for (int k = nk - 1; k >= 0; k--) { /* the last axis varies fastest */
-            int i = (int)(rest % size[k]);
-            rest /= size[k];
-            int off = i - size[k] / 2;
-            if (off)
-                idx[dims[k]] = pm_addi(at[dims[k]], off);
-        }
+        tap_index(f, at, nk, dims, size, w, idx);
         pm_expr *t = tap(f, idx, weights[w]);
         sum = sum ? pm_add(sum, t) : t;
     }
@@ -414,15 +420,7 @@ static pm_expr *integer_stencil(pm_func *f, pm_expr *const *at, pm_type type, do
         if (weights[w] == 0)
             continue;
         pm_expr *idx[PM_MAX_DIMS + 1];
-        for (int d = 0; d < f->ndims; d++)
-            idx[d] = at[d];
-        int64_t rest = w;
-        for (int k = nk - 1; k >= 0; k--) {
-            int i = (int)(rest % size[k]);
-            rest /= size[k];
-            if (i - size[k] / 2)
-                idx[dims[k]] = pm_addi(at[dims[k]], i - size[k] / 2);
-        }
+        tap_index(f, at, nk, dims, size, w, idx);
         pm_expr *t = pm_cast(st, pm_call_n(f, f->ndims, idx));
         if (weights[w] != 1)
             t = pm_mul(pm_const(ctx, st, weights[w]), t);
