@@ -161,8 +161,9 @@ def _parts(p, params, inputs, offset, shape):
     (the halo's width: the slabs before and after the interior along each axis) reads
     small blocks Dask assembles from the neighbouring chunks. A chunk without an interior
     is one window over an assembled block."""
-    whole = [(offset, shape, [c.block(o, e) for c, (o, e) in
-                              zip(inputs, p.input_blocks(offset, shape, **params))])]
+    def whole():
+        return [(offset, shape, [c.block(o, e) for c, (o, e) in
+                                 zip(inputs, p.input_blocks(offset, shape, **params))])]
     lo, hi = list(offset), [o + n for o, n in zip(offset, shape)]
     for _ in range(4):  # shrink until every block fits one chunk (an upsampling output
         blocks = p.input_blocks(tuple(lo), tuple(n - l for l, n in zip(lo, hi)), **params)
@@ -177,22 +178,21 @@ def _parts(p, params, inputs, offset, shape):
                     continue
                 d = j - lead
                 if d < 0:
-                    return whole  # a dimension the window does not cut is split in chunks
+                    return whole()  # a dimension the window does not cut is split in chunks
                 lo[d] += before
                 hi[d] -= after
                 shrink = True
         if any(l >= h for l, h in zip(lo, hi)):
-            return whole
+            return whole()
         if not shrink:
             break
     else:
-        return whole
+        return whole()
     inner = (tuple(lo), tuple(h - l for l, h in zip(lo, hi)))
-    parts = [(inner[0], inner[1], [c.block(o, e) for c, (o, e) in
-                                   zip(inputs, p.input_blocks(*inner, **params))])]
-    if any(c.home(o, e) is None for c, (o, e) in
-           zip(inputs, p.input_blocks(*inner, **params))):
-        return whole
+    inner_blocks = p.input_blocks(*inner, **params)
+    if any(c.home(o, e) is None for c, (o, e) in zip(inputs, inner_blocks)):
+        return whole()
+    parts = [(inner[0], inner[1], [c.block(o, e) for c, (o, e) in zip(inputs, inner_blocks)])]
     # the frame: along axis d, the slabs before and after the interior, over the
     # interior's extent in the axes before d and the chunk's whole extent after it
     for d in range(len(shape)):
