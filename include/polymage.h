@@ -766,6 +766,17 @@ typedef struct pm_cache_policy {
                                pm_jit_set_policy                                         */
     int64_t disk_max_bytes; /* the folder's kernel files at most (least recently used
                                removed first); default 1 GiB                              */
+    int64_t max_scratch_bytes; /* scratch memory the cached kernels keep between runs (the
+                               intermediate buffers of pm_kernel_run); over it, the least
+                               recently used kernels' idle scratch is freed after a run.
+                               Default 1 GiB; 0 = keep none                               */
+    int scratch_idle_ms;    /* a kernel not run for this long has its idle scratch freed
+                               (a compile thread looks every half of it, at least every
+                               100 ms); default 5000; 0 = never for idleness              */
+    int background_nice;    /* background compile threads (and the compile helpers they
+                               start) run this much nicer than the process, 0 .. 19, so
+                               the requests served meanwhile keep the cores; default 10
+                               (Linux; elsewhere ignored)                                */
 } pm_cache_policy;
 pm_cache_policy pm_cache_policy_default(void);
 /* Sets the jit's policy (policy->size bytes of it are read; error may be NULL). Budgets
@@ -785,6 +796,17 @@ pm_status pm_jit_get_policy(pm_jit *jit, pm_cache_policy *policy, size_t size);
 pm_status pm_jit_run(pm_jit *jit, pm_pipeline *p, const pm_compile_options *options,
                      const pm_value *params, const pm_buffer *inputs, pm_buffer *outputs,
                      pm_error *error);
+
+/* The scratch memory a pm_jit_run of p (with these options; NULL = the jit's) at these
+ * parameter values is expected to hold, for admission control (a service's memory
+ * budget): the largest run seen of any cached kernel of p and its options, scaled by the
+ * product of the size parameters (those bucketed: see "The kernel cache"; each at least
+ * 1). An estimate, linear in the image's size: a kernel's per-thread tiles do not grow
+ * with it, so it errs high for sizes above the run seen and low (by the tiles) below.
+ * *bytes = -1 when no run of p has been seen. PM_OK, or the status and message of a bad
+ * argument. */
+pm_status pm_jit_scratch_estimate(pm_jit *jit, pm_pipeline *p, const pm_compile_options *options,
+                                  const pm_value *params, int64_t *bytes, pm_error *error);
 
 /* Blocks until no background compile is queued or running (for tests and orderly
  * shutdowns; serving never needs it). */
@@ -816,6 +838,9 @@ typedef struct pm_cache_stats {
     uint64_t shared_compile_waits; /* pm_jit_run calls that found no kernel of their
                                       pipeline and waited for another call's compile of
                                       one instead of compiling their own                  */
+    int64_t scratch_bytes;        /* scratch memory the cached kernels hold now            */
+    uint64_t scratch_released;    /* bytes of idle scratch freed (max_scratch_bytes,
+                                     scratch_idle_ms)                                      */
 } pm_cache_stats;
 /* A snapshot of the jit's counters since pm_jit_new (size bytes of *stats written, size
  * a release's sizeof(pm_cache_stats), else PM_ERR_ARGUMENT). */

@@ -6,6 +6,9 @@
  * Nothing is shared between runs but the pool's lock, so runs from several threads at
  * once are safe.
  */
+/* clock_gettime: POSIX, not C11. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "runtime/kernel.h"
 #include "runtime/versioned.h"
 
@@ -13,6 +16,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Buffer descriptions up to this many are copied on the stack (no malloc per run). */
 enum { LOCAL_BUFFERS = 16 };
@@ -52,6 +56,14 @@ static pm_status run_failed(const pm_kernel *k, const pm_run_ctx *rt, int32_t co
 pm_status pm_kernel_run(pm_kernel *k, const pm_value *params, const pm_buffer *inputs,
                         pm_buffer *outputs, pm_error *error)
 {
+    return pm_kernel_run_measured(k, params, inputs, outputs, NULL, error);
+}
+
+pm_status pm_kernel_run_measured(pm_kernel *k, const pm_value *params, const pm_buffer *inputs,
+                                 pm_buffer *outputs, int64_t *scratch_bytes, pm_error *error)
+{
+    if (scratch_bytes)
+        *scratch_bytes = 0;
     pm_error_clear(error);
     if (!k)
         return pm_error_set(error, PM_ERR_MISUSE, "pm_kernel_run: the kernel is NULL");
@@ -79,8 +91,13 @@ pm_status pm_kernel_run(pm_kernel *k, const pm_value *params, const pm_buffer *i
         int32_t code = k->entry(params, in, out, &rt);
         if (code != 0)
             s = run_failed(k, &rt, code, error);
+        if (scratch_bytes)
+            *scratch_bytes = pm_scratch_set_bytes(rt.scratch);
     }
 
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    atomic_store(&k->last_run_ns, (int64_t)now.tv_sec * 1000000000 + now.tv_nsec);
     pm_scratch_pool_return(k->pool, rt.scratch);
     if (in != local_in)
         free(in);

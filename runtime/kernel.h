@@ -24,7 +24,9 @@
 #include "runtime/scratch.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 struct pm_serve_job;
 
@@ -78,12 +80,22 @@ struct pm_kernel {
     bool disk_rejected;     /* the disk cache had an invalid file for its key            */
     bool disk_untrusted;    /* ... or something at its name that was not read            */
     bool isolated;          /* compiled in a helper process                              */
+    _Atomic int64_t last_run_ns; /* CLOCK_MONOTONIC at the end of its last run, 0 = none:
+                                    idle scratch is released by it (serve.c)            */
+    _Atomic double scratch_volume; /* the largest run seen: the product of its size
+                                      parameters, 0 = none (written under jit->lock)   */
+    int64_t scratch_seen;   /* under jit->lock: the bytes that run's scratch set held     */
     /* Under jit->lock: */
     int refs;               /* callers' references + 1 while cached                     */
     pm_cache_entry *cache_entry; /* its entry while cached, else NULL                   */
     pm_kernel *next_dropped;     /* links kernels released together                     */
 };
 
+/* pm_kernel_run that also tells the bytes of scratch the run's set held at its end (0
+ * when it did not run): what a run at these parameters needs, or more (a set keeps what
+ * an earlier, larger run grew). scratch_bytes may be NULL. */
+pm_status pm_kernel_run_measured(pm_kernel *k, const pm_value *params, const pm_buffer *inputs,
+                                 pm_buffer *outputs, int64_t *scratch_bytes, pm_error *error);
 /* Frees what a kernel owns except its jit link. */
 void pm_kernel_release(pm_kernel *k);
 

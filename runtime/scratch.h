@@ -6,7 +6,9 @@
  * free list of sets: a run checks out a whole set and returns it, so concurrent runs
  * never share memory and a server's steady state allocates nothing. Sets are made only
  * when every existing set is in use, so the pool holds as many sets as the highest
- * number of concurrent runs seen.
+ * number of concurrent runs seen, until pm_scratch_pool_trim frees the idle ones.
+ * Slots of 4 MiB or more are mappings of their own, so freeing them returns their pages
+ * to the system at once.
  */
 #ifndef PM_RUNTIME_SCRATCH_H
 #define PM_RUNTIME_SCRATCH_H
@@ -31,6 +33,12 @@ void pm_scratch_pool_return(pm_scratch_pool *pool, pm_scratch_set *set);
  * of memory. A slot is used by one thread at a time (different slots of one set may be
  * used by different threads at once). */
 void *pm_scratch_set_get(pm_scratch_set *set, int32_t slot, int64_t bytes);
+
+/* Frees every set not checked out (a later checkout makes a new, empty one). Returns the
+ * bytes freed. Safe while other threads run with sets of the pool. */
+int64_t pm_scratch_pool_trim(pm_scratch_pool *pool);
+/* Bytes the set holds now (its slots' capacities); the set is the caller's. */
+int64_t pm_scratch_set_bytes(const pm_scratch_set *set);
 
 /* Number of slots of the sets, and bytes held by the pool now (for tests and stats). */
 int pm_scratch_pool_nslots(const pm_scratch_pool *pool);

@@ -5,11 +5,12 @@
  *
  * Locking: one mutex per jit guards the cache, the queue, the counters and every
  * kernel's reference count. It is never held while compiling or running a kernel, nor
- * while freeing machine code. A thread that finds its key being compiled elsewhere waits
+ * while freeing machine code (it is while freeing idle scratch: a few unmaps). A thread that finds its key being compiled elsewhere waits
  * on `changed` instead of compiling it twice; compile threads wait on `work`.
  */
 /* clock_gettime: POSIX, not C11. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* syscall(SYS_gettid) */
 
 #include "runtime/kernel.h"
 #include "runtime/versioned.h"
@@ -18,9 +19,16 @@
 #include "frontend/error.h"
 #include "frontend/ir.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 /* A background compile: everything it needs, owned (the caller's context may be gone). */
 typedef struct pm_serve_job {
@@ -33,8 +41,76 @@ typedef struct pm_serve_job {
     struct pm_serve_job *next;
 } pm_serve_job;
 
+static void *compile_thread(void *arg);
+
 /* Parameter vectors up to this size have their buckets on the stack. */
 enum { LOCAL_PARAMS = 16 };
+
+/* ---- idle scratch ------------------------------------------------------------------------ */
+
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* With the lock held: the scratch every cached kernel keeps. */
+static int64_t scratch_held_locked(pm_jit *jit)
+{
+    int64_t held = 0;
+    for (pm_cache_entry *e = jit->cache.lru_head; e; e = e->lru_next)
+        held += pm_scratch_pool_bytes(e->kernel->pool);
+    return held;
+}
+
+/* With the lock held: frees the idle scratch (sets no run has checked out) of the least
+ * recently used kernels while the cache holds more than max_scratch_bytes, and, with
+ * `idle`, of every kernel not run for scratch_idle_ms. */
+static void release_scratch_locked(pm_jit *jit, bool idle)
+{
+    int64_t held = scratch_held_locked(jit), now = idle ? now_ns() : 0;
+    int64_t idle_ns = (int64_t)jit->policy.scratch_idle_ms * 1000000;
+    for (pm_cache_entry *e = jit->cache.lru_tail; e; e = e->lru_prev) {
+        pm_kernel *k = e->kernel;
+        bool over = held > jit->policy.max_scratch_bytes;
+        bool unused = idle && idle_ns > 0 && now - atomic_load(&k->last_run_ns) > idle_ns;
+        if (!over && !unused)
+            continue;
+        int64_t freed = pm_scratch_pool_trim(k->pool);
+        held -= freed;
+        jit->stats.scratch_released += (uint64_t)freed;
+    }
+}
+
+/* After a run of k at `volume` (the product of its size parameters) whose scratch set held
+ * `bytes`: the largest run is kept for pm_jit_scratch_estimate, and the cache's scratch
+ * brought back within its budget. Without the lock. */
+static void after_run(pm_jit *jit, pm_kernel *k, double volume, int64_t bytes)
+{
+    if (bytes <= 0)
+        return; /* nothing held: no budget to keep */
+    pthread_mutex_lock(&jit->lock);
+    if (volume > atomic_load(&k->scratch_volume)) {
+        atomic_store(&k->scratch_volume, volume);
+        k->scratch_seen = bytes;
+    }
+    release_scratch_locked(jit, false);
+    if (jit->nworkers == 0 && jit->policy.scratch_idle_ms > 0 && !jit->shutdown &&
+        pthread_create(&jit->workers[0], NULL, compile_thread, jit) == 0)
+        jit->nworkers = 1; /* the thread that frees scratch left idle */
+    pthread_mutex_unlock(&jit->lock);
+}
+
+/* The product of the size parameters' values, each at least 1. */
+static double size_volume(const pm_canon *canon, const pm_value *values)
+{
+    double v = 1;
+    for (int i = 0; values && i < canon->nparams; i++)
+        if (canon->sized[i])
+            v *= values[i].i > 1 ? (double)values[i].i : 1.0;
+    return v;
+}
 
 /* ---- policy and statistics ------------------------------------------------------------ */
 
@@ -50,6 +126,9 @@ pm_cache_policy pm_cache_policy_default(void)
         .max_queued = 16,
         .disk_dir = getenv("PM_CACHE_DIR"),
         .disk_max_bytes = (int64_t)1 << 30,
+        .max_scratch_bytes = (int64_t)1 << 30,
+        .scratch_idle_ms = 5000,
+        .background_nice = 10,
     };
 }
 
@@ -91,6 +170,18 @@ pm_status pm_jit_set_policy(pm_jit *jit, const pm_cache_policy *policy, pm_error
         return pm_error_set(error, PM_ERR_ARGUMENT,
                             "pm_jit_set_policy: disk_max_bytes = %lld (must be >= 0)",
                             (long long)p.disk_max_bytes);
+    if (p.max_scratch_bytes < 0)
+        return pm_error_set(error, PM_ERR_ARGUMENT,
+                            "pm_jit_set_policy: max_scratch_bytes = %lld (must be >= 0)",
+                            (long long)p.max_scratch_bytes);
+    if (p.scratch_idle_ms < 0)
+        return pm_error_set(error, PM_ERR_ARGUMENT,
+                            "pm_jit_set_policy: scratch_idle_ms = %d (must be >= 0)",
+                            p.scratch_idle_ms);
+    if (p.background_nice < 0 || p.background_nice > 19)
+        return pm_error_set(error, PM_ERR_ARGUMENT,
+                            "pm_jit_set_policy: background_nice = %d (must be 0 .. 19)",
+                            p.background_nice);
     char *dir = NULL;
     if (p.disk_dir && *p.disk_dir) {
         pm_status s = pm_disk_folder_check(p.disk_dir, "pm_jit_set_policy", "disk_dir", &dir,
@@ -103,6 +194,7 @@ pm_status pm_jit_set_policy(pm_jit *jit, const pm_cache_policy *policy, pm_error
     char *old_dir = jit->disk_dir; /* requests in flight hold copies of their own */
     jit->disk_dir = dir;
     jit->policy = p;
+    release_scratch_locked(jit, false);
     pm_kernel *dropped = pm_jit_evict_locked(jit);
     pthread_mutex_unlock(&jit->lock);
     free(old_dir);
@@ -131,6 +223,7 @@ pm_status pm_jit_stats(pm_jit *jit, pm_cache_stats *stats, size_t size)
     s.code_bytes = jit->cache.code_bytes;
     s.queued = jit->queued;
     s.compiling = jit->compiling_background;
+    s.scratch_bytes = scratch_held_locked(jit);
     pthread_mutex_unlock(&jit->lock);
     return pm_versioned_write(PM_V_CACHE_STATS, stats, &s, size, "pm_jit_stats", NULL);
 }
@@ -359,13 +452,47 @@ pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estima
 
 /* ---- background compiles -------------------------------------------------------------- */
 
+/* Lowers the calling thread's priority by `nice` (Linux: a thread's nice value is its
+ * own, and the compile helpers it starts inherit it). */
+static void lower_priority(int nice)
+{
+#ifdef __linux__
+    if (nice > 0) {
+        id_t tid = (id_t)syscall(SYS_gettid);
+        errno = 0;
+        int now = getpriority(PRIO_PROCESS, tid);
+        if (errno == 0)
+            (void)setpriority(PRIO_PROCESS, tid, now + nice > 19 ? 19 : now + nice);
+    }
+#else
+    (void)nice;
+#endif
+}
+
+/* A compile thread: runs queued compiles at a lower priority. The first one also frees
+ * the scratch of kernels left idle (scratch_idle_ms), waking every half of it. */
 static void *compile_thread(void *arg)
 {
     pm_jit *jit = arg;
     pthread_mutex_lock(&jit->lock);
+    bool sweeper = pthread_equal(pthread_self(), jit->workers[0]);
+    lower_priority(jit->policy.background_nice);
     for (;;) {
-        while (!jit->shutdown && !jit->queue_head)
-            pthread_cond_wait(&jit->work, &jit->lock);
+        while (!jit->shutdown && !jit->queue_head) {
+            int idle_ms = jit->policy.scratch_idle_ms;
+            if (!sweeper || idle_ms <= 0) {
+                pthread_cond_wait(&jit->work, &jit->lock);
+                continue;
+            }
+            int64_t period = (int64_t)(idle_ms < 200 ? 100 : idle_ms / 2) * 1000000;
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until); /* the condition's clock */
+            int64_t ns = until.tv_nsec + period;
+            until.tv_sec += (time_t)(ns / 1000000000);
+            until.tv_nsec = (long)(ns % 1000000000);
+            if (pthread_cond_timedwait(&jit->work, &jit->lock, &until) == ETIMEDOUT)
+                release_scratch_locked(jit, true);
+        }
         if (jit->shutdown)
             break; /* pm_jit_free cancels what is still queued */
         pm_serve_job *job = jit->queue_head;
@@ -526,9 +653,51 @@ again:
         free(space);
     if (!k)
         return error ? error->status : PM_ERR_INTERNAL;
-    pm_status s = pm_kernel_run(k, params, inputs, outputs, error);
+    int64_t scratch = 0;
+    pm_status s = pm_kernel_run_measured(k, params, inputs, outputs, &scratch, error);
+    if (s == PM_OK)
+        after_run(jit, k, size_volume(canon, params), scratch);
     pm_kernel_free(k);
     return s;
+}
+
+pm_status pm_jit_scratch_estimate(pm_jit *jit, pm_pipeline *p, const pm_compile_options *options,
+                                  const pm_value *params, int64_t *bytes, pm_error *error)
+{
+    pm_error_clear(error);
+    if (bytes)
+        *bytes = -1;
+    if (!jit || !p || !bytes)
+        return pm_error_set(error, PM_ERR_MISUSE, "pm_jit_scratch_estimate: the %s is NULL",
+                            !jit ? "jit" : !p ? "pipeline" : "result");
+    if (!params && p->nparams > 0)
+        return pm_error_set(error, PM_ERR_ARGUMENT, "%s: the parameter values are NULL",
+                            p->name);
+    pm_cache_options resolved;
+    if (pm_jit_resolve_options(jit, p->name, options, &resolved, error) != PM_OK)
+        return error ? error->status : PM_ERR_ARGUMENT;
+    const pm_canon *canon = pm_pipeline_canon(p);
+    if (!canon)
+        return pm_error_set(error, PM_ERR_NOMEM, "%s: out of memory", p->name);
+    double best_volume = 0;
+    int64_t best_bytes = 0;
+    pthread_mutex_lock(&jit->lock);
+    pm_cache_family *f = pm_cache_family_get(&jit->cache, canon, &resolved, false);
+    for (pm_cache_entry *e = f ? f->entries : NULL; e; e = e->family_next) {
+        if (e->state != PM_ENTRY_READY)
+            continue;
+        double v = atomic_load(&e->kernel->scratch_volume);
+        if (v > best_volume) {
+            best_volume = v;
+            best_bytes = e->kernel->scratch_seen;
+        }
+    }
+    pthread_mutex_unlock(&jit->lock);
+    if (best_volume > 0) {
+        double scaled = (double)best_bytes * size_volume(canon, params) / best_volume;
+        *bytes = scaled >= 9.2e18 ? INT64_MAX : (int64_t)ceil(scaled);
+    }
+    return PM_OK;
 }
 
 void pm_jit_wait_idle(pm_jit *jit)

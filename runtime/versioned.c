@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { MAX_VERSIONS = 4 };
+enum { MAX_VERSIONS = 6 };
 
 typedef struct versioned_struct {
     const char *name;
@@ -29,16 +29,18 @@ static const versioned_struct structs[PM_V_COUNT] = {
     [PM_V_JIT_OPTIONS] = {"pm_jit_options", true, {24, 32, 48}},
     /* 0.1; + stream_outputs; + prefetch_reads */
     [PM_V_COMPILE_OPTIONS] = {"pm_compile_options", true, {96, 104, 112}},
-    /* the first; + disk_dir, disk_max_bytes */
-    [PM_V_CACHE_POLICY] = {"pm_cache_policy", true, {48, 64}},
+    /* the first; + disk_dir, disk_max_bytes; + max_scratch_bytes, scratch_idle_ms,
+     * background_nice */
+    [PM_V_CACHE_POLICY] = {"pm_cache_policy", true, {48, 64, 80}},
     /* the first; + disk_hits, disk_writes, disk_rejected; + disk_untrusted,
-     * isolated_compiles, isolated_failures; + shared_compile_waits */
-    [PM_V_CACHE_STATS] = {"pm_cache_stats", false, {104, 128, 152, 160}},
+     * isolated_compiles, isolated_failures; + shared_compile_waits; + scratch_bytes,
+     * scratch_released */
+    [PM_V_CACHE_STATS] = {"pm_cache_stats", false, {104, 128, 152, 160, 176}},
     /* the first; + llvm_wall_ms, compile_parts */
     [PM_V_COMPILE_STATS] = {"pm_compile_stats", false, {168, 184}},
 };
 _Static_assert(sizeof(pm_jit_options) == 48 && sizeof(pm_compile_options) == 112 &&
-                   sizeof(pm_cache_policy) == 64 && sizeof(pm_cache_stats) == 160 &&
+                   sizeof(pm_cache_policy) == 80 && sizeof(pm_cache_stats) == 176 &&
                    sizeof(pm_compile_stats) == 184,
                "a versioned struct changed: append its new size to its row above");
 

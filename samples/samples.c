@@ -144,6 +144,36 @@ int pm_picture_level(const pm_sample_picture *pic, int c, int64_t x, int64_t y)
     return pic->level(pic, c, clamp_index(x, pic->rows), clamp_index(y, pic->cols));
 }
 
+void pm_picture_row(const pm_sample_picture *pic, int c, int64_t x, int64_t y0, int64_t n,
+                    float divisor, float *out)
+{
+    int64_t i = 0;
+    if (pic->level == bytes_level) {
+        /* the columns inside the picture, without a call or a clamp per pixel */
+        int64_t first = y0 < 0 ? -y0 : 0, last = pic->cols - y0; /* i in [first, last) */
+        last = last > n ? n : last;
+        for (; i < first && i < n; i++)
+            out[i] = (float)pm_picture_level(pic, c, x, y0 + i) / divisor;
+        const uint8_t *row = pic->bytes + clamp_index(x, pic->rows) * pic->cols * pic->channels;
+        int ch = pic->channels;
+        if (ch == 1) {
+            for (; i < last; i++)
+                out[i] = (float)row[y0 + i] / divisor;
+        } else if (c >= 0) {
+            for (; i < last; i++)
+                out[i] = (float)row[(y0 + i) * ch + c] / divisor;
+        } else {
+            for (; i < last; i++) { /* bytes_level's rounded luma, as it computes it */
+                const uint8_t *px = row + (y0 + i) * ch;
+                int level = (int)(0.299f * px[0] + 0.587f * px[1] + 0.114f * px[2] + 0.5f);
+                out[i] = (float)level / divisor;
+            }
+        }
+    }
+    for (; i < n; i++)
+        out[i] = (float)pm_picture_level(pic, c, x, y0 + i) / divisor;
+}
+
 float pm_picture_pixel(const pm_sample_picture *pic, int c, int64_t x, int64_t y)
 {
     return pic->pixel(pic, c, clamp_index(x, pic->rows), clamp_index(y, pic->cols));
@@ -162,7 +192,19 @@ static void render_map(const pm_buffer *b, int flags, double *base, double *scal
         return;
     /* over every element, so the stretch does not depend on the channels shown */
     double lo = INFINITY, hi = -INFINITY;
-    for (int64_t i = 0, n = pm_sample_buffer_count(b); i < n; i++) {
+    int64_t n = pm_sample_buffer_count(b);
+    if (b->type == PM_F32) { /* the common case, without a switch per element */
+        const float *f = b->data;
+        float flo = INFINITY, fhi = -INFINITY;
+        for (int64_t i = 0; i < n; i++)
+            if (isfinite(f[i])) {
+                flo = f[i] < flo ? f[i] : flo;
+                fhi = f[i] > fhi ? f[i] : fhi;
+            }
+        lo = flo;
+        hi = fhi;
+    }
+    for (int64_t i = 0; b->type != PM_F32 && i < n; i++) {
         double v = pm_sample_element(b, i);
         if (isfinite(v)) {
             lo = v < lo ? v : lo;
@@ -188,13 +230,18 @@ uint8_t *pm_sample_render(const pm_buffer *b, int flags, int64_t *rows, int64_t 
         return NULL;
     for (int k = 0; k < ch; k++) {
         int64_t plane = ch == 3 && (flags & PM_RENDER_BGR) ? 2 - k : ch == 3 ? k : 0;
-        for (int64_t x = 0; x < r; x++)
+        for (int64_t x = 0; x < r; x++) {
+            const float *f32 = b->type == PM_F32 ? (const float *)b->data + (plane * r + x) * c
+                                                 : NULL; /* the common case, typed */
+            uint8_t *out = px + x * c * ch + k;
             for (int64_t y = 0; y < c; y++) {
                 /* a float pixel clamped to [0, 1], then pm_write_png's rounding */
-                float v = (float)((pm_sample_element(b, (plane * r + x) * c + y) - base) * scale);
+                double e = f32 ? (double)f32[y] : pm_sample_element(b, (plane * r + x) * c + y);
+                float v = (float)((e - base) * scale);
                 v = v < 0 ? 0 : v > 1 ? 1 : v; /* NaN stays NaN: shown as 0 below */
-                px[(x * c + y) * ch + k] = v == v ? (uint8_t)(v * 255.0f + 0.5f) : 0;
+                out[y * ch] = v == v ? (uint8_t)(v * 255.0f + 0.5f) : 0;
             }
+        }
     }
     *rows = r;
     *cols = c;

@@ -37,6 +37,11 @@ pm_sample_picture pm_photo_picture(int64_t rows, int64_t cols);
 pm_sample_picture pm_bytes_picture(const uint8_t *bytes, int64_t rows, int64_t cols,
                                    int channels);
 int pm_picture_level(const pm_sample_picture *pic, int c, int64_t x, int64_t y);
+/* out[i] = (float)pm_picture_level(pic, c, x, y0 + i) / divisor for i < n: one row at once,
+ * the same values; a tight loop over a pm_bytes_picture's row (the service fills its
+ * inputs with it), the level call per element otherwise. */
+void pm_picture_row(const pm_sample_picture *pic, int c, int64_t x, int64_t y0, int64_t n,
+                    float divisor, float *out);
 float pm_picture_pixel(const pm_sample_picture *pic, int c, int64_t x, int64_t y);
 
 typedef struct pm_sample_app {

@@ -14,6 +14,8 @@
  *  - one key asked for by two threads at once, or queued and then asked for: one compile;
  *  - first pm_jit_run calls at four sizes at once: one synchronous compile, the others
  *    wait for it and run it (their own buckets compiled in the background);
+ *  - scratch: pm_jit_scratch_estimate from the largest run seen, scaled by the size
+ *    parameters; idle scratch freed over max_scratch_bytes and after scratch_idle_ms;
  *  - policy errors and pm_jit_stats.
  * Every output is compared with the interpreter's.
  */
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- a small pipeline and its oracle ------------------------------------------------- */
 
@@ -596,6 +599,103 @@ static void test_policy(void)
     pm_jit_free(jit);
 }
 
+/* ---- scratch kept between runs ---------------------------------------------------------- */
+
+/* Runs the sample app at rows x cols through pm_jit_run; true when it ran. */
+static bool run_sample(pm_jit *jit, const pm_sample_app *app, pm_pipeline *p, int64_t rows,
+                       int64_t cols)
+{
+    pm_value params[16];
+    pm_buffer in[8], out[4];
+    int ni = pm_pipeline_ninputs(p), no = pm_pipeline_noutputs(p);
+    if (!CHECK(pm_pipeline_nparams(p) <= 16 && ni <= 8 && no <= 4))
+        return false;
+    app->params(rows, cols, params);
+    for (int i = 0; i < ni; i++) {
+        in[i] = pm_sample_buffer(p, 0, i, params);
+        app->fill_input(i, &in[i], params);
+    }
+    for (int i = 0; i < no; i++)
+        out[i] = pm_sample_buffer(p, 1, i, params);
+    pm_error err;
+    bool ok = CHECK_STATUS(pm_jit_run(jit, p, NULL, params, in, out, &err), PM_OK);
+    for (int i = 0; i < ni; i++)
+        free(in[i].data);
+    for (int i = 0; i < no; i++)
+        free(out[i].data);
+    return ok;
+}
+
+static void test_scratch(void)
+{
+    const pm_sample_app *app = pm_sample_find("harris");
+    pm_jit *jit = new_jit();
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = app && jit ? app->build(ctx) : NULL;
+    if (!CHECK(p != NULL)) {
+        pm_jit_free(jit);
+        pm_ctx_free(ctx);
+        return;
+    }
+    pm_value small[16], big[16];
+    app->params(64, 64, small);
+    app->params(128, 128, big);
+    int64_t est = 0, est_big = 0;
+    pm_error err;
+    CHECK_STATUS(pm_jit_scratch_estimate(jit, p, NULL, small, &est, &err), PM_OK);
+    CHECK(est == -1); /* no run seen */
+    CHECK_STATUS(pm_jit_scratch_estimate(jit, p, NULL, small, NULL, &err), PM_ERR_MISUSE);
+    run_sample(jit, app, p, 64, 64);
+    pm_cache_stats s = stats_of(jit);
+    CHECK(s.scratch_bytes > 0 && s.scratch_released == 0);
+    CHECK_STATUS(pm_jit_scratch_estimate(jit, p, NULL, small, &est, &err), PM_OK);
+    CHECK(est == s.scratch_bytes); /* one kernel, one run */
+    CHECK_STATUS(pm_jit_scratch_estimate(jit, p, NULL, big, &est_big, &err), PM_OK);
+    if (!CHECK(est_big >= 3 * est && est_big <= 5 * est)) /* four times the pixels */
+        fprintf(stderr, "  scratch estimate: %lld at 64 x 64, %lld at 128 x 128\n",
+                (long long)est, (long long)est_big);
+
+    /* no scratch budget: the idle sets go at once, and after each run */
+    pm_cache_policy policy = pm_cache_policy_default();
+    CHECK(policy.max_scratch_bytes == (int64_t)1 << 30 && policy.scratch_idle_ms == 5000 &&
+          policy.background_nice == 10);
+    policy.max_scratch_bytes = 0;
+    CHECK_STATUS(pm_jit_set_policy(jit, &policy, &err), PM_OK);
+    pm_cache_stats after = stats_of(jit);
+    CHECK(after.scratch_bytes == 0 && after.scratch_released == (uint64_t)s.scratch_bytes);
+    run_sample(jit, app, p, 64, 64);
+    after = stats_of(jit);
+    CHECK(after.scratch_bytes == 0 && after.scratch_released == 2 * (uint64_t)s.scratch_bytes);
+
+    /* idle: freed by the jit's own thread some time after scratch_idle_ms */
+    policy.max_scratch_bytes = (int64_t)1 << 30;
+    policy.scratch_idle_ms = 100;
+    CHECK_STATUS(pm_jit_set_policy(jit, &policy, &err), PM_OK);
+    run_sample(jit, app, p, 64, 64);
+    CHECK(stats_of(jit).scratch_bytes > 0);
+    for (int tries = 0; tries < 300 && stats_of(jit).scratch_bytes > 0; tries++)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    CHECK(stats_of(jit).scratch_bytes == 0);
+    run_sample(jit, app, p, 64, 64); /* runs again with fresh sets */
+    CHECK(stats_of(jit).scratch_bytes > 0);
+
+    /* the policy's new fields, out of range */
+    pm_cache_policy bad = pm_cache_policy_default();
+    bad.max_scratch_bytes = -1;
+    CHECK_STATUS(pm_jit_set_policy(jit, &bad, &err), PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "max_scratch_bytes");
+    bad = pm_cache_policy_default();
+    bad.scratch_idle_ms = -1;
+    CHECK_STATUS(pm_jit_set_policy(jit, &bad, &err), PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "scratch_idle_ms");
+    bad = pm_cache_policy_default();
+    bad.background_nice = 20;
+    CHECK_STATUS(pm_jit_set_policy(jit, &bad, &err), PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "background_nice");
+    pm_jit_free(jit);
+    pm_ctx_free(ctx);
+}
+
 int main(void)
 {
     test_buckets();
@@ -607,5 +707,6 @@ int main(void)
     test_same_key_at_once();
     test_first_sizes_at_once();
     test_free_while_compiling();
+    test_scratch();
     return check_finish("kernel_cache");
 }

@@ -9,7 +9,10 @@
  *    rows and columns were, at sizes not a multiple of 512: 154 pixels at 954x1440);
  *  - the rendering rule (pm_sample_render): floats in [0, 1] are clamped, so one pixel
  *    at 1.5 is 255 and leaves the others at their own levels; u16 over 0 .. 65535;
- *    PM_RENDER_STRETCH (harris's response) from the lowest to the highest value; BGR.
+ *    PM_RENDER_STRETCH (harris's response) from the lowest to the highest value; BGR;
+ *  - pm_picture_row (the service's fast fill) equals pm_picture_level per pixel for grey,
+ *    RGB and RGBA pictures, every channel and luma, rows and columns outside (clamped),
+ *    rows shorter than, overlapping and wider than the picture.
  * PM_TEST_ONLY=app runs one app's sizes. */
 #include "check.h"
 #include "samples.h"
@@ -249,8 +252,31 @@ static void test_render_flags(void)
     }
 }
 
+static void test_picture_row(void)
+{
+    static const int channels[3] = {1, 3, 4};
+    uint8_t bytes[5 * 7 * 4];
+    for (size_t i = 0; i < sizeof bytes; i++)
+        bytes[i] = (uint8_t)(i * 37 + 11);
+    int bad = 0;
+    for (int k = 0; k < 3; k++) {
+        pm_sample_picture pic = pm_bytes_picture(bytes, 5, 7, channels[k]);
+        for (int c = -1; c < channels[k]; c++)
+            for (int64_t x = -2; x < 8; x++)
+                for (int64_t y0 = -4; y0 < 9; y0++)
+                    for (int64_t n = 0; n < 16; n += 3) {
+                        float row[16];
+                        pm_picture_row(&pic, c, x, y0, n, 255.0f, row);
+                        for (int64_t i = 0; i < n; i++)
+                            bad += row[i] != (float)pm_picture_level(&pic, c, x, y0 + i) / 255.0f;
+                    }
+    }
+    CHECK(bad == 0);
+}
+
 int main(void)
 {
+    test_picture_row();
     test_render_clamp();
     test_render_flags();
     pm_error err;

@@ -9,7 +9,15 @@
  *  - an answer says where its time went (Server-Timing); GET /stats is JSON with the jit's
  *    counters; GET /health and GET /ready answer 200;
  *  - the graceful stop: a request in progress when the service is told to stop (local
- *    Laplacian's first compile) is answered 200, none cut;
+ *    Laplacian's first compile) is answered 200, none cut; the same with SIGTERM to the
+ *    serve program, which then exits 0;
+ *  - answers as JPEG or raw pixels by Accept, 406 for an Accept of none of them;
+ *  - GET /metrics parses as Prometheus text with the requests made;
+ *  - the memory budget: a request over it 503 at once, one that does not fit beside a
+ *    running one 503 with Retry-After, the service up and serving after;
+ *  - 50 connections trickling request heads from 127.0.0.1 do not slow a client at
+ *    127.0.0.2 (p50 within 100 ms) and are cut at the head deadline;
+ *  - the access log's lines; four first requests at once compile once;
  *  - --preload: malformed entries, unknown apps and sizes out of range refuse to start;
  *    a good list makes /ready 200 once its kernels are in, and the first requests of
  *    those apps and sizes are cache hits;
@@ -20,7 +28,7 @@
  *    small for its app, a request that is not HTTP) gets a 4xx or a closed connection,
  *    and the service still answers afterwards.
  */
-#define _POSIX_C_SOURCE 200809L /* nanosleep */
+#define _POSIX_C_SOURCE 200809L /* nanosleep, mkstemp, strtok */
 #include "check.h"
 #include "samples.h"
 #include "image_io.h"
@@ -29,11 +37,19 @@
 #include "png_codec.h"
 #include "service.h"
 
+#include "polymage_io.h"
+
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static int port;
 
@@ -102,7 +118,7 @@ static void check_app(pm_http_conn *conn, const char *name, int64_t rows, int64_
     }
     CHECK(r.status == 200);
     CHECK(strcmp(r.content_type, "image/png") == 0);
-    CHECK(strstr(r.server_timing, "run;dur=") != NULL);
+    CHECK(strstr(r.server_timing, "kernel;dur=") != NULL);
     uint8_t *got = NULL;
     int64_t gr = 0, gc = 0;
     int gch = 0;
@@ -295,6 +311,478 @@ static void test_drain(const pm_service_options *base)
     port = saved;
 }
 
+/* ---- answers in other formats, metrics, the access log ---- */
+
+/* Accept: image/jpeg gives a JPEG of the picture's size, application/octet-stream raw
+ * 8-bit pixels with their shape in X-Image-*; an Accept of none of them 406. */
+static void test_formats(void)
+{
+    pm_http_conn conn;
+    if (!CHECK(pm_http_connect(&conn, "127.0.0.1", port, 60000) == 0))
+        return;
+    size_t size = 0;
+    void *png = photo_png(40, 56, 3, &size);
+    pm_http_response r;
+    conn.headers = "Accept: image/webp;q=0.9, image/jpeg\r\n";
+    if (CHECK(pm_http_request(&conn, "POST", "/apps/unsharp_mask", "image/png", png, size,
+                              1 << 24, &r) == 0)) {
+        CHECK(r.status == 200 && strcmp(r.content_type, "image/jpeg") == 0);
+        pm_io_info info;
+        CHECK(pm_io_probe(r.body, r.body_len, "answer", &info, NULL) == PM_IO_OK &&
+              info.format == PM_IO_JPEG && info.rows == 40 && info.cols == 56);
+    }
+    pm_http_response_free(&r);
+    conn.headers = "Accept: image/png;q=0.5, application/octet-stream\r\n";
+    if (CHECK(pm_http_request(&conn, "POST", "/apps/unsharp_mask", "image/png", png, size,
+                              1 << 24, &r) == 0)) {
+        CHECK(r.status == 200 && strcmp(r.content_type, "application/octet-stream") == 0);
+        CHECK(r.body_len == 40 * 56 * 3);
+    }
+    pm_http_response_free(&r);
+    conn.headers = "Accept: text/html, image/png;q=0\r\n";
+    if (CHECK(pm_http_request(&conn, "POST", "/apps/unsharp_mask", "image/png", png, size,
+                              1 << 24, &r) == 0))
+        CHECK(r.status == 406);
+    pm_http_response_free(&r);
+    conn.headers = "Accept: */*\r\n";
+    if (CHECK(pm_http_request(&conn, "POST", "/apps/unsharp_mask", "image/png", png, size,
+                              1 << 24, &r) == 0))
+        CHECK(r.status == 200 && strcmp(r.content_type, "image/png") == 0);
+    pm_http_response_free(&r);
+    free(png);
+    pm_http_close(&conn);
+}
+
+/* GET /metrics parsed as Prometheus text: every line a comment or `name{labels} value`
+ * with a number; each histogram's buckets cumulative, ending in +Inf = _count; the
+ * figures of the requests made so far present. */
+static void test_metrics(const char *app, int at_least)
+{
+    char *body = NULL;
+    if (!CHECK(get_status("/metrics", &body) == 200) || !body)
+        return;
+    int lines = 0, bad = 0;
+    double last_bucket = -1, inf_bucket = -1;
+    char last_series[256] = "";
+    bool saw_requests = false, saw_kernel = false, saw_rss = false, saw_compiles = false;
+    for (char *line = strtok(body, "\n"); line; line = strtok(NULL, "\n")) {
+        lines++;
+        if (line[0] == '#') {
+            if (strncmp(line, "# HELP ", 7) != 0 && strncmp(line, "# TYPE ", 7) != 0)
+                bad++;
+            continue;
+        }
+        char *space = strrchr(line, ' ');
+        char *end = NULL;
+        double v = space ? strtod(space + 1, &end) : 0;
+        if (!space || !end || *end || end == space + 1) {
+            bad++;
+            continue;
+        }
+        *space = '\0';
+        const char *name_end = line + strcspn(line, "{");
+        for (const char *q = line; q < name_end; q++)
+            if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || *q == '_' ||
+                  (*q >= '0' && *q <= '9' && q > line)))
+                bad++;
+        if (*name_end == '{' && line[strlen(line) - 1] != '}')
+            bad++;
+        char app_label[64];
+        snprintf(app_label, sizeof app_label, "app=\"%s\"", app);
+        if (strncmp(line, "polymage_requests_total{", 24) == 0 && strstr(line, app_label) &&
+            strstr(line, "code=\"200\"") && v >= at_least)
+            saw_requests = true;
+        if (strstr(line, "polymage_request_part_seconds_count{") && strstr(line, app_label) &&
+            strstr(line, "part=\"kernel\"") && v >= at_least)
+            saw_kernel = true;
+        saw_rss |= strcmp(line, "polymage_resident_bytes") == 0 && v > 1e6;
+        saw_compiles |= strstr(line, "polymage_compiles_total{kind=\"sync\"}") && v >= 1;
+        /* histograms: cumulative buckets of one series, +Inf equal to its _count */
+        char *le = strstr(line, ",le=\"");
+        if (strstr(line, "_bucket{") && le) {
+            char series[256];
+            snprintf(series, sizeof series, "%.*s", (int)(le - line), line);
+            if (strcmp(series, last_series) != 0) {
+                snprintf(last_series, sizeof last_series, "%s", series);
+                last_bucket = -1;
+            }
+            if (v < last_bucket)
+                bad++;
+            last_bucket = v;
+            if (strstr(le, "+Inf"))
+                inf_bucket = v;
+        } else if (strstr(line, "_count{")) {
+            if (v != inf_bucket)
+                bad++;
+        }
+    }
+    if (!CHECK(bad == 0 && lines > 40 && saw_requests && saw_kernel && saw_rss && saw_compiles))
+        fprintf(stderr, "/metrics: %d lines, %d bad; requests %d kernel %d rss %d compiles %d\n",
+                lines, bad, saw_requests, saw_kernel, saw_rss, saw_compiles);
+    free(body);
+}
+
+/* ---- the memory budget ---- */
+
+typedef struct late_post {
+    const char *path;
+    void *png;
+    size_t size;
+    pm_http_response r;
+    int rc;
+} late_post;
+
+static void *late_post_thread(void *arg)
+{
+    late_post *lp = arg;
+    pm_http_conn conn;
+    lp->rc = -1;
+    if (pm_http_connect(&conn, "127.0.0.1", port, 120000) != 0)
+        return NULL;
+    lp->rc = pm_http_request(&conn, "POST", lp->path, "image/png", lp->png, lp->size, 1 << 26,
+                             &lp->r);
+    pm_http_close(&conn);
+    return NULL;
+}
+
+/* The budget's metric from /metrics (-1 when absent). */
+static double metric_value(const char *name)
+{
+    char *body = NULL;
+    double v = -1;
+    if (get_status("/metrics", &body) == 200 && body) {
+        char key[128];
+        snprintf(key, sizeof key, "\n%s ", name);
+        const char *at = strstr(body, key);
+        if (at)
+            v = strtod(at + strlen(key), NULL);
+    }
+    free(body);
+    return v;
+}
+
+/* With a 64 MiB budget (48 MiB for requests): a picture whose request needs more than
+ * that is 503 at once, without Retry-After; while local Laplacian's first request holds
+ * its memory (its compile takes seconds), a second one that does not fit beside it is
+ * 503 with Retry-After (no queue); the service stays up and serves the same request once
+ * the first is done, and /ready said "over budget" only while requests waited. */
+static void test_budget(const pm_service_options *base)
+{
+    pm_service_options o = *base;
+    o.port = 0;
+    o.memory_budget_bytes = (int64_t)64 << 20;
+    o.queue_length = 0;
+    o.max_pixels = 4096 * 4096;
+    o.max_side = 4096;
+    o.max_body_bytes = 64 << 20;
+    char err[256];
+    pm_service *s = pm_service_start(&o, err, sizeof err);
+    if (!CHECK(s != NULL)) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    int saved = port;
+    port = pm_service_port(s);
+    /* far over: harris at 1500 x 1500 needs ~100 MiB before any run is seen */
+    late_post huge = {"/apps/harris", NULL, 0, {0}, 0};
+    huge.png = photo_png(1500, 1500, 1, &huge.size);
+    late_post_thread(&huge);
+    CHECK(huge.rc == 0 && huge.r.status == 503 && huge.r.retry_after[0] == '\0');
+    if (huge.r.body)
+        CHECK_CONTAINS(huge.r.body, "needs about");
+    pm_http_response_free(&huge.r);
+    free(huge.png);
+    /* one fits, two do not: the second is refused while the first compiles */
+    late_post first = {"/apps/local_laplacian", NULL, 0, {0}, 0};
+    first.png = photo_png(600, 800, 3, &first.size);
+    pthread_t tid;
+    CHECK(pthread_create(&tid, NULL, late_post_thread, &first) == 0);
+    for (int tries = 0; tries < 2000 && metric_value("polymage_memory_reserved_bytes") <= 0;
+         tries++)
+        nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+    late_post second = {"/apps/local_laplacian", first.png, first.size, {0}, 0};
+    late_post_thread(&second);
+    CHECK(second.rc == 0 && second.r.status == 503 && strcmp(second.r.retry_after, "1") == 0);
+    pm_http_response_free(&second.r);
+    pthread_join(tid, NULL);
+    if (!CHECK(first.rc == 0 && first.r.status == 200))
+        fprintf(stderr, "budget: the first request: %d %s\n", first.r.status,
+                first.r.body ? first.r.body : "");
+    pm_http_response_free(&first.r);
+    CHECK(get_status("/health", NULL) == 200 && get_status("/ready", NULL) == 200);
+    late_post third = {"/apps/local_laplacian", first.png, first.size, {0}, 0};
+    late_post_thread(&third);
+    CHECK(third.rc == 0 && third.r.status == 200);
+    pm_http_response_free(&third.r);
+    CHECK(metric_value("polymage_memory_reserved_bytes") == 0);
+    CHECK(metric_value("polymage_memory_rejected_total") == 2);
+    free(first.png);
+    pm_service_stop(s);
+    port = saved;
+}
+
+/* ---- slow clients ---- */
+
+typedef struct tricklers {
+    int n, fds[64];
+    atomic_int stop;
+} tricklers;
+
+/* Opens n connections from 127.0.0.1 (those over the per-address limit are refused) that
+ * each send a request head one header line every 100 ms, never finishing it. */
+static void *trickle_thread(void *arg)
+{
+    tricklers *t = arg;
+    static const char start[] = "POST /apps/harris HTTP/1.1\r\nHost: x\r\n";
+    for (int i = 0; i < t->n; i++) {
+        pm_http_conn c;
+        t->fds[i] = pm_http_connect(&c, "127.0.0.1", port, 2000) == 0 ? c.fd : -1;
+        if (t->fds[i] >= 0 && send(t->fds[i], start, sizeof start - 1, MSG_NOSIGNAL) < 0) {
+            close(t->fds[i]);
+            t->fds[i] = -1;
+        }
+    }
+    while (!atomic_load(&t->stop)) {
+        for (int i = 0; i < t->n; i++)
+            if (t->fds[i] >= 0 && send(t->fds[i], "X-Slow: y\r\n", 11, MSG_NOSIGNAL) < 0) {
+                close(t->fds[i]);
+                t->fds[i] = -1;
+            }
+        nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+    }
+    for (int i = 0; i < t->n; i++)
+        if (t->fds[i] >= 0)
+            close(t->fds[i]);
+    return NULL;
+}
+
+static double ms_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median latency of n harris requests from 127.0.0.2. */
+static double p50_from_elsewhere(const void *png, size_t size, int n)
+{
+    double ms[32];
+    pm_http_conn conn;
+    if (!CHECK(pm_http_connect_from(&conn, "127.0.0.2", "127.0.0.1", port, 30000) == 0))
+        return 1e9;
+    for (int i = 0; i < n; i++) {
+        pm_http_response r;
+        double t0 = ms_now();
+        int rc = pm_http_request(&conn, "POST", "/apps/harris", "image/png", png, size, 1 << 24, &r);
+        ms[i] = ms_now() - t0;
+        CHECK(rc == 0 && r.status == 200);
+        pm_http_response_free(&r);
+    }
+    pm_http_close(&conn);
+    qsort(ms, (size_t)n, sizeof ms[0], cmp_double);
+    return ms[n / 2];
+}
+
+/* 50 connections trickling request heads from 127.0.0.1 do not slow a client at
+ * 127.0.0.2 (p50 within 100 ms of the p50 without them), and the heads' deadline
+ * (1.5 s here) closes the tricklers however often they send. */
+static void test_slow_clients(const pm_service_options *base)
+{
+    pm_service_options o = *base;
+    o.port = 0;
+    o.header_seconds = 1.5;
+    char err[256];
+    pm_service *s = pm_service_start(&o, err, sizeof err);
+    if (!CHECK(s != NULL)) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    int saved = port;
+    port = pm_service_port(s);
+    size_t size = 0;
+    void *png = photo_png(96, 128, 3, &size);
+    p50_from_elsewhere(png, size, 3); /* compile, warm up */
+    double alone = p50_from_elsewhere(png, size, 15);
+    tricklers t = {.n = 50};
+    pthread_t tid;
+    CHECK(pthread_create(&tid, NULL, trickle_thread, &t) == 0);
+    nanosleep(&(struct timespec){0, 300 * 1000 * 1000}, NULL);
+    double crowded = p50_from_elsewhere(png, size, 15);
+    /* the deadline: 1.5 s after they connected, every trickler is cut */
+    nanosleep(&(struct timespec){2, 0}, NULL);
+    double cut = metric_value("polymage_deadline_closes_total{part=\"head\"}");
+    atomic_store(&t.stop, 1);
+    pthread_join(tid, NULL);
+    printf("slow clients: p50 %.2f ms alone, %.2f ms beside 50 tricklers; %.0f cut at the "
+           "head deadline\n", alone, crowded, cut);
+    CHECK(crowded <= alone + 100);
+    CHECK(cut >= (double)o.per_ip_limit - 1);
+    free(png);
+    pm_service_stop(s);
+    port = saved;
+}
+
+/* The access log: one line per request, with the client, method, path, status, sizes
+ * and parts. */
+static void test_access_log(const pm_service_options *base)
+{
+    char path[] = "/tmp/pm_test_serve_log_XXXXXX";
+    int fd = mkstemp(path);
+    if (!CHECK(fd >= 0))
+        return;
+    close(fd);
+    pm_service_options o = *base;
+    o.port = 0;
+    o.access_log = path;
+    char err[256];
+    pm_service *s = pm_service_start(&o, err, sizeof err);
+    if (!CHECK(s != NULL)) {
+        fprintf(stderr, "%s\n", err);
+        unlink(path);
+        return;
+    }
+    int saved = port;
+    port = pm_service_port(s);
+    pm_http_conn conn;
+    if (CHECK(pm_http_connect(&conn, "127.0.0.1", port, 60000) == 0)) {
+        check_app(&conn, "unsharp_mask", 40, 56);
+        pm_http_close(&conn);
+    }
+    CHECK(get_status("/nowhere", NULL) == 404);
+    pm_service_stop(s);
+    port = saved;
+    FILE *f = fopen(path, "r");
+    char text[4096] = "";
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[n] = '\0';
+    if (f)
+        fclose(f);
+    unlink(path);
+    CHECK_CONTAINS(text, " 127.0.0.1 POST /apps/unsharp_mask 200 in=");
+    CHECK_CONTAINS(text, " kernel=");
+    CHECK_CONTAINS(text, " 127.0.0.1 GET /nowhere 404 ");
+    int lines = 0;
+    for (const char *q = text; *q; q++)
+        lines += *q == '\n';
+    CHECK(lines == 2);
+    /* a log that is a link, or a folder, refuses to start */
+    pm_service_options bad = *base;
+    bad.port = 0;
+    bad.access_log = "/tmp";
+    s = pm_service_start(&bad, err, sizeof err);
+    if (!CHECK(s == NULL))
+        pm_service_stop(s);
+    CHECK_CONTAINS(err, "access log");
+}
+
+/* Four first requests of harris at four sizes at once, on a fresh service: one compile
+ * (pm_jit_run's shared first compile), every answer 200. */
+static void test_first_requests_at_once(const pm_service_options *base)
+{
+    pm_service_options o = *base;
+    o.port = 0;
+    char err[256];
+    pm_service *s = pm_service_start(&o, err, sizeof err);
+    if (!CHECK(s != NULL)) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    int saved = port;
+    port = pm_service_port(s);
+    static const int64_t sizes[4][2] = {{64, 80}, {100, 90}, {200, 150}, {300, 310}};
+    posting pt[4];
+    pthread_t tid[4];
+    for (int i = 0; i < 4; i++) {
+        pt[i] = (posting){"/apps/harris", NULL, 0, 0};
+        pt[i].png = photo_png(sizes[i][0], sizes[i][1], 3, &pt[i].size);
+    }
+    for (int i = 0; i < 4; i++)
+        CHECK(pthread_create(&tid[i], NULL, post_thread, &pt[i]) == 0);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(tid[i], NULL);
+        CHECK(pt[i].status == 200);
+        free(pt[i].png);
+    }
+    pm_cache_stats st;
+    pm_jit_stats(pm_service_jit(s), &st, sizeof st);
+    if (!CHECK(st.sync_compiles == 1))
+        fprintf(stderr, "first requests at once: %llu synchronous compiles\n",
+                (unsigned long long)st.sync_compiles);
+    pm_service_stop(s);
+    port = saved;
+}
+
+/* The serve program (PM_SERVE_PROGRAM, set by ctest) told SIGTERM while local Laplacian's
+ * first request compiles: the request is answered 200, the program says none was cut
+ * and exits 0. */
+static void test_sigterm(void)
+{
+    const char *program = getenv("PM_SERVE_PROGRAM");
+    if (!CHECK(program != NULL)) {
+        fprintf(stderr, "test_sigterm: PM_SERVE_PROGRAM is not set (ctest sets it)\n");
+        return;
+    }
+    int out[2];
+    if (!CHECK(pipe(out) == 0))
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(out[1], STDOUT_FILENO);
+        close(out[0]);
+        close(out[1]);
+        execl(program, program, "--port", "0", "--threads", "2", (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    FILE *f = fdopen(out[0], "r");
+    char line[512] = "";
+    int child_port = 0;
+    if (f && fgets(line, sizeof line, f)) {
+        const char *at = strstr(line, "127.0.0.1:");
+        if (at)
+            child_port = atoi(at + 10);
+    }
+    if (!CHECK(pid > 0 && child_port > 0)) {
+        if (pid > 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
+        if (f)
+            fclose(f);
+        return;
+    }
+    int saved = port;
+    port = child_port;
+    posting pt = {"/apps/local_laplacian", NULL, 0, 0};
+    pt.png = photo_png(128, 128, 3, &pt.size);
+    pthread_t tid;
+    CHECK(pthread_create(&tid, NULL, post_thread, &pt) == 0);
+    /* in progress: the post and this /metrics request itself */
+    for (int tries = 0; tries < 2000 && metric_value("polymage_requests_in_progress") < 2;
+         tries++)
+        nanosleep(&(struct timespec){0, 5 * 1000 * 1000}, NULL);
+    CHECK(kill(pid, SIGTERM) == 0);
+    pthread_join(tid, NULL);
+    if (!CHECK(pt.status == 200))
+        fprintf(stderr, "sigterm: the request in progress got %d\n", pt.status);
+    int status = -1;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char rest[2048] = "";
+    size_t n = fread(rest, 1, sizeof rest - 1, f);
+    rest[n] = '\0';
+    CHECK_CONTAINS(rest, "0 request(s) cut");
+    fclose(f);
+    free(pt.png);
+    port = saved;
+}
+
 int main(void)
 {
     pm_service_options o = pm_service_options_default();
@@ -420,8 +908,15 @@ int main(void)
     CHECK(get_status("/ready", &ready) == 200);
     CHECK(ready && strncmp(ready, "ready", 5) == 0);
     free(ready);
+    test_formats();
+    test_metrics("harris", 3);
     pm_service_stop(s);
     test_preload(&o);
     test_drain(&o);
+    test_budget(&o);
+    test_slow_clients(&o);
+    test_access_log(&o);
+    test_first_requests_at_once(&o);
+    test_sigterm();
     return check_finish("test_serve");
 }

@@ -763,7 +763,8 @@ class Jit:
 
     def set_policy(self, **fields):
         """pm_jit_set_policy: bucket_ratio, max_kernels, max_code_bytes, background,
-        compile_threads, max_queued, disk_dir, disk_max_bytes (others unchanged)."""
+        compile_threads, max_queued, disk_dir, disk_max_bytes, max_scratch_bytes,
+        scratch_idle_ms, background_nice (others unchanged)."""
         if fields.get("disk_dir") is not None:
             fields["disk_dir"] = _os.fspath(fields["disk_dir"])
         self._j.set_policy(**fields)

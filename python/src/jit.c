@@ -451,7 +451,7 @@ static PyObject *jit_stats(JitObject *self, PyObject *unused)
     if (pm_jit_stats(self->jit, &s, sizeof s) != PM_OK)
         return pm_py_raise(PM_ERR_INTERNAL, "pm_jit_stats failed");
     return Py_BuildValue(
-        "{sKsKsKsKsKsKsKsKsdsdsLsisisisKsKsKsKsKsKsK}", "hits", s.hits, "misses", s.misses,
+        "{sKsKsKsKsKsKsKsKsdsdsLsisisisKsKsKsKsKsKsKsLsK}", "hits", s.hits, "misses", s.misses,
         "fallback_runs", s.fallback_runs, "sync_compiles", s.sync_compiles,
         "background_compiles", s.background_compiles, "failed_compiles", s.failed_compiles,
         "queue_full", s.queue_full, "evictions", s.evictions, "compile_ms_total",
@@ -460,7 +460,8 @@ static PyObject *jit_stats(JitObject *self, PyObject *unused)
         s.compiling, "disk_hits", s.disk_hits, "disk_writes", s.disk_writes, "disk_rejected",
         s.disk_rejected, "disk_untrusted", s.disk_untrusted, "isolated_compiles",
         s.isolated_compiles, "isolated_failures", s.isolated_failures,
-        "shared_compile_waits", s.shared_compile_waits);
+        "shared_compile_waits", s.shared_compile_waits, "scratch_bytes",
+        (long long)s.scratch_bytes, "scratch_released", s.scratch_released);
 }
 
 /* set_policy(**fields): the jit's current policy with the fields given changed. */
@@ -468,22 +469,25 @@ static PyObject *jit_set_policy(JitObject *self, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"bucket_ratio", "max_kernels", "max_code_bytes", "background",
                              "compile_threads", "max_queued", "disk_dir", "disk_max_bytes",
-                             NULL};
+                             "max_scratch_bytes", "scratch_idle_ms", "background_nice", NULL};
     pm_cache_policy p = pm_cache_policy_default();
     if (pm_jit_get_policy(self->jit, &p, sizeof p) != PM_OK)
         return pm_py_raise(PM_ERR_INTERNAL, "pm_jit_get_policy failed");
     /* disk_dir points into the jit's copy, freed by the set: keep our own. */
     PyObject *dir = p.disk_dir ? PyUnicode_FromString(p.disk_dir) : Py_NewRef(Py_None);
     long long max_code = p.max_code_bytes, disk_max = p.disk_max_bytes;
+    long long max_scratch = p.max_scratch_bytes;
     PyObject *newdir = dir;
-    int ok = PyArg_ParseTupleAndKeywords(args, kw, "|$diLiiiOL:set_policy", kwlist,
+    int ok = PyArg_ParseTupleAndKeywords(args, kw, "|$diLiiiOLLii:set_policy", kwlist,
                                          &p.bucket_ratio, &p.max_kernels, &max_code,
                                          &p.background, &p.compile_threads, &p.max_queued,
-                                         &newdir, &disk_max);
+                                         &newdir, &disk_max, &max_scratch, &p.scratch_idle_ms,
+                                         &p.background_nice);
     PyObject *r = NULL;
     if (ok) {
         p.max_code_bytes = max_code;
         p.disk_max_bytes = disk_max;
+        p.max_scratch_bytes = max_scratch;
         p.disk_dir = newdir == Py_None ? NULL : PyUnicode_AsUTF8(newdir);
         pm_error err = {0};
         if (newdir != Py_None && !p.disk_dir)

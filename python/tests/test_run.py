@@ -112,6 +112,11 @@ def test_jit_serving_call_stats_and_disk_cache(tmp_path):
     jit2.set_policy(disk_dir=str(d))
     jit2.compile(p, {"R": 16, "C": 18})
     assert jit2.stats()["disk_hits"] == 1
+    # the scratch fields: a budget of none frees what kernels keep
+    jit.set_policy(max_scratch_bytes=0, scratch_idle_ms=100, background_nice=5)
+    assert jit.stats()["scratch_bytes"] == 0 and "scratch_released" in jit.stats()
+    with pytest.raises(pm.Error, match="background_nice"):
+        jit.set_policy(background_nice=20)
 
 
 def test_threads_share_one_pipeline():

@@ -157,10 +157,7 @@ static void bilateral_fill_from(int index, pm_buffer *b, const pm_value *params,
     int64_t R = params[0].i, C = params[1].i;
     float *data = b->data;
     for (int64_t x = 0; x < R; x++)
-        for (int64_t y = 0; y < C; y++) {
-            int level = pm_picture_level(pic, -1, x - 24, y - 24);
-            data[x * C + y] = (float)level / 255.0f;
-        }
+        pm_picture_row(pic, -1, x - 24, -24, C, 255.0f, data + x * C);
 }
 
 static void bilateral_fill(int index, pm_buffer *b, const pm_value *params)

@@ -16,11 +16,25 @@
 
 int pm_http_connect(pm_http_conn *c, const char *host, int port, int timeout_ms)
 {
+    return pm_http_connect_from(c, "", host, port, timeout_ms);
+}
+
+int pm_http_connect_from(pm_http_conn *c, const char *source, const char *host, int port,
+                         int timeout_ms)
+{
     memset(c, 0, sizeof *c);
     c->fd = -1;
     c->timeout_ms = timeout_ms;
     c->port = port;
     snprintf(c->host, sizeof c->host, "%s", host);
+    snprintf(c->source, sizeof c->source, "%s", source ? source : "");
+    struct sockaddr_in local;
+    memset(&local, 0, sizeof local);
+    local.sin_family = AF_INET;
+    if (c->source[0] && inet_pton(AF_INET, c->source, &local.sin_addr) != 1) {
+        errno = EINVAL;
+        return -1;
+    }
     struct sockaddr_in addr;
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
@@ -37,7 +51,8 @@ int pm_http_connect(pm_http_conn *c, const char *host, int port, int timeout_ms)
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+    if ((c->source[0] && bind(fd, (struct sockaddr *)&local, sizeof local) != 0) ||
+        connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
         int e = errno;
         close(fd);
         errno = e;
@@ -117,6 +132,8 @@ static int read_response(int fd, size_t max_body, pm_http_response *r)
             snprintf(r->content_type, sizeof r->content_type, "%s", line + 13 + strspn(line + 13, " "));
         else if (strncasecmp(line, "Server-Timing:", 14) == 0)
             snprintf(r->server_timing, sizeof r->server_timing, "%s", line + 14 + strspn(line + 14, " "));
+        else if (strncasecmp(line, "Retry-After:", 12) == 0)
+            snprintf(r->retry_after, sizeof r->retry_after, "%s", line + 12 + strspn(line + 12, " "));
         else if (strncasecmp(line, "Connection:", 11) == 0 && strstr(line, "close"))
             r->closed = 1;
         line = eol + 2;
@@ -176,17 +193,19 @@ int pm_http_request(pm_http_conn *c, const char *method, const char *path, const
     for (int attempt = 0; attempt < 2; attempt++) {
         if (c->fd < 0) {
             pm_http_conn fresh;
-            if (pm_http_connect(&fresh, c->host, c->port, c->timeout_ms) != 0)
+            if (pm_http_connect_from(&fresh, c->source, c->host, c->port, c->timeout_ms) != 0)
                 return -1;
+            fresh.headers = c->headers;
             *c = fresh;
         }
-        char head[1024];
+        char head[2048];
+        const char *extra = c->headers ? c->headers : "";
         int n = body ? snprintf(head, sizeof head,
-                                "%s %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: %s\r\n"
+                                "%s %s HTTP/1.1\r\nHost: %s:%d\r\n%sContent-Type: %s\r\n"
                                 "Content-Length: %zu\r\n\r\n", method, path, c->host, c->port,
-                                type ? type : "application/octet-stream", body_len)
-                     : snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: %s:%d\r\n\r\n",
-                                method, path, c->host, c->port);
+                                extra, type ? type : "application/octet-stream", body_len)
+                     : snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: %s:%d\r\n%s\r\n",
+                                method, path, c->host, c->port, extra);
         if (n < 0 || n >= (int)sizeof head)
             return -1;
         int sent = send_all(c->fd, head, (size_t)n) == 0 &&

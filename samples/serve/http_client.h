@@ -14,12 +14,15 @@ typedef struct pm_http_conn {
     int timeout_ms;
     char host[64];
     int port;
+    char source[64];     /* the local address bound before connecting, "" = any          */
+    const char *headers; /* extra request header lines, each ending "\r\n"; NULL = none */
 } pm_http_conn;
 
 typedef struct pm_http_response {
     int status;              /* 200, 404, ...; 0 when no answer came                      */
     char content_type[96];
     char server_timing[160]; /* the Server-Timing header, "" when none                    */
+    char retry_after[32];    /* the Retry-After header, "" when none                      */
     char *body;              /* malloc'd, NUL-terminated (body_len excludes the NUL)      */
     size_t body_len;
     int closed;              /* the server closes the connection after this response     */
@@ -27,6 +30,9 @@ typedef struct pm_http_response {
 
 /* Connects to host:port (IPv4 text). 0 on success, -1 (errno set) otherwise. */
 int pm_http_connect(pm_http_conn *c, const char *host, int port, int timeout_ms);
+/* The same from the local address `source` (IPv4 text, e.g. "127.0.0.2"). */
+int pm_http_connect_from(pm_http_conn *c, const char *source, const char *host, int port,
+                         int timeout_ms);
 void pm_http_close(pm_http_conn *c);
 
 /* Sends one request (Content-Length when body is not NULL) and reads its response.

@@ -1,28 +1,41 @@
 /* service.h — the HTTP image service (samples/serve): the sample apps behind
  * libmicrohttpd, served with one process-wide pm_jit through pm_jit_run.
  *
- *   POST /apps/<app>   body: a PNG or JPEG. Answer: the app's output as a PNG (200, image/png).
+ *   POST /apps/<app>   body: a PNG or JPEG. Answer: the app's output, as a PNG (200,
+ *                      image/png), or as a JPEG or raw pixels when the Accept header
+ *                      prefers image/jpeg or application/octet-stream (docs/server.md).
  *   GET  /stats        the jit's pm_cache_stats as a JSON object, plus request counts.
+ *   GET  /metrics      Prometheus text: latency histograms per app and per part, status
+ *                      counts, cache, compile and memory figures.
  *   GET  /apps         the apps and their smallest picture, JSON.
  *   GET  /health       200 "ok" while the service runs (liveness).
- *   GET  /ready        200 "ready" once the preloaded kernels are in the jit's cache;
- *                      503 (Retry-After: 1) while they compile or load, or after one failed.
+ *   GET  /ready        200 "ready" once the preloaded kernels are in the jit's cache and no
+ *                      request waits for memory; else 503 (Retry-After: 1) saying which.
  *
  * Promise: any request gets an answer or a closed connection, never a crash: an unknown
  * path or app 404, a wrong method 405 (with Allow), a body that is not a decodable PNG
  * or JPEG 400, a body over max_body_bytes or a picture over max_side / max_pixels 413, a picture
- * smaller than the app's min_rows x min_cols 422; every error answer is text/plain with
- * a one-line message. A body cut short by the client (fewer bytes than Content-Length)
- * only closes that connection.
+ * smaller than the app's min_rows x min_cols 422, an Accept the service cannot meet 406,
+ * a request whose memory does not fit the budget in time 503 (with Retry-After); every
+ * error answer is text/plain with a one-line message. A connection whose request head
+ * (or body) has not arrived within header_seconds (body_seconds), however slowly its
+ * bytes trickle in, is closed.
+ *
+ * Memory: with memory_budget_bytes, each app request's bytes are estimated from its
+ * picture's header before any pixel memory is allocated (body, decoded picture, the
+ * pipeline's buffers, the kernel's scratch from pm_jit_scratch_estimate, the rendered and
+ * encoded answer); requests run while their sum fits three quarters of the budget (the
+ * rest is the jit's idle scratch: max_scratch_bytes), and wait in a FIFO queue of
+ * queue_length for at most queue_seconds otherwise.
  *
  * Threads: libmicrohttpd's thread-per-connection mode (one thread per client connection,
- * at most connection_limit of them). Each request builds its app's pipeline in a fresh
- * context of its own (contexts are single-threaded, and the kernel cache matches
- * pipelines built the same way in any context), so no pipeline is shared between
- * threads; the build is part of the request's "fill" time (docs/server.md). Kernels come from the one
- * jit: the first request of an app compiles synchronously, a new size bucket of an app
- * already served runs the nearest kernel at once while its own compiles in the
- * background (pm_jit_run).
+ * at most connection_limit, at most per_ip_limit from one address). Each app's pipeline
+ * is built once per concurrent use: a request takes a built one from the app's pool (or
+ * builds one when all are in use) and gives it back, so a pipeline and its context are
+ * used by one thread at a time. Kernels come from the one jit: the first request of an app
+ * compiles synchronously (concurrent first requests wait for that one compile), a new
+ * size bucket of an app already served runs the nearest kernel at once while its own
+ * compiles in the background, at a lower priority (pm_jit_run).
  */
 #ifndef PM_SERVE_SERVICE_H
 #define PM_SERVE_SERVICE_H
@@ -48,6 +61,20 @@ typedef struct pm_service_options {
                                   cache) on a thread of their own from the start; /ready
                                   answers 503 until they are. NULL or "" = none; at most
                                   64, each size within the app's minimum and the limits    */
+    int64_t memory_budget_bytes; /* 0 (default) = none; else at least 64 MiB             */
+    unsigned queue_length;     /* requests waiting for memory at most; default 32          */
+    double queue_seconds;      /* how long one waits before its 503; default 10            */
+    double header_seconds;     /* a request head must arrive within this of the connection
+                                  (or of the previous answer on it); default 10            */
+    double body_seconds;       /* its body within this of its head; default 60             */
+    unsigned per_ip_limit;     /* connections from one address at most; default 16         */
+    const char *access_log;    /* a file (appended to, made 0640 if missing; not a link) or
+                                  "-" for stderr: one line per request. NULL = none         */
+    const char *cache_dir;     /* the jit's disk cache folder; NULL = PM_CACHE_DIR or none  */
+    int max_kernels;           /* the jit's cache budgets (pm_cache_policy); 0 = defaults   */
+    int64_t max_code_bytes;
+    int scratch_idle_ms;       /* < 0 = the default (5000); 0 = never for idleness          */
+    int jpeg_quality;          /* answers in JPEG; default 90                               */
 } pm_service_options;
 
 pm_service_options pm_service_options_default(void);
@@ -69,6 +96,9 @@ int pm_service_active(pm_service *s);
  * left). Returns how many requests were still in progress at the deadline (0: none was
  * cut). NULL is allowed. */
 int pm_service_stop_draining(pm_service *s, double seconds);
+/* Parses a byte count with an optional K, M or G suffix (powers of 1024): "1500M", "2G".
+ * 0 and *bytes set, or -1. */
+int pm_service_parse_bytes(const char *text, int64_t *bytes);
 /* Whether every preloaded kernel is ready (1), still coming (0), or one failed (-1). */
 int pm_service_ready(pm_service *s);
 /* Stops accepting, waits for requests in progress (and the preload), frees everything.

@@ -74,16 +74,14 @@ static void unsharp_fill_from(int index, pm_buffer *b, const pm_value *params,
     int64_t xs = b->extent[1], ys = b->extent[2];
     float *data = b->data;
     for (int c = 0; c < 3; c++)
-        for (int64_t x = 0; x < xs; x++)
-            for (int64_t y = 0; y < ys; y++) {
-                bool inside = x >= 2 && x <= R + 1 && y >= 2 && y <= C + 1;
-                float v = 0;
-                if (inside) {
-                    int level = pm_picture_level(pic, c, x - 2, y - 2);
-                    v = (float)level / 255.0f;
-                }
-                data[(c * xs + x) * ys + y] = v;
-            }
+        for (int64_t x = 0; x < xs; x++) {
+            float *row = data + (c * xs + x) * ys;
+            /* the picture at [2, R + 1] x [2, C + 1], zero around it */
+            for (int64_t y = 0; y < ys; y++)
+                row[y] = 0;
+            if (x >= 2 && x <= R + 1 && ys > 2)
+                pm_picture_row(pic, c, x - 2, 0, (C < ys - 2 ? C : ys - 2), 255.0f, row + 2);
+        }
 }
 
 static void unsharp_fill(int index, pm_buffer *b, const pm_value *params)
