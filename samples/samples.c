@@ -155,18 +155,25 @@ void pm_picture_row(const pm_sample_picture *pic, int c, int64_t x, int64_t y0, 
         for (; i < first && i < n; i++)
             out[i] = (float)pm_picture_level(pic, c, x, y0 + i) / divisor;
         const uint8_t *row = pic->bytes + clamp_index(x, pic->rows) * pic->cols * pic->channels;
+        /* level / divisor from a table: the same floats, without a division per pixel */
+        static _Thread_local float table[256], table_divisor = 0;
+        if (table_divisor != divisor) {
+            for (int l = 0; l < 256; l++)
+                table[l] = (float)l / divisor;
+            table_divisor = divisor;
+        }
         int ch = pic->channels;
         if (ch == 1) {
             for (; i < last; i++)
-                out[i] = (float)row[y0 + i] / divisor;
+                out[i] = table[row[y0 + i]];
         } else if (c >= 0) {
             for (; i < last; i++)
-                out[i] = (float)row[(y0 + i) * ch + c] / divisor;
+                out[i] = table[row[(y0 + i) * ch + c]];
         } else {
             for (; i < last; i++) { /* bytes_level's rounded luma, as it computes it */
                 const uint8_t *px = row + (y0 + i) * ch;
                 int level = (int)(0.299f * px[0] + 0.587f * px[1] + 0.114f * px[2] + 0.5f);
-                out[i] = (float)level / divisor;
+                out[i] = table[level];
             }
         }
     }
