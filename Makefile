@@ -6,7 +6,9 @@
 # Also: make test-asan (the suite under ASan + UBSan), make test-tsan (the serving tests
 # under TSan), make soak (the serving soak test,
 # SOAK_SECONDS, default 300), make serve (the HTTP image service on 127.0.0.1, PORT
-# default 8080), make loadgen (its load generator), make bench (Halide comparison at
+# default 8080), make loadgen (its load generator), make loadtest (warm-up, one client,
+# 4 clients and an open-loop soak of LOADTEST_SOAK_SECONDS, default 600, against the service
+# as a child process: build/loadtest.json, .svg), make bench (Halide comparison at
 # paper sizes), make bench-quick (small sizes, seconds), make bench-python (the Python
 # package against OpenCV, and a call's cost; bench-python-quick: small sizes), make install
 # (PREFIX, default /usr/local: the header, libpolymage, polymage.pc and the CMake package,
@@ -33,7 +35,7 @@ PREFIX     ?= /usr/local
 
 PYTHON     ?=
 
-.PHONY: all deps build install python run serve loadgen test test-asan test-tsan soak fuzz fuzz-asan bench bench-quick bench-python bench-python-quick clean
+.PHONY: all deps build install python run serve loadgen loadtest test test-asan test-tsan soak fuzz fuzz-asan bench bench-quick bench-python bench-python-quick clean
 
 all: build
 
@@ -74,6 +76,19 @@ serve: build
 LOADGEN_ARGS ?=
 loadgen: build
 	$(BUILD)/pm_loadgen --spawn $(LOADGEN_ARGS)
+
+# The load test (docs/loadtest.md): pm_loadgen --loadtest starts $(BUILD)/serve as a child
+# process with --memory-budget 2G, samples its RSS, and runs warm-up, one client, 4 clients
+# (1080x1920 PNGs to harris, unsharp_mask, bilateral_grid) and an open-loop soak of
+# LOADTEST_SOAK_SECONDS (default 600) at drifting sizes; a table on stdout,
+# $(BUILD)/loadtest.json and $(BUILD)/loadtest.svg. LOADTEST_ARGS adds options after these
+# (the last of an option wins: --serve-args "..." replaces the service's arguments).
+LOADTEST_SOAK_SECONDS ?= 600
+LOADTEST_ARGS ?=
+loadtest: build
+	$(BUILD)/pm_loadgen --loadtest --child --serve-args "--memory-budget 2G" --budget-mb 2048 \
+	  --soak-seconds $(LOADTEST_SOAK_SECONDS) --json $(BUILD)/loadtest.json \
+	  --svg $(BUILD)/loadtest.svg $(LOADTEST_ARGS)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
