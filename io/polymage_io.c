@@ -541,6 +541,15 @@ static void convert_into(const raw *r, pm_buffer *dst)
     int64_t s[3];
     picture_strides(dst, s);
     unsigned max = r->depth == 16 ? 65535u : 255u;
+    if (r->depth == 8 && dst->type == PM_U8 && want == r->channels && s[2] == want &&
+        (want == 1 || s[0] == 1)) {
+        /* interleaved 8-bit into interleaved 8-bit of the same channels (the image
+         * service's decode): whole rows, no per-sample conversion */
+        for (int64_t x = 0; x < r->rows; x++)
+            memcpy((uint8_t *)dst->data + x * s[1], r->px + (size_t)x * r->row_bytes,
+                   (size_t)(r->cols * want));
+        return;
+    }
     for (int64_t x = 0; x < r->rows; x++) {
         const uint8_t *row = r->px + (size_t)x * r->row_bytes;
         for (int64_t y = 0; y < r->cols; y++) {

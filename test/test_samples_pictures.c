@@ -12,7 +12,8 @@
  *    PM_RENDER_STRETCH (harris's response) from the lowest to the highest value; BGR;
  *  - pm_picture_row (the service's fast fill) equals pm_picture_level per pixel for grey,
  *    RGB and RGBA pictures, every channel and luma, rows and columns outside (clamped),
- *    rows shorter than, overlapping and wider than the picture.
+ *    rows shorter than, overlapping and wider than the picture; unsharp mask's fill from a
+ *    picture (the picture inside a zero border, every element written).
  * PM_TEST_ONLY=app runs one app's sizes. */
 #include "check.h"
 #include "samples.h"
@@ -274,9 +275,51 @@ static void test_picture_row(void)
     CHECK(bad == 0);
 }
 
+/* unsharp mask's input from a picture: the picture at [2, R + 1] x [2, C + 1] of each
+ * plane, zero around it (its fill writes each value once, the border apart). */
+static void test_unsharp_fill(void)
+{
+    const pm_sample_app *app = pm_sample_find("unsharp_mask");
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = app ? app->build(ctx) : NULL;
+    if (!CHECK(p != NULL)) {
+        pm_ctx_free(ctx);
+        return;
+    }
+    static const int64_t sizes[3][2] = {{8, 8}, {9, 13}, {31, 17}};
+    for (int k = 0; k < 3; k++) {
+        int64_t R = sizes[k][0], C = sizes[k][1];
+        uint8_t *bytes = malloc((size_t)(R * C * 3));
+        for (int64_t i = 0; i < R * C * 3; i++)
+            bytes[i] = (uint8_t)(i * 29 + 7);
+        pm_sample_picture pic = pm_bytes_picture(bytes, R, C, 3);
+        pm_value params[8];
+        app->params(R, C, params);
+        pm_buffer b = pm_sample_buffer(p, 0, 0, params);
+        float *d = b.data;
+        for (int64_t i = 0; i < pm_sample_buffer_count(&b); i++)
+            d[i] = -1; /* every element must be written */
+        app->fill_from(0, &b, params, &pic);
+        int64_t xs = b.extent[1], ys = b.extent[2];
+        int bad = 0;
+        for (int c = 0; c < 3; c++)
+            for (int64_t x = 0; x < xs; x++)
+                for (int64_t y = 0; y < ys; y++) {
+                    bool in = x >= 2 && x <= R + 1 && y >= 2 && y <= C + 1;
+                    float want = in ? (float)bytes[((x - 2) * C + (y - 2)) * 3 + c] / 255.0f : 0;
+                    bad += d[(c * xs + x) * ys + y] != want;
+                }
+        CHECK(bad == 0);
+        free(b.data);
+        free(bytes);
+    }
+    pm_ctx_free(ctx);
+}
+
 int main(void)
 {
     test_picture_row();
+    test_unsharp_fill();
     test_render_clamp();
     test_render_flags();
     pm_error err;

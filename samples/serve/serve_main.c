@@ -6,6 +6,7 @@
  *         [--idle-seconds S] [--connections N] [--per-ip N] [--max-body SIZE]
  *         [--max-side N] [--max-pixels N] [--cache-dir DIR] [--cache-kernels N]
  *         [--cache-code SIZE] [--scratch-idle-ms N] [--jpeg-quality N] [--access-log FILE|-]
+ *         [--malloc map|heap] [--workers N]
  *
  * Every setting is a pm_service_options field (service.h; docs/server.md lists them with
  * their defaults). SIZE is bytes with an optional K, M or G suffix. Compiles run in helper
@@ -59,14 +60,15 @@ static const char USAGE[] =
     "             [--body-seconds S] [--idle-seconds S] [--connections N] [--per-ip N]\n"
     "             [--max-body SIZE] [--max-side N] [--max-pixels N] [--cache-dir DIR]\n"
     "             [--cache-kernels N] [--cache-code SIZE] [--scratch-idle-ms N]\n"
-    "             [--jpeg-quality N] [--access-log FILE|-] [--malloc map|heap]\n";
+    "             [--jpeg-quality N] [--access-log FILE|-] [--malloc map|heap]\n"
+    "             [--workers N]\n";
 
 int main(int argc, char **argv)
 {
     pm_service_options o = pm_service_options_default();
     const char *port_text = getenv("PORT");
     int drain_seconds = 30;
-    const char *malloc_policy = "map";
+    const char *malloc_policy = "heap";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n;
@@ -106,6 +108,9 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--connections") == 0) {
             ok = parse_int(v, 1, 10000, &n) == 0;
             o.connection_limit = (unsigned)n;
+        } else if (strcmp(a, "--workers") == 0) {
+            ok = parse_int(v, 1, 4096, &n) == 0;
+            o.workers = (int)n;
         } else if (strcmp(a, "--per-ip") == 0) {
             ok = parse_int(v, 1, 10000, &n) == 0;
             o.per_ip_limit = (unsigned)n;
@@ -162,8 +167,10 @@ int main(int argc, char **argv)
 #ifdef __GLIBC__
     if (strcmp(malloc_policy, "map") == 0) {
         mallopt(M_MMAP_THRESHOLD, 1 << 20);
-    } else {
+    } else { /* buffers up to 32 MiB (glibc's most) from two arenas, kept between requests */
         mallopt(M_ARENA_MAX, 2);
+        mallopt(M_MMAP_THRESHOLD, 32 << 20);
+        mallopt(M_TRIM_THRESHOLD, 256 << 20);
     }
 #endif
     /* the signals are taken by sigwait below, not by a handler in whatever thread */

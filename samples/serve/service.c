@@ -107,10 +107,12 @@ struct pm_service {
     atomic_int preloaded, preload_failed;
     atomic_int active; /* requests begun and not completed (pm_service_stop_draining) */
     char preload_error[256]; /* written before preload_failed is set */
-    /* the memory budget: bytes of running requests, the FIFO of those waiting */
+    /* admission: requests decoding, running or encoding (at most `workers`), their
+     * estimated bytes (within budget_limit), the FIFO of those waiting for both */
     pthread_mutex_t budget_lock;
     pthread_cond_t budget_changed;
     int64_t budget_limit; /* what requests may hold at once; 0 = no budget */
+    int workers, running;
     int64_t reserved;
     waiter *wait_head, *wait_tail;
     int waiting;
@@ -589,13 +591,20 @@ static void pipeline_give(pm_service *s, int a, pooled *pp)
 
 /* ---- the memory budget ---------------------------------------------------------------- */
 
+/* With budget_lock held: whether a request of `bytes` may start now. */
+static bool fits_locked(const pm_service *s, int64_t bytes)
+{
+    return s->running < s->workers && (!s->budget_limit || s->reserved + bytes <= s->budget_limit);
+}
+
 /* With budget_lock held: admits waiters from the head while they fit. */
 static void grant_locked(pm_service *s)
 {
     bool any = false;
-    while (s->wait_head && s->reserved + s->wait_head->bytes <= s->budget_limit) {
+    while (s->wait_head && fits_locked(s, s->wait_head->bytes)) {
         waiter *w = s->wait_head;
         s->reserved += w->bytes;
+        s->running++;
         w->admitted = true;
         s->wait_head = w->next;
         if (!s->wait_head)
@@ -607,23 +616,22 @@ static void grant_locked(pm_service *s)
         pthread_cond_broadcast(&s->budget_changed);
 }
 
-/* Reserves `bytes` of the budget for a request, waiting in the FIFO up to queue_seconds.
- * 0 when reserved (or there is no budget), else 503 with a message; *retry says whether
+/* Admits a request: one of the `workers` places and `bytes` of the budget, waiting in the
+ * FIFO up to queue_seconds. 0 when admitted, else 503 with a message; *retry says whether
  * waiting can help (Retry-After). */
 static unsigned admit(pm_service *s, int64_t bytes, bool *retry, char *msg, size_t msg_size)
 {
     *retry = false;
-    if (!s->budget_limit)
-        return 0;
-    if (bytes > s->budget_limit) {
+    if (s->budget_limit && bytes > s->budget_limit) {
         snprintf(msg, msg_size, "this request needs about %lld MiB; the service runs requests "
                  "in %lld MiB (three quarters of --memory-budget)", (long long)(bytes >> 20),
                  (long long)(s->budget_limit >> 20));
         return MHD_HTTP_SERVICE_UNAVAILABLE;
     }
     pthread_mutex_lock(&s->budget_lock);
-    if (!s->wait_head && s->reserved + bytes <= s->budget_limit) {
+    if (!s->wait_head && fits_locked(s, bytes)) {
         s->reserved += bytes;
+        s->running++;
         pthread_mutex_unlock(&s->budget_lock);
         return 0;
     }
@@ -631,8 +639,7 @@ static unsigned admit(pm_service *s, int64_t bytes, bool *retry, char *msg, size
     if (s->waiting >= (int)s->o.queue_length) {
         int waiting = s->waiting;
         pthread_mutex_unlock(&s->budget_lock);
-        snprintf(msg, msg_size, "the service's memory is in use and %d requests wait for it",
-                 waiting);
+        snprintf(msg, msg_size, "the service is busy and %d requests wait", waiting);
         return MHD_HTTP_SERVICE_UNAVAILABLE;
     }
     waiter w = {bytes, false, NULL};
@@ -662,8 +669,8 @@ static unsigned admit(pm_service *s, int64_t bytes, bool *retry, char *msg, size
         s->waiting--;
         grant_locked(s); /* those behind it may fit */
         pthread_mutex_unlock(&s->budget_lock);
-        snprintf(msg, msg_size, "the service's memory stayed in use for %g s (%lld MiB "
-                 "wanted)", s->o.queue_seconds, (long long)(bytes >> 20));
+        snprintf(msg, msg_size, "the service stayed busy for %g s (this request: %lld MiB)",
+                 s->o.queue_seconds, (long long)(bytes >> 20));
         return MHD_HTTP_SERVICE_UNAVAILABLE;
     }
     pthread_mutex_unlock(&s->budget_lock);
@@ -672,10 +679,9 @@ static unsigned admit(pm_service *s, int64_t bytes, bool *retry, char *msg, size
 
 static void release_budget(pm_service *s, int64_t bytes)
 {
-    if (!s->budget_limit || bytes <= 0)
-        return;
     pthread_mutex_lock(&s->budget_lock);
     s->reserved -= bytes;
+    s->running--;
     grant_locked(s);
     pthread_mutex_unlock(&s->budget_lock);
 }
@@ -1110,6 +1116,9 @@ static enum MHD_Result begin(pm_service *s, struct MHD_Connection *c, request *r
             return reply_text(s, c, rq, MHD_HTTP_CONTENT_TOO_LARGE, NULL, NULL,
                               "the body is %llu bytes; the limit is %lld", n,
                               (long long)s->o.max_body_bytes);
+        /* the body's memory at once, not by doubling (no copies as it arrives) */
+        if (n > 0 && (rq->body = malloc((size_t)n)) != NULL)
+            rq->cap = (size_t)n;
     }
     rq->app = app;
     for (int a = 0; a < s->napps; a++) /* pm_sample_find's entry need not be in s->apps */
@@ -1489,6 +1498,8 @@ pm_service *pm_service_start(const pm_service_options *options, char *err, size_
         s->o.per_ip_limit = d.per_ip_limit;
     if (s->o.jpeg_quality < 1 || s->o.jpeg_quality > 100)
         s->o.jpeg_quality = d.jpeg_quality;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    s->workers = s->o.workers > 0 ? s->o.workers : cores > 0 ? (int)cores : 1;
     struct sockaddr_in addr;
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;

@@ -21,12 +21,14 @@
  * (or body) has not arrived within header_seconds (body_seconds), however slowly its
  * bytes trickle in, is closed.
  *
+ * Admission: at most `workers` app requests (default: the cores) decode, run and encode at
+ * once, so each has a core instead of all sharing them; the others wait in a FIFO queue
+ * of queue_length for at most queue_seconds (503 with Retry-After after).
  * Memory: with memory_budget_bytes, each app request's bytes are estimated from its
  * picture's header before any pixel memory is allocated (body, decoded picture, the
  * pipeline's buffers, the kernel's scratch from pm_jit_scratch_estimate, the rendered and
  * encoded answer); requests run while their sum fits three quarters of the budget (the
- * rest is the jit's idle scratch: max_scratch_bytes), and wait in a FIFO queue of
- * queue_length for at most queue_seconds otherwise.
+ * rest is the jit's idle scratch: max_scratch_bytes), and wait in the same queue otherwise.
  *
  * Threads: libmicrohttpd's thread-per-connection mode (one thread per client connection,
  * at most connection_limit, at most per_ip_limit from one address). Each app's pipeline
@@ -75,6 +77,8 @@ typedef struct pm_service_options {
     int64_t max_code_bytes;
     int scratch_idle_ms;       /* < 0 = the default (5000); 0 = never for idleness          */
     int jpeg_quality;          /* answers in JPEG; default 90                               */
+    int workers;               /* app requests decoding, running or encoding at once; the
+                                  others wait in the queue. 0 (default) = number of cores  */
 } pm_service_options;
 
 pm_service_options pm_service_options_default(void);

@@ -76,11 +76,15 @@ static void unsharp_fill_from(int index, pm_buffer *b, const pm_value *params,
     for (int c = 0; c < 3; c++)
         for (int64_t x = 0; x < xs; x++) {
             float *row = data + (c * xs + x) * ys;
-            /* the picture at [2, R + 1] x [2, C + 1], zero around it */
-            for (int64_t y = 0; y < ys; y++)
+            /* the picture at [2, R + 1] x [2, C + 1], zero around it: each value written once */
+            int64_t n = x >= 2 && x <= R + 1 && ys > 2 ? (C < ys - 2 ? C : ys - 2) : 0;
+            int64_t from = n > 0 ? 2 + n : 0;
+            for (int64_t y = 0; y < (n > 0 ? 2 : 0); y++)
                 row[y] = 0;
-            if (x >= 2 && x <= R + 1 && ys > 2)
-                pm_picture_row(pic, c, x - 2, 0, (C < ys - 2 ? C : ys - 2), 255.0f, row + 2);
+            if (n > 0)
+                pm_picture_row(pic, c, x - 2, 0, n, 255.0f, row + 2);
+            for (int64_t y = from; y < ys; y++)
+                row[y] = 0;
         }
 }
 
