@@ -78,7 +78,7 @@ loadgen: build
 	$(BUILD)/pm_loadgen --spawn $(LOADGEN_ARGS)
 
 # The load test (docs/loadtest.md): pm_loadgen --loadtest starts $(BUILD)/serve as a child
-# process with --memory-budget 2G, samples its RSS, and runs warm-up, one client, 4 clients
+# process with --memory-budget 1G, samples its RSS, and runs warm-up, one client, 4 clients
 # (1080x1920 PNGs to harris, unsharp_mask, bilateral_grid) and an open-loop soak of
 # LOADTEST_SOAK_SECONDS (default 600) at drifting sizes; a table on stdout,
 # $(BUILD)/loadtest.json and $(BUILD)/loadtest.svg. LOADTEST_ARGS adds options after these
@@ -86,7 +86,7 @@ loadgen: build
 LOADTEST_SOAK_SECONDS ?= 600
 LOADTEST_ARGS ?=
 loadtest: build
-	$(BUILD)/pm_loadgen --loadtest --child --serve-args "--memory-budget 2G" --budget-mb 2048 \
+	$(BUILD)/pm_loadgen --loadtest --child --serve-args "--memory-budget 1G" --budget-mb 1024 \
 	  --soak-seconds $(LOADTEST_SOAK_SECONDS) --json $(BUILD)/loadtest.json \
 	  --svg $(BUILD)/loadtest.svg $(LOADTEST_ARGS)
 

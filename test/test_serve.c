@@ -211,6 +211,21 @@ static int get_status(const char *path, char **body)
     return status;
 }
 
+/* Starts a service with options o (on a free port: o->port is set to 0) and points `port`
+ * at it; NULL after a failed check when it cannot start. */
+static pm_service *start_service(pm_service_options *o)
+{
+    o->port = 0;
+    char err[256];
+    pm_service *s = pm_service_start(o, err, sizeof err);
+    if (!CHECK(s != NULL)) {
+        fprintf(stderr, "%s\n", err);
+        return NULL;
+    }
+    port = pm_service_port(s);
+    return s;
+}
+
 /* --preload: bad entries refuse to start, naming the entry; a good one makes /ready 200
  * once its kernel is in, and the first request of that app and size is a cache hit (no
  * compile in the request). */
@@ -228,16 +243,11 @@ static void test_preload(const pm_service_options *base)
         CHECK_CONTAINS(err, "preload");
     }
     pm_service_options o = *base;
-    o.port = 0;
     o.preload = "harris:48x64,unsharp_mask:40x56";
-    char err[256];
-    pm_service *s = pm_service_start(&o, err, sizeof err);
-    if (!CHECK(s != NULL)) {
-        fprintf(stderr, "%s\n", err);
-        return;
-    }
     int saved = port;
-    port = pm_service_port(s);
+    pm_service *s = start_service(&o);
+    if (!s)
+        return;
     CHECK(get_status("/health", NULL) == 200);
     int status = 0;
     for (int tries = 0; tries < 1200 && (status = get_status("/ready", NULL)) == 503; tries++)
@@ -287,15 +297,10 @@ static void *post_thread(void *arg)
 static void test_drain(const pm_service_options *base)
 {
     pm_service_options o = *base;
-    o.port = 0;
-    char err[256];
-    pm_service *s = pm_service_start(&o, err, sizeof err);
-    if (!CHECK(s != NULL)) {
-        fprintf(stderr, "%s\n", err);
-        return;
-    }
     int saved = port;
-    port = pm_service_port(s);
+    pm_service *s = start_service(&o);
+    if (!s)
+        return;
     posting pt = {"/apps/local_laplacian", NULL, 0, 0};
     pt.png = photo_png(128, 128, 3, &pt.size);
     pthread_t tid;
@@ -469,20 +474,15 @@ static double metric_value(const char *name)
 static void test_budget(const pm_service_options *base)
 {
     pm_service_options o = *base;
-    o.port = 0;
     o.memory_budget_bytes = (int64_t)64 << 20;
     o.queue_length = 0;
     o.max_pixels = 4096 * 4096;
     o.max_side = 4096;
     o.max_body_bytes = 64 << 20;
-    char err[256];
-    pm_service *s = pm_service_start(&o, err, sizeof err);
-    if (!CHECK(s != NULL)) {
-        fprintf(stderr, "%s\n", err);
-        return;
-    }
     int saved = port;
-    port = pm_service_port(s);
+    pm_service *s = start_service(&o);
+    if (!s)
+        return;
     /* far over: harris at 1500 x 1500 needs ~100 MiB before any run is seen */
     late_post huge = {"/apps/harris", NULL, 0, {0}, 0};
     huge.png = photo_png(1500, 1500, 1, &huge.size);
@@ -595,16 +595,11 @@ static double p50_from_elsewhere(const void *png, size_t size, int n)
 static void test_slow_clients(const pm_service_options *base)
 {
     pm_service_options o = *base;
-    o.port = 0;
     o.header_seconds = 1.5;
-    char err[256];
-    pm_service *s = pm_service_start(&o, err, sizeof err);
-    if (!CHECK(s != NULL)) {
-        fprintf(stderr, "%s\n", err);
-        return;
-    }
     int saved = port;
-    port = pm_service_port(s);
+    pm_service *s = start_service(&o);
+    if (!s)
+        return;
     size_t size = 0;
     void *png = photo_png(96, 128, 3, &size);
     p50_from_elsewhere(png, size, 3); /* compile, warm up */
@@ -638,17 +633,13 @@ static void test_access_log(const pm_service_options *base)
         return;
     close(fd);
     pm_service_options o = *base;
-    o.port = 0;
     o.access_log = path;
-    char err[256];
-    pm_service *s = pm_service_start(&o, err, sizeof err);
-    if (!CHECK(s != NULL)) {
-        fprintf(stderr, "%s\n", err);
+    int saved = port;
+    pm_service *s = start_service(&o);
+    if (!s) {
         unlink(path);
         return;
     }
-    int saved = port;
-    port = pm_service_port(s);
     pm_http_conn conn;
     if (CHECK(pm_http_connect(&conn, "127.0.0.1", port, 60000) == 0)) {
         check_app(&conn, "unsharp_mask", 40, 56);
@@ -671,14 +662,26 @@ static void test_access_log(const pm_service_options *base)
     for (const char *q = text; *q; q++)
         lines += *q == '\n';
     CHECK(lines == 2);
-    /* a log that is a link, or a folder, refuses to start */
-    pm_service_options bad = *base;
-    bad.port = 0;
-    bad.access_log = "/tmp";
-    s = pm_service_start(&bad, err, sizeof err);
-    if (!CHECK(s == NULL))
-        pm_service_stop(s);
-    CHECK_CONTAINS(err, "access log");
+    /* a log that is a folder, or a link (another user's planted name), refuses to start */
+    char link_path[] = "/tmp/pm_test_serve_link_XXXXXX";
+    int lfd = mkstemp(link_path);
+    if (lfd >= 0) {
+        close(lfd);
+        unlink(link_path);
+        CHECK(symlink(path, link_path) == 0);
+    }
+    const char *bad_logs[2] = {"/tmp", link_path};
+    for (int i = 0; i < 2; i++) {
+        pm_service_options bad = *base;
+        bad.port = 0;
+        bad.access_log = bad_logs[i];
+        char err[256] = "";
+        s = pm_service_start(&bad, err, sizeof err);
+        if (!CHECK(s == NULL))
+            pm_service_stop(s);
+        CHECK_CONTAINS(err, "access log");
+    }
+    unlink(link_path);
 }
 
 /* Four first requests of harris at four sizes at once, on a fresh service: one compile
@@ -686,15 +689,10 @@ static void test_access_log(const pm_service_options *base)
 static void test_first_requests_at_once(const pm_service_options *base)
 {
     pm_service_options o = *base;
-    o.port = 0;
-    char err[256];
-    pm_service *s = pm_service_start(&o, err, sizeof err);
-    if (!CHECK(s != NULL)) {
-        fprintf(stderr, "%s\n", err);
-        return;
-    }
     int saved = port;
-    port = pm_service_port(s);
+    pm_service *s = start_service(&o);
+    if (!s)
+        return;
     static const int64_t sizes[4][2] = {{64, 80}, {100, 90}, {200, 150}, {300, 310}};
     posting pt[4];
     pthread_t tid[4];
