@@ -191,6 +191,19 @@ static const char *binop_name(pm_binop op)
     return names[op];
 }
 
+int pm_reduce_binop(pm_reduce_op op)
+{
+    switch (op) {
+    case PM_REDUCE_SUM: return PM_OP_ADD;
+    case PM_REDUCE_PRODUCT: return PM_OP_MUL;
+    case PM_REDUCE_MIN: return PM_OP_MIN;
+    case PM_REDUCE_MAX: return PM_OP_MAX;
+    case PM_REDUCE_AND: return PM_OP_BAND;
+    case PM_REDUCE_OR: return PM_OP_BOR;
+    }
+    return PM_OP_ADD;
+}
+
 const char *pm_binop_name(int op)
 {
     return binop_name((pm_binop)op);

@@ -148,19 +148,6 @@ static void eval_function(const pm_func *f, pm_ibuf *b, const pm_ienv *env)
     } while (box_next(b, var_id, k, env->vars));
 }
 
-static int reduce_binop(pm_reduce_op op)
-{
-    switch (op) {
-    case PM_REDUCE_SUM: return PM_OP_ADD;
-    case PM_REDUCE_PRODUCT: return PM_OP_MUL;
-    case PM_REDUCE_MIN: return PM_OP_MIN;
-    case PM_REDUCE_MAX: return PM_OP_MAX;
-    case PM_REDUCE_AND: return PM_OP_BAND;
-    case PM_REDUCE_OR: return PM_OP_BOR;
-    }
-    return PM_OP_ADD;
-}
-
 /* Every point of the variable domain starts at `initial`; then, for every point of the
  * reduction domain in lexicographic order, f(index) = op(f(index), value), skipped when
  * the index is not a point of the variable domain (polymage.h). */
@@ -188,7 +175,7 @@ static pm_status eval_reduction(const pm_pipeline *p, const pm_value *params, co
         return PM_OK;
     for (int d = 0; d < f->nrdims; d++)
         rvar_id[d] = f->rvars[d]->id;
-    int op = reduce_binop(f->reduce_op);
+    int op = pm_reduce_binop(f->reduce_op);
     box_start(&rbox, rvar_id, rk, env->vars);
     do {
         int64_t offset = 0;

@@ -172,6 +172,8 @@ pm_type pm_type_promote(const pm_expr *a, const pm_expr *b);
 pm_expr *pm_expr_convert(pm_expr *e, pm_type type);
 /* "+", "<=", "min", ... for a pm_binop. */
 const char *pm_binop_name(int op);
+/* The pm_binop a reduction folds its values with (PM_REDUCE_SUM: PM_OP_ADD, ...). */
+int pm_reduce_binop(pm_reduce_op op);
 
 /* ---- printing (frontend/print.c) ------------------------------------------------------ */
 

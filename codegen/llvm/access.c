@@ -41,11 +41,6 @@
 
 #define NONLINEAR INT_MIN
 
-static LLVMValueRef c64(pm_llvm *g, int64_t v)
-{
-    return LLVMConstInt(g->t_i64, (unsigned long long)v, 1);
-}
-
 static bool is_vec(LLVMValueRef v)
 {
     return LLVMGetTypeKind(LLVMTypeOf(v)) == LLVMVectorTypeKind;
@@ -65,7 +60,7 @@ static LLVMValueRef lanes(pm_llvm *g, const pm_point *pt, LLVMValueRef v)
 
 static LLVMValueRef k64(pm_llvm *g, const pm_point *pt, int64_t v)
 {
-    return lanes(g, pt, c64(g, v));
+    return lanes(g, pt, pm_llvm_i64(g, v));
 }
 
 LLVMValueRef pm_llvm_index(pm_llvm *g, const pm_point *pt, int storage, int d, LLVMValueRef c)
@@ -118,7 +113,7 @@ LLVMValueRef pm_llvm_addr(pm_llvm *g, int storage, LLVMValueRef *idx)
         off = off ? LLVMBuildNSWAdd(g->B, off, t, "") : t;
     }
     if (!off)
-        off = c64(g, 0);
+        off = pm_llvm_i64(g, 0);
     return LLVMBuildGEP2(g->B, pm_llvm_type(g, st->type), b->base, &off, 1, "");
 }
 
@@ -196,7 +191,7 @@ static LLVMValueRef affine_i64(pm_llvm *g, const pm_point *pt, const pm_expr *e)
         return NULL;
     switch (e->kind) {
     case PM_EXPR_INT:
-        return c64(g, e->ival);
+        return pm_llvm_i64(g, e->ival);
     case PM_EXPR_VAR:
         for (int d = 0; d < pt->stmt->ndims; d++)
             if (pt->stmt->vars[d]->id == e->id)
@@ -232,7 +227,7 @@ static LLVMValueRef affine_i64(pm_llvm *g, const pm_point *pt, const pm_expr *e)
         default: { /* floor division by a positive constant */
             LLVMValueRef q = LLVMBuildSDiv(g->B, a, b, "");
             LLVMValueRef neg = LLVMBuildICmp(g->B, LLVMIntSLT, LLVMBuildSRem(g->B, a, b, ""),
-                                             c64(g, 0), "");
+                                             pm_llvm_i64(g, 0), "");
             return LLVMBuildNSWSub(g->B, q, LLVMBuildZExt(g->B, neg, g->t_i64, ""), "");
         }
         }
@@ -253,7 +248,7 @@ static void call_indices(pm_llvm *g, const pm_point *pt, int s, const pm_expr *c
             v = pm_llvm_convert(g, pm_llvm_expr(g, pt, a), a->type, PM_I64);
         LLVMValueRef i = pm_llvm_index(g, pt, s, d, v);
         if (clamp) {
-            LLVMValueRef hi = lanes(g, pt, LLVMBuildSub(g->B, b->ext[d], c64(g, 1), ""));
+            LLVMValueRef hi = lanes(g, pt, LLVMBuildSub(g->B, b->ext[d], pm_llvm_i64(g, 1), ""));
             LLVMValueRef zero = k64(g, pt, 0);
             i = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, i, hi, ""), hi, i, "");
             i = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, i, zero, ""), zero, i, "");
@@ -271,7 +266,7 @@ static LLVMValueRef empty_safe(pm_llvm *g, int s, LLVMValueRef ptrs)
     const pm_llvm_buf *b = &g->env.bufs[s];
     LLVMValueRef empty = NULL;
     for (int d = 0; d < st->ndims; d++) {
-        LLVMValueRef e = LLVMBuildICmp(g->B, LLVMIntSLE, b->ext[d], c64(g, 0), "");
+        LLVMValueRef e = LLVMBuildICmp(g->B, LLVMIntSLE, b->ext[d], pm_llvm_i64(g, 0), "");
         empty = empty ? LLVMBuildOr(g->B, empty, e, "") : e;
     }
     if (!empty)
@@ -326,7 +321,7 @@ static void prefetch_ahead(pm_llvm *g, LLVMValueRef p0)
 {
     LLVMTypeRef args[] = {g->t_ptr, g->t_i32, g->t_i32, g->t_i32};
     LLVMTypeRef fnty = LLVMFunctionType(g->t_void, args, 4, 0);
-    LLVMValueRef off = c64(g, g->poly->prefetch_bytes);
+    LLVMValueRef off = pm_llvm_i64(g, g->poly->prefetch_bytes);
     LLVMValueRef ahead = LLVMBuildGEP2(g->B, g->t_i8, p0, &off, 1, "ahead");
     /* a read, kept in every cache level (locality 3), of data */
     LLVMValueRef call_args[] = {ahead, LLVMConstInt(g->t_i32, 0, 0), LLVMConstInt(g->t_i32, 3, 0),
@@ -426,23 +421,23 @@ LLVMValueRef pm_llvm_offsets_fit_i32(pm_llvm *g, int s)
 {
     const pm_poly_storage *st = &g->poly->storage[s];
     const pm_llvm_buf *b = &g->env.bufs[s];
-    LLVMValueRef span = c64(g, 0), fits = LLVMConstInt(g->t_i1, 1, 0);
+    LLVMValueRef span = pm_llvm_i64(g, 0), fits = LLVMConstInt(g->t_i1, 1, 0);
     for (int d = 0; d < st->ndims; d++) {
-        LLVMValueRef last = LLVMBuildSub(g->B, b->ext[d], c64(g, 1), "");
-        fits = LLVMBuildAnd(g->B, fits, LLVMBuildICmp(g->B, LLVMIntSGE, last, c64(g, 0), ""), "");
-        LLVMValueRef neg = LLVMBuildICmp(g->B, LLVMIntSLT, b->stride[d], c64(g, 0), "");
+        LLVMValueRef last = LLVMBuildSub(g->B, b->ext[d], pm_llvm_i64(g, 1), "");
+        fits = LLVMBuildAnd(g->B, fits, LLVMBuildICmp(g->B, LLVMIntSGE, last, pm_llvm_i64(g, 0), ""), "");
+        LLVMValueRef neg = LLVMBuildICmp(g->B, LLVMIntSLT, b->stride[d], pm_llvm_i64(g, 0), "");
         LLVMValueRef mag = LLVMBuildSelect(g->B, neg, LLVMBuildNeg(g->B, b->stride[d], ""),
                                            b->stride[d], "");
         /* both factors are bounded by the checked buffer size: no overflow */
         span = LLVMBuildAdd(g->B, span, LLVMBuildMul(g->B, last, mag, ""), "");
     }
     for (int d = 0; d < st->ndims; d++) { /* coordinates are i32 values */
-        LLVMValueRef last = LLVMBuildAdd(g->B, b->lb[d], LLVMBuildSub(g->B, b->ext[d], c64(g, 1), ""), "");
-        fits = LLVMBuildAnd(g->B, fits, LLVMBuildICmp(g->B, LLVMIntSGE, b->lb[d], c64(g, INT32_MIN), ""), "");
-        fits = LLVMBuildAnd(g->B, fits, LLVMBuildICmp(g->B, LLVMIntSLE, last, c64(g, INT32_MAX), ""), "");
+        LLVMValueRef last = LLVMBuildAdd(g->B, b->lb[d], LLVMBuildSub(g->B, b->ext[d], pm_llvm_i64(g, 1), ""), "");
+        fits = LLVMBuildAnd(g->B, fits, LLVMBuildICmp(g->B, LLVMIntSGE, b->lb[d], pm_llvm_i64(g, INT32_MIN), ""), "");
+        fits = LLVMBuildAnd(g->B, fits, LLVMBuildICmp(g->B, LLVMIntSLE, last, pm_llvm_i64(g, INT32_MAX), ""), "");
     }
     return LLVMBuildAnd(g->B, fits,
-                        LLVMBuildICmp(g->B, LLVMIntSLE, span, c64(g, INT32_MAX), ""), "fits32");
+                        LLVMBuildICmp(g->B, LLVMIntSLE, span, pm_llvm_i64(g, INT32_MAX), ""), "fits32");
 }
 
 /* Lanes at indices idx (in bounds: proven, or clamped). Gathers take 32-bit offsets
@@ -491,7 +486,7 @@ static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, const pm_ex
             LLVMValueRef los = pm_llvm_splat(g, pt, lo);
             if (clamp) {
                 LLVMValueRef hi = LLVMBuildTrunc(
-                    g->B, LLVMBuildAdd(g->B, b->lb[d], LLVMBuildSub(g->B, b->ext[d], c64(g, 1), ""), ""),
+                    g->B, LLVMBuildAdd(g->B, b->lb[d], LLVMBuildSub(g->B, b->ext[d], pm_llvm_i64(g, 1), ""), ""),
                     g->t_i32, "");
                 LLVMValueRef his = pm_llvm_splat(g, pt, hi);
                 v = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSGT, v, his, ""), his, v, "");
@@ -577,8 +572,8 @@ static LLVMValueRef table_read(pm_llvm *g, const pm_point *pt, int s, LLVMValueR
     /* a row is ext <= W contiguous elements (checked here; the vector loop's caller
      * buffers have unit innermost strides, scratch buffers are dense) */
     LLVMValueRef short_rows = LLVMBuildAnd(
-        B, LLVMBuildICmp(B, LLVMIntSLE, b->ext[n - 1], c64(g, W), ""),
-        LLVMBuildICmp(B, LLVMIntEQ, b->stride[n - 1], c64(g, 1), ""), "");
+        B, LLVMBuildICmp(B, LLVMIntSLE, b->ext[n - 1], pm_llvm_i64(g, W), ""),
+        LLVMBuildICmp(B, LLVMIntEQ, b->stride[n - 1], pm_llvm_i64(g, 1), ""), "");
     LLVMValueRef ok = LLVMBuildAnd(B, short_rows, two_rows, "table_ok");
     /* Lanes 0 and W-1 read inside the buffer (proven or clamped indices) and rows are
      * contiguous in a vector loop, so both rows' loads are safe before the check: reads
@@ -763,7 +758,7 @@ static LLVMValueRef small_table_read(pm_llvm *g, const pm_point *pt, int s, cons
         B, v, pm_llvm_splat_n(g, 16, LLVMConstInt(g->t_i32, (unsigned long long)start, 1)), "entry");
     LLVMValueRef ix = LLVMBuildBitCast(B, rel, piece, "");
     /* the pieces: start - lb elements past the base, 64 bytes each */
-    LLVMValueRef at = LLVMBuildMul(B, LLVMBuildSub(B, c64(g, start), b->lb[0], ""), c64(g, bytes), "");
+    LLVMValueRef at = LLVMBuildMul(B, LLVMBuildSub(B, pm_llvm_i64(g, start), b->lb[0], ""), pm_llvm_i64(g, bytes), "");
     LLVMValueRef first = LLVMBuildGEP2(B, g->t_i8, b->base, &at, 1, "table");
     LLVMTypeRef perm_ty;
     LLVMValueRef perm = pm_llvm_intrinsic(g, table_permute(g, bytes), NULL, 0, &perm_ty);
@@ -771,7 +766,7 @@ static LLVMValueRef small_table_read(pm_llvm *g, const pm_point *pt, int s, cons
     for (int k = 0; k < permutes; k++) {
         LLVMValueRef half[2];
         for (int h = 0; h < 2; h++) {
-            LLVMValueRef off = c64(g, 128 * k + 64 * h);
+            LLVMValueRef off = pm_llvm_i64(g, 128 * k + 64 * h);
             LLVMValueRef p = LLVMBuildGEP2(B, g->t_i8, first, &off, 1, "");
             half[h] = pm_llvm_tag_access(g, LLVMBuildLoad2(B, piece, p, "piece"), s);
             LLVMSetAlignment(half[h], (unsigned)bytes);
@@ -971,7 +966,7 @@ static LLVMValueRef strided_load(pm_llvm *g, const pm_point *pt, int s, LLVMValu
         }
         if (!any)
             continue;
-        LLVMValueRef off = c64(g, at);
+        LLVMValueRef off = pm_llvm_i64(g, at);
         LLVMValueRef p = at ? LLVMBuildGEP2(g->B, et, p0, &off, 1, "") : p0;
         part[n++] = vector_load_at(g, s, p, W);
     }
@@ -1061,7 +1056,7 @@ static LLVMValueRef level_select(pm_llvm *g, const pm_point *pt, int s, const pm
     level = LLVMBuildTrunc(B, level, LLVMVectorType(g->t_i32, (unsigned)pt->W), "level");
     LLVMValueRef v = NULL;
     for (int64_t e = st->tile_ext[level_dim] - 1; e >= 0; e--) {
-        r->idx[level_dim] = c64(g, e);
+        r->idx[level_dim] = pm_llvm_i64(g, e);
         LLVMValueRef row = row_load(g, pt, s, call, r);
         if (!v) {
             v = row; /* the last level's, and every lane's past it (none: proven) */
@@ -1098,8 +1093,8 @@ static LLVMValueRef guarded_row_load(pm_llvm *g, const pm_point *pt, int s,
         if (d < n - 1) {
             ok = LLVMBuildICmp(B, LLVMIntULT, r->idx[d], b->ext[d], "");
         } else {
-            LLVMValueRef last = LLVMBuildAdd(B, r->idx[d], c64(g, reach), "");
-            ok = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntSGE, r->idx[d], c64(g, 0), ""),
+            LLVMValueRef last = LLVMBuildAdd(B, r->idx[d], pm_llvm_i64(g, reach), "");
+            ok = LLVMBuildAnd(B, LLVMBuildICmp(B, LLVMIntSGE, r->idx[d], pm_llvm_i64(g, 0), ""),
                               LLVMBuildICmp(B, LLVMIntSLT, last, b->ext[d], ""), "");
         }
         in = in ? LLVMBuildAnd(B, in, ok, "") : ok;

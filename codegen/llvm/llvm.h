@@ -166,6 +166,11 @@ LLVMValueRef pm_llvm_tag_access(pm_llvm *g, LLVMValueRef inst, int s);
 LLVMTypeRef pm_llvm_type(pm_llvm *g, pm_type t);
 /* A declared function (created on first use). */
 LLVMValueRef pm_llvm_declare(pm_llvm *g, const char *name, LLVMTypeRef fnty);
+/* The i64 constant v. */
+static inline LLVMValueRef pm_llvm_i64(pm_llvm *g, int64_t v)
+{
+    return LLVMConstInt(g->t_i64, (unsigned long long)v, 1);
+}
 /* An intrinsic's declaration for overload types tys[0..n-1]; its type in *fnty. */
 LLVMValueRef pm_llvm_intrinsic(pm_llvm *g, const char *name, LLVMTypeRef *tys, int n,
                                LLVMTypeRef *fnty);

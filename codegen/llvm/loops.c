@@ -17,11 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static LLVMValueRef c64(pm_llvm *g, int64_t v)
-{
-    return LLVMConstInt(g->t_i64, (unsigned long long)v, 1);
-}
-
 void pm_llvm_push_iter(pm_llvm *g, __isl_keep isl_id *id, LLVMValueRef v)
 {
     if (g->env.niters == PM_LLVM_MAX_ITERS) {
@@ -51,7 +46,7 @@ static LLVMValueRef as_int(pm_llvm *g, LLVMValueRef v)
 static LLVMValueRef as_bool(pm_llvm *g, LLVMValueRef v)
 {
     if (LLVMTypeOf(v) != g->t_i1)
-        return LLVMBuildICmp(g->B, LLVMIntNE, v, c64(g, 0), "");
+        return LLVMBuildICmp(g->B, LLVMIntNE, v, pm_llvm_i64(g, 0), "");
     return v;
 }
 
@@ -68,8 +63,8 @@ static LLVMValueRef floor_div(pm_llvm *g, LLVMValueRef a, LLVMValueRef b)
 {
     LLVMValueRef q = LLVMBuildSDiv(g->B, a, b, "");
     LLVMValueRef r = LLVMBuildSRem(g->B, a, b, "");
-    LLVMValueRef nz = LLVMBuildICmp(g->B, LLVMIntNE, r, c64(g, 0), "");
-    LLVMValueRef neg = LLVMBuildICmp(g->B, LLVMIntSLT, LLVMBuildXor(g->B, r, b, ""), c64(g, 0), "");
+    LLVMValueRef nz = LLVMBuildICmp(g->B, LLVMIntNE, r, pm_llvm_i64(g, 0), "");
+    LLVMValueRef neg = LLVMBuildICmp(g->B, LLVMIntSLT, LLVMBuildXor(g->B, r, b, ""), pm_llvm_i64(g, 0), "");
     return LLVMBuildSub(g->B, q, LLVMBuildZExt(g->B, LLVMBuildAnd(g->B, nz, neg, ""), g->t_i64, ""), "");
 }
 
@@ -92,7 +87,7 @@ static LLVMValueRef id_value(pm_llvm *g, __isl_keep isl_id *id)
     if (param && param->kind == PM_EXPR_PARAM)
         return pm_llvm_param(g, param);
     pm_error_set(g->err, PM_ERR_INTERNAL, "AST refers to unknown identifier %s", isl_id_get_name(id));
-    return c64(g, 0);
+    return pm_llvm_i64(g, 0);
 }
 
 /* i64 k * v, with k an integer isl value (taken) that fits in i64. */
@@ -100,7 +95,7 @@ static LLVMValueRef times(pm_llvm *g, __isl_take isl_val *k, LLVMValueRef v)
 {
     int64_t c = isl_val_get_num_si(k);
     isl_val_free(k);
-    return c == 1 ? v : LLVMBuildNSWMul(g->B, c64(g, c), v, "");
+    return c == 1 ? v : LLVMBuildNSWMul(g->B, pm_llvm_i64(g, c), v, "");
 }
 
 LLVMValueRef pm_llvm_aff_floor(pm_llvm *g, __isl_keep isl_aff *aff)
@@ -109,7 +104,7 @@ LLVMValueRef pm_llvm_aff_floor(pm_llvm *g, __isl_keep isl_aff *aff)
      * each division floor(its own aff), which may use only earlier divisions */
     isl_val *den = isl_aff_get_denominator_val(aff);
     isl_val *k = isl_val_mul(isl_aff_get_constant_val(aff), isl_val_copy(den));
-    LLVMValueRef sum = c64(g, isl_val_get_num_si(k));
+    LLVMValueRef sum = pm_llvm_i64(g, isl_val_get_num_si(k));
     isl_val_free(k);
     static const enum isl_dim_type kinds[] = {isl_dim_param, isl_dim_in, isl_dim_div};
     for (int t = 0; t < 3; t++) {
@@ -134,13 +129,13 @@ LLVMValueRef pm_llvm_aff_floor(pm_llvm *g, __isl_keep isl_aff *aff)
             } else { /* an expression over the parameters only (poly.h) */
                 pm_error_set(g->err, PM_ERR_INTERNAL, "%s: a bound over a loop dimension",
                              g->poly->pipeline->name);
-                v = c64(g, 0);
+                v = pm_llvm_i64(g, 0);
             }
             sum = LLVMBuildNSWAdd(g->B, sum, times(g, k, v), "");
         }
     }
     bool one = isl_val_is_one(den) == isl_bool_true;
-    LLVMValueRef r = one ? sum : floor_div(g, sum, c64(g, isl_val_get_num_si(den)));
+    LLVMValueRef r = one ? sum : floor_div(g, sum, pm_llvm_i64(g, isl_val_get_num_si(den)));
     isl_val_free(den);
     return r;
 }
@@ -152,7 +147,7 @@ LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e)
         isl_val *v = isl_ast_expr_int_get_val(e);
         int64_t x = isl_val_get_num_si(v);
         isl_val_free(v);
-        return c64(g, x);
+        return pm_llvm_i64(g, x);
     }
     case isl_ast_expr_id: {
         isl_id *id = isl_ast_expr_id_get_id(e);
@@ -164,7 +159,7 @@ LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e)
         break;
     default:
         pm_error_set(g->err, PM_ERR_INTERNAL, "bad isl AST expression");
-        return c64(g, 0);
+        return pm_llvm_i64(g, 0);
     }
     LLVMBuilderRef B = g->B;
     int n = isl_ast_expr_op_get_n_arg(e);
@@ -231,7 +226,7 @@ LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e)
     default:
         pm_error_set(g->err, PM_ERR_UNSUPPORTED, "%s: isl AST operation %d is not supported",
                      g->poly->pipeline->name, (int)op);
-        return c64(g, 0);
+        return pm_llvm_i64(g, 0);
     }
 }
 
@@ -250,7 +245,7 @@ void pm_llvm_counted_loop(pm_llvm *g, LLVMValueRef lo, LLVMValueRef hi, int64_t 
     LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLE, i, hi, ""), bb, done);
     LLVMPositionBuilderAtEnd(g->B, bb);
     body(g, i, user);
-    LLVMValueRef next = LLVMBuildNSWAdd(g->B, i, c64(g, step), "");
+    LLVMValueRef next = LLVMBuildNSWAdd(g->B, i, pm_llvm_i64(g, step), "");
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->B);
     LLVMAddIncoming(i, &next, &latch, 1);
     LLVMBuildBr(g->B, head);
@@ -370,7 +365,7 @@ static LLVMValueRef box_extreme(pm_llvm *g, const pm_poly_part_bounds *b, int ki
         LLVMIntPredicate keep = kind == PM_BOUND_LOWER ? LLVMIntSGT : LLVMIntSLT;
         r = !r ? v : LLVMBuildSelect(B, LLVMBuildICmp(B, keep, v, r, ""), v, r, "");
     }
-    return r ? r : c64(g, 0); /* ast.c gives every dimension both kinds */
+    return r ? r : pm_llvm_i64(g, 0); /* ast.c gives every dimension both kinds */
 }
 
 /* A box body's run of producers (ast.h): where its guards hold, the template's loops over
@@ -384,7 +379,7 @@ static void box_run(pm_llvm *g, const pm_ast_box *b, LLVMValueRef first_row, LLV
     if (b->empty || !b->loops || n < 1 || n > PM_MAX_DIMS)
         return;
     LLVMBuilderRef B = g->B;
-    LLVMValueRef holds = LLVMConstInt(g->t_i1, 1, 0), zero = c64(g, 0);
+    LLVMValueRef holds = LLVMConstInt(g->t_i1, 1, 0), zero = pm_llvm_i64(g, 0);
     for (int i = 0; i < b->guard.n; i++)
         holds = LLVMBuildAnd(B, holds,
                              LLVMBuildICmp(B, b->guard.kind[i] == PM_BOUND_ROW_EQ ? LLVMIntEQ : LLVMIntSGE,
@@ -402,8 +397,8 @@ static void box_run(pm_llvm *g, const pm_ast_box *b, LLVMValueRef first_row, LLV
         LLVMValueRef lo = box_extreme(g, &b->dim[d], PM_BOUND_LOWER);
         LLVMValueRef hi = box_extreme(g, &b->dim[d], PM_BOUND_UPPER);
         if (first_row && d == b->row_dim) { /* the block's rows (ast.h) */
-            LLVMValueRef r0 = LLVMBuildAdd(B, first_row, c64(g, b->reach), "");
-            LLVMValueRef r1 = LLVMBuildAdd(B, r0, c64(g, rows - 1), "");
+            LLVMValueRef r0 = LLVMBuildAdd(B, first_row, pm_llvm_i64(g, b->reach), "");
+            LLVMValueRef r1 = LLVMBuildAdd(B, r0, pm_llvm_i64(g, rows - 1), "");
             LLVMValueRef clip = LLVMBuildAnd(B, later, LLVMBuildICmp(B, LLVMIntSGT, r0, lo, ""), "");
             lo = LLVMBuildSelect(B, clip, r0, lo, "");
             hi = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, r1, hi, ""), r1, hi, "");
@@ -457,7 +452,7 @@ static void tile_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl_
         const pm_poly_storage *st = &g->poly->storage[s];
         pm_llvm_buf *b = &g->env.bufs[s];
         saved[i] = *b;
-        LLVMValueRef off = LLVMBuildMul(g->B, tid, c64(g, st->tile_bytes), "");
+        LLVMValueRef off = LLVMBuildMul(g->B, tid, pm_llvm_i64(g, st->tile_bytes), "");
         b->base = LLVMBuildGEP2(g->B, g->t_i8, b->base, &off, 1, st->func->name);
         for (int d = 0; d < st->ndims; d++)
             b->lb[d] = pm_llvm_ast_expr(g, o->lb[i][d]);
@@ -506,7 +501,7 @@ static void block_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl
     int gi = (int)(bi->group - g->ast->plan->groups);
     int64_t B = g->ast->block_rows[gi];
     LLVMValueRef block = pm_llvm_ast_expr(g, bi->block);
-    LLVMValueRef first_row = LLVMBuildMul(g->B, block, c64(g, B), "");
+    LLVMValueRef first_row = LLVMBuildMul(g->B, block, pm_llvm_i64(g, B), "");
     /* the tile's first block computes its producers' rows from their boxes' first */
     LLVMValueRef later = LLVMBuildICmp(g->B, LLVMIntSGT, block,
                                        id_value(g, g->ast->first_block_id), "");

@@ -119,16 +119,11 @@ LLVMValueRef pm_llvm_tag_access(pm_llvm *g, LLVMValueRef inst, int s)
 
 /* ---- the entry's prologue: parameters and buffers ------------------------------------ */
 
-static LLVMValueRef c64(pm_llvm *g, int64_t v)
-{
-    return LLVMConstInt(g->t_i64, (unsigned long long)v, 1);
-}
-
 /* A field of a pm_buffer (caller's struct) at byte offset off. */
 static LLVMValueRef buffer_field(pm_llvm *g, LLVMValueRef bufs, int index, size_t off,
                                  LLVMTypeRef ty, const char *name)
 {
-    LLVMValueRef byte = c64(g, (int64_t)(index * sizeof(pm_buffer) + off));
+    LLVMValueRef byte = pm_llvm_i64(g, (int64_t)(index * sizeof(pm_buffer) + off));
     LLVMValueRef p = LLVMBuildGEP2(g->B, g->t_i8, bufs, &byte, 1, "");
     return LLVMBuildLoad2(g->B, ty, p, name);
 }
@@ -146,7 +141,7 @@ static LLVMValueRef param_expr(pm_llvm *g, __isl_keep isl_pw_aff *pa)
     isl_ast_build_free(build);
     if (!e) {
         pm_error_set(g->err, PM_ERR_INTERNAL, "isl could not express a buffer bound");
-        return c64(g, 0);
+        return pm_llvm_i64(g, 0);
     }
     LLVMValueRef v = pm_llvm_ast_expr(g, e);
     isl_ast_expr_free(e);
@@ -167,7 +162,7 @@ static LLVMValueRef checked(pm_llvm *g, const char *op, LLVMValueRef a, LLVMValu
     LLVMTypeRef fnty, tys[1] = {g->t_i64};
     LLVMValueRef fn = pm_llvm_intrinsic(g, name, tys, 1, &fnty);
     if (!fn)
-        return c64(g, 0);
+        return pm_llvm_i64(g, 0);
     LLVMValueRef r = LLVMBuildCall2(g->B, fnty, fn, (LLVMValueRef[]){a, b}, 2, "");
     *flag = LLVMBuildOr(g->B, *flag, LLVMBuildExtractValue(g->B, r, 1, ""), "ovf");
     return LLVMBuildExtractValue(g->B, r, 0, "");
@@ -213,19 +208,19 @@ static LLVMValueRef scratch_bytes(pm_llvm *g, const pm_poly_storage *st, pm_llvm
         LLVMValueRef span = checked(g, "ssub", ub, b->lb[d], &ext_ovf);
         /* span < 0 means empty; sdiv of a negative span would round toward zero, so
          * clamp first */
-        span = smax64(g, span, c64(g, -1));
+        span = smax64(g, span, pm_llvm_i64(g, -1));
         LLVMValueRef ext = checked(
-            g, "sadd", LLVMBuildSDiv(g->B, smax64(g, span, c64(g, 0)), c64(g, st->step[d]), ""),
-            c64(g, 1), &ext_ovf);
-        b->ext[d] = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, span, c64(g, 0), ""),
-                                    c64(g, 0), ext, "ext");
+            g, "sadd", LLVMBuildSDiv(g->B, smax64(g, span, pm_llvm_i64(g, 0)), pm_llvm_i64(g, st->step[d]), ""),
+            pm_llvm_i64(g, 1), &ext_ovf);
+        b->ext[d] = LLVMBuildSelect(g->B, LLVMBuildICmp(g->B, LLVMIntSLT, span, pm_llvm_i64(g, 0), ""),
+                                    pm_llvm_i64(g, 0), ext, "ext");
     }
-    LLVMValueRef count = c64(g, 1);
+    LLVMValueRef count = pm_llvm_i64(g, 1);
     for (int d = n - 1; d >= 0; d--) {
         b->stride[d] = count;
         count = checked(g, "smul", count, b->ext[d], &size_ovf);
     }
-    LLVMValueRef bytes = checked(g, "smul", count, c64(g, (int64_t)pm_type_size(st->type)),
+    LLVMValueRef bytes = checked(g, "smul", count, pm_llvm_i64(g, (int64_t)pm_type_size(st->type)),
                                  &size_ovf);
     char why[256];
     snprintf(why, sizeof why, "%s: an extent of its domain overflows 64-bit integers at "
@@ -296,24 +291,24 @@ static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
         if (st->kind == PM_STORAGE_INLINED) { /* never addressed */
             b->base = LLVMConstNull(g->t_ptr);
             for (int d = 0; d < n; d++)
-                b->lb[d] = b->ext[d] = b->stride[d] = c64(g, 0);
+                b->lb[d] = b->ext[d] = b->stride[d] = pm_llvm_i64(g, 0);
             continue;
         }
         if (st->kind == PM_STORAGE_TILE) {
             /* one scratchpad per thread in one slot; the "tile" mark re-bases it (loops.c) */
             for (int d = 0; d < n; d++) {
-                b->lb[d] = c64(g, 0);
-                b->ext[d] = c64(g, st->tile_ext[d]);
+                b->lb[d] = pm_llvm_i64(g, 0);
+                b->ext[d] = pm_llvm_i64(g, st->tile_ext[d]);
             }
             int64_t count = 1;
             for (int d = n - 1; d >= 0; d--) {
-                b->stride[d] = c64(g, count);
+                b->stride[d] = pm_llvm_i64(g, count);
                 count *= st->tile_ext[d];
             }
             int threads = g->o->threads > 0 ? g->o->threads : 1;
             snprintf(who, sizeof who, "%s's tile scratchpads for %d thread%s", st->func->name,
                      threads, threads == 1 ? "" : "s");
-            b->base = rt_buffer(g, st->index, c64(g, st->tile_bytes * threads), who,
+            b->base = rt_buffer(g, st->index, pm_llvm_i64(g, st->tile_bytes * threads), who,
                                 st->func->name, fail);
             continue;
         }
@@ -330,13 +325,13 @@ static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
                 b->lb[d] = param_expr(g, st->lb[d]); /* a window form's block starts inside */
             }
             if (n > 0) {
-                LLVMValueRef unit = LLVMBuildICmp(g->B, LLVMIntEQ, b->stride[n - 1], c64(g, 1), "");
+                LLVMValueRef unit = LLVMBuildICmp(g->B, LLVMIntEQ, b->stride[n - 1], pm_llvm_i64(g, 1), "");
                 g->env.unit_stride = LLVMBuildAnd(g->B, g->env.unit_stride, unit, "unit");
             }
             continue;
         }
         /* never ask for 0 bytes: a clamped read of an empty producer still reads index 0 */
-        full_bytes[s] = smax64(g, scratch_bytes(g, st, b), c64(g, 64));
+        full_bytes[s] = smax64(g, scratch_bytes(g, st, b), pm_llvm_i64(g, 64));
     }
     /* full buffers sharing a slot (storage.c) get one allocation, the largest of theirs,
      * asked for once: asking again with more bytes would move the first one's memory */
@@ -448,7 +443,7 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
     g.env.param_raw = calloc(np ? np : 1, sizeof *g.env.param_raw);
     g.env.bufs = calloc(poly->nstorage ? poly->nstorage : 1, sizeof *g.env.bufs);
     for (int i = 0; i < np; i++) {
-        LLVMValueRef idx = c64(&g, i);
+        LLVMValueRef idx = pm_llvm_i64(&g, i);
         LLVMValueRef p = LLVMBuildGEP2(g.B, g.t_i64, params, &idx, 1, "");
         g.env.param_raw[i] = LLVMBuildLoad2(g.B, g.t_i64, p, poly->pipeline->params[i]->name);
     }

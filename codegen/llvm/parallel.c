@@ -23,11 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static LLVMValueRef c64(pm_llvm *g, int64_t v)
-{
-    return LLVMConstInt(g->t_i64, (unsigned long long)v, 1);
-}
-
 /* ---- the split of iterations ------------------------------------------------------- */
 
 /* Threads take blocks of iterations from an atomic counter in the data block until none
@@ -253,7 +248,7 @@ static LLVMValueRef entry_alloca(pm_llvm *g, int n)
 
 static LLVMValueRef slot_ptr(pm_llvm *g, LLVMValueRef base, int i)
 {
-    LLVMValueRef idx = c64(g, i);
+    LLVMValueRef idx = pm_llvm_i64(g, i);
     return LLVMBuildGEP2(g->B, g->t_i64, base, &idx, 1, "");
 }
 
@@ -301,7 +296,7 @@ typedef struct body_ctx {
 static void run_body(pm_llvm *g, LLVMValueRef j, void *user)
 {
     body_ctx *bc = user;
-    LLVMValueRef i = LLVMBuildAdd(g->B, bc->lo, LLVMBuildMul(g->B, j, c64(g, bc->inc), ""), "");
+    LLVMValueRef i = LLVMBuildAdd(g->B, bc->lo, LLVMBuildMul(g->B, j, pm_llvm_i64(g, bc->inc), ""), "");
     pm_llvm_push_iter(g, bc->id, i);
     pm_llvm_node(g, bc->body);
     pm_llvm_pop_iter(g);
@@ -358,11 +353,11 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool indepe
     isl_ast_expr_free(init);
     LLVMValueRef hi = pm_llvm_ast_expr(g, rhs);
     if (op == isl_ast_expr_op_lt)
-        hi = LLVMBuildSub(B, hi, c64(g, 1), "");
+        hi = LLVMBuildSub(B, hi, pm_llvm_i64(g, 1), "");
     LLVMValueRef span = LLVMBuildSub(B, hi, lo, "");
     LLVMValueRef n = LLVMBuildSelect(
-        B, LLVMBuildICmp(B, LLVMIntSLT, span, c64(g, 0), ""), c64(g, 0),
-        LLVMBuildAdd(B, LLVMBuildSDiv(B, span, c64(g, inc), ""), c64(g, 1), ""), "trips");
+        B, LLVMBuildICmp(B, LLVMIntSLT, span, pm_llvm_i64(g, 0), ""), pm_llvm_i64(g, 0),
+        LLVMBuildAdd(B, LLVMBuildSDiv(B, span, pm_llvm_i64(g, inc), ""), pm_llvm_i64(g, 1), ""), "trips");
 
     /* pack */
     LLVMValueRef data = entry_alloca(g, pk.n + 3);
@@ -372,7 +367,7 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool indepe
     }
     LLVMBuildStore(B, lo, slot_ptr(g, data, pk.n));
     LLVMBuildStore(B, n, slot_ptr(g, data, pk.n + 1));
-    LLVMBuildStore(B, c64(g, 0), slot_ptr(g, data, pk.n + 2)); /* the dynamic split's counter */
+    LLVMBuildStore(B, pm_llvm_i64(g, 0), slot_ptr(g, data, pk.n + 2)); /* the dynamic split's counter */
 
     /* the outlined function */
     char name[192];
@@ -402,7 +397,7 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool indepe
     /* guided: with `cur` iterations taken, take [cur, cur + max(1, (n - cur) /
      * (GUIDED_SHARE * threads))) by compare-and-swap while cur < n */
     LLVMValueRef counter = slot_ptr(g, in, pk.n + 2);
-    LLVMValueRef share = LLVMBuildMul(B, nth, c64(g, GUIDED_SHARE), "share");
+    LLVMValueRef share = LLVMBuildMul(B, nth, pm_llvm_i64(g, GUIDED_SHARE), "share");
     LLVMBasicBlockRef take = pm_llvm_block(g, "take"), retry = pm_llvm_block(g, "retry");
     LLVMBasicBlockRef grab = pm_llvm_block(g, "grab"), run = pm_llvm_block(g, "run");
     LLVMBasicBlockRef none = pm_llvm_block(g, "none_left");
@@ -415,10 +410,10 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool indepe
     LLVMPositionBuilderAtEnd(B, retry);
     LLVMValueRef start = LLVMBuildPhi(B, g->t_i64, "start");
     LLVMValueRef left = LLVMBuildSub(B, pn, start, "left");
-    LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSGT, left, c64(g, 0), ""), grab, none);
+    LLVMBuildCondBr(B, LLVMBuildICmp(B, LLVMIntSGT, left, pm_llvm_i64(g, 0), ""), grab, none);
     LLVMPositionBuilderAtEnd(B, grab);
     LLVMValueRef chunk = LLVMBuildSDiv(B, left, share, "");
-    chunk = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, chunk, c64(g, 1), ""), c64(g, 1),
+    chunk = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, chunk, pm_llvm_i64(g, 1), ""), pm_llvm_i64(g, 1),
                             chunk, "chunk");
     LLVMValueRef end = LLVMBuildAdd(B, start, chunk, "end");
     LLVMValueRef swap = LLVMBuildAtomicCmpXchg(B, counter, start, end, LLVMAtomicOrderingMonotonic,
@@ -432,9 +427,9 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool indepe
     /* an innermost loop (a 1-D stage: camera pipe's tone curve) runs its share with
      * vectors where the vector emitter takes it */
     LLVMValueRef first = LLVMBuildAdd(B, plo, start, "");
-    LLVMValueRef last = LLVMBuildSub(B, LLVMBuildAdd(B, plo, end, ""), c64(g, 1), "");
+    LLVMValueRef last = LLVMBuildSub(B, LLVMBuildAdd(B, plo, end, ""), pm_llvm_i64(g, 1), "");
     if (inc != 1 || !pm_llvm_vector_range(g, node, first, last))
-        pm_llvm_counted_loop(g, start, LLVMBuildSub(B, end, c64(g, 1), ""), 1, run_body, &bc);
+        pm_llvm_counted_loop(g, start, LLVMBuildSub(B, end, pm_llvm_i64(g, 1), ""), 1, run_body, &bc);
     LLVMBuildBr(B, take);
     LLVMPositionBuilderAtEnd(B, none);
     pm_llvm_fence_streams(g);

@@ -143,19 +143,6 @@ static void init_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
     pm_llvm_store_own(g, pt, v, NULL);
 }
 
-static int reduce_binop(pm_reduce_op op)
-{
-    switch (op) {
-    case PM_REDUCE_SUM: return PM_OP_ADD;
-    case PM_REDUCE_PRODUCT: return PM_OP_MUL;
-    case PM_REDUCE_MIN: return PM_OP_MIN;
-    case PM_REDUCE_MAX: return PM_OP_MAX;
-    case PM_REDUCE_AND: return PM_OP_BAND;
-    case PM_REDUCE_OR: return PM_OP_BOR;
-    }
-    return PM_OP_ADD;
-}
-
 /* The update of pt's W lanes in a privatized block (vector.c, pm_llvm_private_block):
  * each lane's row of bins is in registers, one <W x T> per bin; the bin holding the
  * lane's index takes the operation (exact, as the scalar update), the others stay. An
@@ -188,7 +175,7 @@ static void private_update(pm_llvm *g, const pm_point *pt, pm_func *f, int s)
             B, LLVMIntEQ, i, pm_llvm_splat(g, pt, LLVMConstInt(it, (unsigned)e, 0)), "");
         LLVMValueRef a = LLVMBuildLoad2(B, vt, pr->acc[pr->current][e], "");
         g->exact++;
-        LLVMValueRef na = pm_llvm_binop(g, reduce_binop(f->reduce_op), f->type, a, v);
+        LLVMValueRef na = pm_llvm_binop(g, pm_reduce_binop(f->reduce_op), f->type, a, v);
         g->exact--;
         LLVMBuildStore(B, LLVMBuildSelect(B, here, na, a, ""), pr->acc[pr->current][e]);
     }
@@ -236,7 +223,7 @@ static void vector_update(pm_llvm *g, const pm_point *pt, pm_func *f, int s)
                                                           f->rvalue->type, f->type));
     LLVMValueRef old = pm_llvm_gather_cells(g, pt, s, off, inside);
     g->exact++; /* as the scalar update: the interpreter's rounding, cell by cell */
-    LLVMValueRef nv = pm_llvm_binop(g, reduce_binop(f->reduce_op), f->type, old, v);
+    LLVMValueRef nv = pm_llvm_binop(g, pm_reduce_binop(f->reduce_op), f->type, old, v);
     g->exact--;
     pm_llvm_scatter_cells(g, pt, s, off, inside, nv);
 }
@@ -296,7 +283,7 @@ static void update_stmt(pm_llvm *g, const pm_point *pt, pm_func *f)
      * (hist += px * w) stays two roundings, so sums keep the interpreter's value in its
      * order */
     g->exact++;
-    LLVMValueRef nv = pm_llvm_binop(g, reduce_binop(f->reduce_op), f->type, old, v);
+    LLVMValueRef nv = pm_llvm_binop(g, pm_reduce_binop(f->reduce_op), f->type, old, v);
     g->exact--;
     LLVMValueRef store = LLVMBuildStore(B, nv, p);
     LLVMSetAlignment(store, (unsigned)pm_type_size(f->type));
