@@ -645,6 +645,9 @@ static void test_scratch(void)
     CHECK_STATUS(pm_jit_scratch_estimate(jit, p, NULL, small, &est, &err), PM_OK);
     CHECK(est == -1); /* no run seen */
     CHECK_STATUS(pm_jit_scratch_estimate(jit, p, NULL, small, NULL, &err), PM_ERR_MISUSE);
+    CHECK_CONTAINS(err.message, "pm_jit_scratch_estimate: the result is NULL");
+    CHECK_STATUS(pm_jit_scratch_estimate(jit, p, NULL, NULL, &est, &err), PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "the parameter values are NULL");
     run_sample(jit, app, p, 64, 64);
     pm_cache_stats s = stats_of(jit);
     CHECK(s.scratch_bytes > 0 && s.scratch_released == 0);

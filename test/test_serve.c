@@ -346,8 +346,10 @@ static void test_formats(void)
     pm_http_response_free(&r);
     conn.headers = "Accept: text/html, image/png;q=0\r\n";
     if (CHECK(pm_http_request(&conn, "POST", "/apps/unsharp_mask", "image/png", png, size,
-                              1 << 24, &r) == 0))
+                              1 << 24, &r) == 0)) {
         CHECK(r.status == 406);
+        CHECK_CONTAINS(r.body, "the Accept header takes none of them");
+    }
     pm_http_response_free(&r);
     conn.headers = "Accept: */*\r\n";
     if (CHECK(pm_http_request(&conn, "POST", "/apps/unsharp_mask", "image/png", png, size,
@@ -721,6 +723,35 @@ static void test_first_requests_at_once(const pm_service_options *base)
  * and exits 0. */
 static void test_sigterm(void)
 {
+    /* first the settings the program refuses: exit 2 (usage) or 1 (cannot start), and a
+     * message naming the option or the cause */
+    const char *prog = getenv("PM_SERVE_PROGRAM");
+    static const char *bad[][2] = {{"--bogus", ""}, {"--memory-budget", "12x"},
+                                   {"--workers", "0"}, {"--malloc", "tcmalloc"},
+                                   {"--header-seconds", "-1"}};
+    for (int i = 0; prog && i < 5; i++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "'%s' --port 0 %s %s 2>&1", prog, bad[i][0], bad[i][1]);
+        FILE *p = popen(cmd, "r");
+        char out[4096] = "";
+        size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+        out[n] = '\0';
+        int st = p ? pclose(p) : -1;
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+        CHECK_CONTAINS(out, "bad or unknown option");
+        CHECK_CONTAINS(out, bad[i][0]);
+    }
+    if (prog) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "'%s' --port 0 --memory-budget 12M 2>&1", prog);
+        FILE *p = popen(cmd, "r");
+        char out[4096] = "";
+        size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+        out[n] = '\0';
+        int st = p ? pclose(p) : -1;
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+        CHECK_CONTAINS(out, "at least 64 MiB");
+    }
     const char *program = getenv("PM_SERVE_PROGRAM");
     if (!CHECK(program != NULL)) {
         fprintf(stderr, "test_sigterm: PM_SERVE_PROGRAM is not set (ctest sets it)\n");
