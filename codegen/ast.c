@@ -360,8 +360,8 @@ static void part_build(ast_part *pt)
         return;
     }
     /* as the poly's context (driver.c): errors are values, not text on stderr */
-    isl_options_set_on_error(ctx, getenv("PM_ISL_ABORT") ? ISL_ON_ERROR_ABORT
-                                                         : ISL_ON_ERROR_CONTINUE);
+    isl_options_set_on_error(ctx, pt->plan->o.isl_abort ? ISL_ON_ERROR_ABORT
+                                                        : ISL_ON_ERROR_CONTINUE);
     isl_schedule *sched = isl_schedule_read_from_str(ctx, pt->sched);
     isl_union_set *dom = sched ? isl_schedule_get_domain(sched) : NULL;
     isl_space *params = dom ? isl_union_set_get_space(dom) : NULL;

@@ -29,9 +29,12 @@
 #define PM_CODEGEN_CODEGEN_H
 
 #include "polymage.h"
+#include "codegen/options.h"
 
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -54,25 +57,19 @@ typedef enum pm_phase {
 extern const char *const pm_phase_names[PM_NPHASES];
 #define PM_DUMP_BIT(phase) (1u << (phase))
 #define PM_DUMP_ALL ((1u << PM_NPHASES) - 1)
-/* Parses "graph,ast,llvm" / "all" into PM_DUMP_BIT bits; unknown names are ignored. */
+/* The dump names: every step's name (selecting the texts that show its decisions),
+ * every text's name in pm_phase_names, and "all", separated by commas or spaces.
+ * pm_dump_parse gives a spec's bits (unknown names select nothing); pm_dump_check
+ * is false when a name is unknown, and writes it to bad; pm_dump_name_list writes the
+ * valid names, comma-separated. */
 unsigned pm_dump_parse(const char *spec);
+bool pm_dump_check(const char *spec, char *bad, size_t size);
+void pm_dump_name_list(char *buf, size_t size);
 
-typedef struct pm_codegen_options {
-    int vector_width;        /* lanes for 32-bit elements (16 on AVX-512, 8 on AVX2)   */
-    int threads;             /* default thread count baked into GOMP_parallel (0 = all) */
-    unsigned dump_mask;      /* PM_DUMP_BIT(phase) bits: phases whose text to make       */
-    FILE *dump_to;           /* where to print them, or NULL (kept only)                 */
-    LLVMTargetMachineRef tm; /* host target, for data layout and optimization              */
-    /* the optimizer (pm_compile_options in polymage.h; 0 fields = unfused, defaults) */
-    int fusion;              /* 0: every stage alone over full buffers                    */
-    int tile_size[PM_MAX_DIMS]; /* per tiled dimension, outermost first; 0 = model       */
-    double overlap_threshold;/* < 0 = default                                             */
-    int group_limit;         /* 0 = default                                               */
-    int stream_outputs;      /* non-temporal stores for outputs: 1, 0, -1 = the model     */
-    int prefetch_reads;      /* prefetches for large buffers' reads: 1, 0, -1 = the model */
-    int64_t cache_bytes;     /* scratch budget per tile; 0 = 512 KiB                      */
-    int ast_threads;         /* threads building the groups' isl ASTs (<= 1: this one)   */
-} pm_codegen_options;
+/* The steps pm_codegen runs, in order (codegen/driver.c's table): step i's name (its
+ * PM_TIME and PM_DUMP name), what it does, and its pm_compile_stats field. */
+int pm_codegen_step_count(void);
+void pm_codegen_step_info(int i, const char **name, const char **what, const char **stat);
 
 typedef struct pm_codegen_result {
     LLVMModuleRef module;    /* owned by the result until taken (set to NULL)             */
@@ -83,10 +80,12 @@ typedef struct pm_codegen_result {
                                 ir_instructions_before; the runtime fills the rest        */
 } pm_codegen_result;
 
-/* Builds the module in llvm_ctx. estimates may be NULL. On failure returns a status and
+/* Builds the module in llvm_ctx for the host of tm (NULL: no target, for tests), making
+ * the texts in o->keep_mask. estimates may be NULL. On failure returns a status and
  * writes the message to err. */
-pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen_options *o,
-                     LLVMContextRef llvm_ctx, pm_codegen_result *out, pm_error *err);
+pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_options *o,
+                     LLVMTargetMachineRef tm, LLVMContextRef llvm_ctx, pm_codegen_result *out,
+                     pm_error *err);
 /* Frees what the result still owns. */
 void pm_codegen_result_free(pm_codegen_result *r);
 

@@ -21,6 +21,7 @@
 #include "codegen/group.h"
 #include "codegen/inline.h"
 #include "codegen/llvm/llvm.h"
+#include "codegen/options.h"
 #include "codegen/plan.h"
 #include "codegen/poly.h"
 #include "codegen/schedule.h"
@@ -48,31 +49,12 @@ const char *const pm_phase_names[PM_NPHASES] = {
     [PM_PHASE_LLVM] = "llvm",
     [PM_PHASE_ASM] = "asm"};
 
-unsigned pm_dump_parse(const char *spec)
-{
-    unsigned mask = 0;
-    if (!spec)
-        return 0;
-    const char *p = spec;
-    while (*p) {
-        size_t len = strcspn(p, ", ");
-        if (len == 3 && strncmp(p, "all", 3) == 0)
-            mask |= PM_DUMP_ALL;
-        for (int i = 0; i < PM_NPHASES; i++)
-            if (strlen(pm_phase_names[i]) == len && strncmp(p, pm_phase_names[i], len) == 0)
-                mask |= PM_DUMP_BIT(i);
-        p += len;
-        while (*p == ',' || *p == ' ')
-            p++;
-    }
-    return mask;
-}
-
 /* Everything one compile carries from phase to phase. */
 typedef struct compile {
     pm_pipeline *p;
     const pm_value *estimates;
-    const pm_codegen_options *o;
+    const pm_options *o;
+    LLVMTargetMachineRef tm;
     LLVMContextRef llvm_ctx;
     pm_codegen_result *out;
     pm_error *err;
@@ -99,22 +81,7 @@ static pm_status step_poly(compile *c)
 
 static pm_status step_inline(compile *c)
 {
-    const pm_codegen_options *o = c->o;
-    pm_plan_options po = {
-        .fusion = o->fusion != 0,
-        .overlap_threshold = o->overlap_threshold,
-        .group_limit = o->group_limit,
-        .stream_outputs = o->stream_outputs,
-        .prefetch_reads = o->prefetch_reads,
-        .inline_limit = 0,
-        .cache_bytes = o->cache_bytes > 0 ? o->cache_bytes : 512 * 1024,
-        .threads = o->threads > 0 ? o->threads : 1,
-        .vector_width = o->vector_width,
-        .estimates = c->estimates,
-    };
-    for (int d = 0; d < PM_MAX_DIMS; d++)
-        po.tile_size[d] = o->tile_size[d];
-    c->plan = pm_plan_new(c->poly, &po);
+    c->plan = pm_plan_new(c->poly, c->o, c->estimates);
     if (!c->plan)
         return pm_error_set(c->err, PM_ERR_NOMEM, "%s: out of memory", c->p->name);
     pm_inline_decide(c->plan);
@@ -170,13 +137,13 @@ static pm_status step_schedule(compile *c)
 
 static pm_status step_ast(compile *c)
 {
-    c->ast = pm_ast_new(c->poly, c->plan, c->sched, c->group_sched, c->o->ast_threads, c->err);
+    c->ast = pm_ast_new(c->poly, c->plan, c->sched, c->group_sched, c->o->compile_threads, c->err);
     return c->ast ? PM_OK : failed(c, PM_ERR_INTERNAL);
 }
 
 static pm_status step_llvm(compile *c)
 {
-    pm_status st = pm_llvm_build(c->poly, c->ast, c->o, c->llvm_ctx, c->out->entry_name,
+    pm_status st = pm_llvm_build(c->poly, c->ast, c->o, c->tm, c->llvm_ctx, c->out->entry_name,
                                  &c->out->module, c->err);
     c->out->nslots = c->poly->nslots;
     return st;
@@ -305,28 +272,145 @@ static char *text_sizes(compile *c)
     return text;
 }
 
+/* One row per step, in order: its name (the PM_TIME name, and a PM_DUMP name), what it
+ * does (polymage explain), its pm_compile_stats field, the texts it leaves, and the
+ * texts its PM_DUMP name selects (a step that leaves none shows its decisions in a
+ * later step's text). */
 typedef struct step {
     const char *name;
+    const char *what;
     pm_status (*run)(compile *c);          /* NULL: a text only                   */
-    size_t stat;                            /* its pm_compile_stats field (a double) */
+    const char *stat_name;                  /* its pm_compile_stats field           */
+    size_t stat;                            /* the field's offset (a double)        */
     int text_phase[2];                      /* texts it leaves (pm_phase), -1 none */
     char *(*text[2])(compile *c);
+    unsigned shows;                         /* PM_DUMP_BIT bits its name selects    */
 } step;
 
-#define STAT(field) offsetof(pm_compile_stats, field)
+#define STAT(field) #field, offsetof(pm_compile_stats, field)
+#define BIT(phase) PM_DUMP_BIT(PM_PHASE_##phase)
 static const step steps[] = {
-    {"graph", NULL, STAT(dump_ms), {PM_PHASE_GRAPH, -1}, {text_graph, NULL}},
-    {"poly", step_poly, STAT(poly_ms), {PM_PHASE_DOMAINS, -1}, {text_domains, NULL}},
-    {"inline", step_inline, STAT(inline_ms), {-1, -1}, {NULL, NULL}},
-    {"group", step_group, STAT(group_ms), {-1, -1}, {NULL, NULL}},
-    {"align", step_align, STAT(align_ms), {-1, -1}, {NULL, NULL}},
-    {"tile", step_tile, STAT(tile_ms), {PM_PHASE_GROUPS, PM_PHASE_DOT}, {text_groups, text_dot}},
-    {"storage", step_storage, STAT(storage_ms), {PM_PHASE_STORAGE, -1}, {text_storage, NULL}},
-    {"schedule", step_schedule, STAT(schedule_ms), {PM_PHASE_SCHEDULE, -1}, {text_schedule, NULL}},
-    {"ast", step_ast, STAT(isl_ast_ms), {PM_PHASE_AST, -1}, {text_ast, NULL}},
-    {"llvm", step_llvm, STAT(ir_build_ms), {PM_PHASE_SIZES, -1}, {text_sizes, NULL}},
+    {"graph", "the stage graph straight from the definitions", NULL, STAT(dump_ms),
+     {PM_PHASE_GRAPH, -1}, {text_graph, NULL}, BIT(GRAPH)},
+    {"poly", "polyhedral form: each stage's domain and each read as isl sets and maps",
+     step_poly, STAT(poly_ms), {PM_PHASE_DOMAINS, -1}, {text_domains, NULL}, BIT(DOMAINS)},
+    {"inline", "point-wise and read-once stages inlined into their consumers", step_inline,
+     STAT(inline_ms), {-1, -1}, {NULL, NULL}, BIT(GROUPS)},
+    {"group", "stages grouped greedily at the estimates (the live-outs of the groups)",
+     step_group, STAT(group_ms), {-1, -1}, {NULL, NULL}, BIT(GROUPS)},
+    {"align", "each member's dimensions aligned and scaled to its group's live-out",
+     step_align, STAT(align_ms), {-1, -1}, {NULL, NULL}, BIT(GROUPS)},
+    {"tile", "overlapped tiles per group; sizes from the run-time model", step_tile,
+     STAT(tile_ms), {PM_PHASE_GROUPS, PM_PHASE_DOT}, {text_groups, text_dot}, BIT(GROUPS)},
+    {"storage", "tile scratchpads, full buffers, slots shared by disjoint lifetimes",
+     step_storage, STAT(storage_ms), {PM_PHASE_STORAGE, -1}, {text_storage, NULL},
+     BIT(STORAGE)},
+    {"schedule", "the isl schedule tree (parallel mark, tiles, footprints)", step_schedule,
+     STAT(schedule_ms), {PM_PHASE_SCHEDULE, -1}, {text_schedule, NULL}, BIT(SCHEDULE)},
+    {"ast", "the isl AST", step_ast, STAT(isl_ast_ms), {PM_PHASE_AST, -1}, {text_ast, NULL},
+     BIT(AST)},
+    {"llvm",
+     "LLVM IR with <W x T> vectors and GOMP_parallel, optimized (the tuned pipeline), then "
+     "machine code in ORC LLJIT",
+     step_llvm, STAT(ir_build_ms), {PM_PHASE_SIZES, -1}, {text_sizes, NULL}, BIT(LLVM)},
 };
+#undef BIT
 #undef STAT
+
+enum { NSTEPS = sizeof steps / sizeof steps[0] };
+
+int pm_codegen_step_count(void)
+{
+    return NSTEPS;
+}
+
+void pm_codegen_step_info(int i, const char **name, const char **what, const char **stat)
+{
+    *name = steps[i].name;
+    *what = steps[i].what;
+    *stat = steps[i].stat_name;
+}
+
+/* The bits one name of a dump spec selects: a step's name, a text's name, or "all";
+ * 0 when it names nothing. */
+static unsigned dump_bits_of(const char *p, size_t len)
+{
+    if (len == 3 && strncmp(p, "all", 3) == 0)
+        return PM_DUMP_ALL;
+    for (int i = 0; i < NSTEPS; i++)
+        if (strlen(steps[i].name) == len && strncmp(p, steps[i].name, len) == 0)
+            return steps[i].shows;
+    for (int i = 0; i < PM_NPHASES; i++)
+        if (strlen(pm_phase_names[i]) == len && strncmp(p, pm_phase_names[i], len) == 0)
+            return PM_DUMP_BIT(i);
+    return 0;
+}
+
+/* Calls fn on each name of a comma- or space-separated spec; stops when it returns
+ * false. */
+static bool each_dump_name(const char *spec, bool (*fn)(const char *p, size_t len, void *u),
+                           void *user)
+{
+    for (const char *p = spec ? spec : ""; *p;) {
+        size_t len = strcspn(p, ", ");
+        if (len && !fn(p, len, user))
+            return false;
+        p += len;
+        p += strspn(p, ", ");
+    }
+    return true;
+}
+
+static bool add_bits(const char *p, size_t len, void *user)
+{
+    *(unsigned *)user |= dump_bits_of(p, len);
+    return true;
+}
+
+unsigned pm_dump_parse(const char *spec)
+{
+    unsigned mask = 0;
+    each_dump_name(spec, add_bits, &mask);
+    return mask;
+}
+
+typedef struct bad_name {
+    char *buf;
+    size_t size;
+} bad_name;
+
+static bool known(const char *p, size_t len, void *user)
+{
+    if (dump_bits_of(p, len))
+        return true;
+    bad_name *b = user;
+    snprintf(b->buf, b->size, "%.*s", (int)len, p);
+    return false;
+}
+
+bool pm_dump_check(const char *spec, char *bad, size_t size)
+{
+    bad_name b = {bad, size};
+    return each_dump_name(spec, known, &b);
+}
+
+static bool is_step_name(const char *name)
+{
+    for (int i = 0; i < NSTEPS; i++)
+        if (strcmp(steps[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+void pm_dump_name_list(char *buf, size_t size)
+{
+    size_t at = (size_t)snprintf(buf, size, "all");
+    for (int i = 0; i < NSTEPS && at < size; i++)
+        at += (size_t)snprintf(buf + at, size - at, ", %s", steps[i].name);
+    for (int i = 0; i < PM_NPHASES && at < size; i++)
+        if (!is_step_name(pm_phase_names[i])) /* the texts' own names, kept as aliases */
+            at += (size_t)snprintf(buf + at, size - at, ", %s", pm_phase_names[i]);
+}
 
 static double ms_since(const struct timespec *t0)
 {
@@ -356,8 +440,9 @@ static pm_status step_failed(isl_ctx *ctx, pm_pipeline *p, const char *step, pm_
     return err->status;
 }
 
-pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen_options *o,
-                     LLVMContextRef llvm_ctx, pm_codegen_result *out, pm_error *err)
+pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_options *o,
+                     LLVMTargetMachineRef tm, LLVMContextRef llvm_ctx, pm_codegen_result *out,
+                     pm_error *err)
 {
     pm_error local = {0}; /* steps report through err: keep their status without one */
     if (!err)
@@ -372,11 +457,9 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen
     if (!ctx)
         return pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
     /* isl errors become this call's pm_error (step_failed), never text on stderr. */
-    isl_options_set_on_error(ctx, getenv("PM_ISL_ABORT") ? ISL_ON_ERROR_ABORT
-                                                         : ISL_ON_ERROR_CONTINUE);
-    compile c = {p, estimates, o, llvm_ctx, out, err, ctx, NULL, NULL, NULL, NULL, NULL};
+    isl_options_set_on_error(ctx, o->isl_abort ? ISL_ON_ERROR_ABORT : ISL_ON_ERROR_CONTINUE);
+    compile c = {p, estimates, o, tm, llvm_ctx, out, err, ctx, NULL, NULL, NULL, NULL, NULL};
     pm_status st = PM_OK;
-    bool timed = getenv("PM_TIME") != NULL;
     pm_compile_stats *stats = &out->stats;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0] && st == PM_OK; i++) {
         struct timespec t0;
@@ -385,16 +468,13 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_codegen
             st = step_failed(ctx, p, steps[i].name, err);
         double ms = ms_since(&t0);
         *(double *)((char *)stats + steps[i].stat) += ms;
-        if (timed)
+        if (o->timed)
             fprintf(stderr, "PM_TIME %s: %-8s %8.1f ms\n", p->name, steps[i].name, ms);
         timespec_get(&t0, TIME_UTC);
         for (int k = 0; k < 2 && st == PM_OK; k++) {
             int ph = steps[i].text_phase[k];
-            if (ph < 0 || !(o->dump_mask & PM_DUMP_BIT(ph)))
-                continue;
-            out->text[ph] = steps[i].text[k](&c);
-            if (o->dump_to && out->text[ph])
-                fprintf(o->dump_to, "=== %s ===\n%s\n", pm_phase_names[ph], out->text[ph]);
+            if (ph >= 0 && (o->keep_mask & PM_DUMP_BIT(ph)))
+                out->text[ph] = steps[i].text[k](&c);
         }
         stats->dump_ms += ms_since(&t0);
     }

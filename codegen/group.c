@@ -7,19 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* At most this many stages in a group by default. The greedy merge asks only whether a
- * merged group has some tile under the threshold and the budget; it never asks whether
- * the merged group runs faster than its parts. Pyramids are where the answer is no: the
- * coarse levels ride along in every tile as rows of a few points (overheads, not work),
- * and the long chain needs strips beyond an L2. At 24 (32 before) interpolate's 31-stage
- * group becomes a 23-stage one in 32 x 1536 strips within an L2, its levels 4 to 7
- * computed once each; local Laplacian's collapse 23 stages instead of 27. Paper sizes,
- * bench/pm_sweep interleaved against 32: interpolate 0.81-0.82x (2 threads) and 0.80x
- * (1 thread), local Laplacian 0.91x and 0.96x, pyramid blending 1.01x and 0.98x; camera
- * pipe's 23-stage single-resolution group keeps its size (limits of 20 and 22 split it:
- * 1.08x and 1.09x), the other apps' groups are smaller. */
-#define PM_GROUP_LIMIT 24
-
 static bool is_output(const pm_pipeline *p, const pm_func *f)
 {
     for (int i = 0; i < p->noutputs; i++)
@@ -59,7 +46,7 @@ static int cmp_int(const void *a, const void *b)
 static bool try_merge(const pm_plan *plan, const draft *a, const draft *b, pm_group *gr)
 {
     int n = a->n + b->n;
-    int limit = plan->o.group_limit > 0 ? plan->o.group_limit : PM_GROUP_LIMIT;
+    int limit = plan->o.group_limit;
     if (n > limit)
         return false;
     gr->nmembers = n;

@@ -6,9 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Default work factor a consumer may grow by (inline.h). */
-#define PM_INLINE_LIMIT 2.0
-
 static bool is_own_var(const pm_func *f, const pm_expr *e)
 {
     if (e->kind != PM_EXPR_VAR)
@@ -589,7 +586,7 @@ void pm_inline_decide(pm_plan *plan)
     int n = poly->nstages;
     if (!plan->o.fusion || n == 0)
         return;
-    double limit = plan->o.inline_limit > 0 ? plan->o.inline_limit : PM_INLINE_LIMIT;
+    double limit = plan->o.inline_limit;
     /* work per point of each stage with the stages inlined so far expanded */
     double *work = calloc((size_t)n, sizeof *work);
     double *base = calloc((size_t)n, sizeof *base);

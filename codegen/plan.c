@@ -26,10 +26,10 @@ static double eval_at_estimates(const pm_plan *plan, __isl_keep isl_pw_aff *pa)
         const pm_expr *param = id ? isl_id_get_user(id) : NULL;
         isl_id_free(id);
         int64_t v = PM_DEFAULT_ESTIMATE;
-        if (param && plan->o.estimates && param->id >= 0) {
+        if (param && plan->estimates && param->id >= 0) {
             int slot = poly->pipeline->param_slot[param->id];
             if (slot >= 0)
-                v = plan->o.estimates[slot].i;
+                v = plan->estimates[slot].i;
         }
         pt = isl_point_set_coordinate_val(pt, isl_dim_param, i,
                                           isl_val_int_from_si(poly->ctx, (long)v));
@@ -43,13 +43,14 @@ static double eval_at_estimates(const pm_plan *plan, __isl_keep isl_pw_aff *pa)
     return r;
 }
 
-pm_plan *pm_plan_new(const pm_poly *poly, const pm_plan_options *o)
+pm_plan *pm_plan_new(const pm_poly *poly, const pm_options *o, const pm_value *estimates)
 {
     pm_plan *plan = calloc(1, sizeof *plan);
     if (!plan)
         return NULL;
     plan->poly = poly;
     plan->o = *o;
+    plan->estimates = estimates;
     int n = poly->nstages;
     plan->inlined = calloc((size_t)n + 1, sizeof *plan->inlined);
     plan->group_of = calloc((size_t)n + 1, sizeof *plan->group_of);

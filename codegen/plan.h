@@ -16,6 +16,7 @@
 #ifndef PM_CODEGEN_PLAN_H
 #define PM_CODEGEN_PLAN_H
 
+#include "codegen/options.h"
 #include "codegen/poly.h"
 
 #include <isl/aff.h>
@@ -59,23 +60,10 @@ typedef struct pm_group {
                                      before the next member                             */
 } pm_group;
 
-typedef struct pm_plan_options {
-    bool fusion;                  /* false: no inlining, every stage its own group        */
-    int64_t tile_size[PM_MAX_DIMS]; /* 0 = model                                          */
-    double overlap_threshold;     /* max redundancy of a fused group                       */
-    int group_limit;              /* max members of a group                                */
-    int stream_outputs;           /* 1 / 0 / -1 = the model (storage.c)                    */
-    int prefetch_reads;           /* 1 / 0 / -1 = the model (storage.c)                    */
-    double inline_limit;          /* max work factor inlining may give a consumer          */
-    int64_t cache_bytes;          /* scratch budget per tile (half the L2; tile.c: strips) */
-    int threads;
-    int vector_width;
-    const pm_value *estimates;    /* one per pipeline parameter, or NULL                   */
-} pm_plan_options;
-
 typedef struct pm_plan {
     const pm_poly *poly;          /* borrowed                                              */
-    pm_plan_options o;
+    pm_options o;                 /* the compile's resolved options (codegen/options.h)  */
+    const pm_value *estimates;    /* one per pipeline parameter, or NULL                  */
     bool *inlined;                /* per stage                                            */
     int ninline_calls;            /* calls evaluated in place though their callee is      */
     const pm_expr **inline_calls; /* stored (inline phase; see inline.h)                  */
@@ -88,7 +76,7 @@ typedef struct pm_plan {
                                      domain's bounds at the estimates                     */
 } pm_plan;
 
-pm_plan *pm_plan_new(const pm_poly *poly, const pm_plan_options *o);
+pm_plan *pm_plan_new(const pm_poly *poly, const pm_options *o, const pm_value *estimates);
 void pm_plan_free(pm_plan *plan);
 
 /* The stage index of a function, or -1 (an input image). */

@@ -55,7 +55,7 @@ static bool streamed_output(const pm_poly *poly, const pm_plan *plan, int s)
     if (plan->o.stream_outputs >= 0)
         return plan->o.stream_outputs == 1;
     const pm_poly_storage *st = &poly->storage[poly->stages[s].storage];
-    int threads = plan->o.threads > 0 ? plan->o.threads : 1;
+    int threads = plan->o.threads;
     double bytes = pm_type_size(st->type) * pm_plan_stage_volume(plan, s);
     return bytes > 2.0 * (double)plan->o.cache_bytes * threads;
 }
@@ -70,7 +70,7 @@ static bool prefetched_reads(const pm_plan *plan, int k)
         return false;
     if (plan->o.prefetch_reads >= 0)
         return plan->o.prefetch_reads == 1;
-    int threads = plan->o.threads > 0 ? plan->o.threads : 1;
+    int threads = plan->o.threads;
     return pm_plan_storage_bytes(plan, k) > 2.0 * (double)plan->o.cache_bytes * threads;
 }
 
@@ -300,7 +300,7 @@ static bool choose_prefetch_calls(pm_poly *poly, const pm_plan *plan)
 
 bool pm_storage_decide(pm_poly *poly, const pm_plan *plan)
 {
-    int threads = plan->o.threads > 0 ? plan->o.threads : 1;
+    int threads = plan->o.threads;
     poly->nslots = 0;
     if (!copy_calls(&poly->inline_calls, &poly->ninline_calls, plan->inline_calls,
                     plan->ninline_calls) ||
@@ -364,7 +364,7 @@ bool pm_storage_decide(pm_poly *poly, const pm_plan *plan)
 char *pm_storage_to_string(const pm_poly *poly, const pm_plan *plan)
 {
     pm_str s = {0};
-    int threads = plan->o.threads > 0 ? plan->o.threads : 1;
+    int threads = plan->o.threads;
     double fused = 0, unfused = 0, separate = 0;
     double *slot_bytes = calloc((size_t)poly->nslots + 1, sizeof *slot_bytes);
     for (int i = 0; i < poly->nstages; i++) {

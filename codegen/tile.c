@@ -18,10 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Defaults of the model (plan options may override). The threshold: at the paper sizes,
- * 2 threads, bench/pm_sweep's interleaved medians at 0.2 were 0.92x of 0.5's on
- * interpolate (its 29-stage group keeps less recomputation) and 0.97-0.99x on the others. */
-#define PM_OVERLAP_THRESHOLD 0.2
 /* Costs in the model's unit, one vector step of one expression node: starting a row of
  * a stage inside a tile, and calling a stage's function once per tile. */
 #define PM_ROW_COST 8.0
@@ -346,9 +342,8 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
         if (consumer_of[r] >= 0)
             in.by_consumer[fill[consumer_of[r]]++] = r;
     free(consumer_of);
-    double threshold = plan->o.overlap_threshold >= 0 ? plan->o.overlap_threshold
-                                                      : PM_OVERLAP_THRESHOLD;
-    int threads = plan->o.threads > 0 ? plan->o.threads : 1;
+    double threshold = plan->o.overlap_threshold;
+    int threads = plan->o.threads;
     model_out *out = malloc(sizeof *out), *best_out = malloc(sizeof *best_out);
     bool found = false, best_par = false;
     double best = INFINITY;

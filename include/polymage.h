@@ -602,8 +602,10 @@ typedef struct pm_jit_options {
     int threads;        /* worker threads for kernels; 0 = number of cores; at most
                            PM_MAX_THREADS                                                 */
     int opt_level;      /* PM_OPT_TUNED (default) or 0..3                                 */
-    const char *dump;   /* phases to print to stderr, "graph,domains,schedule,ast,llvm,asm"
-                           or "all"; NULL = read the PM_DUMP environment variable          */
+    const char *dump;   /* phases to print to stderr: step names ("poly,tile,ast,llvm"), text
+                           names ("domains,groups,asm") or "all" (docs/dumps.md); an
+                           unknown name is PM_ERR_ARGUMENT. NULL = read the PM_DUMP
+                           environment variable at each compile                         */
     int compile_threads; /* threads that make one kernel: its groups' isl ASTs are built
                            at once, and its module is split into that many parts (up to
                            16) compiled at once, each by a thread of its own (same
@@ -846,9 +848,10 @@ typedef struct pm_cache_stats {
  * a release's sizeof(pm_cache_stats), else PM_ERR_ARGUMENT). */
 pm_status pm_jit_stats(pm_jit *jit, pm_cache_stats *stats, size_t size);
 
-/* Text of a compiled phase for tools and tests: "llvm" (optimized IR), "ast" (isl AST),
- * "schedule", "domains", "asm" when available. NULL if the phase was not kept.
- * Valid as long as the kernel. */
+/* Text of a compiled phase for tools and tests, by one dump name: a step's name ("poly",
+ * "tile", "ast", "llvm" for the optimized IR, ...) or a text's ("domains", "groups",
+ * "asm", ...; docs/dumps.md). NULL if the text was not kept. Valid as long as the
+ * kernel. */
 const char *pm_kernel_dump(const pm_kernel *k, const char *phase);
 /* Milliseconds the compile took (or the load, for a kernel from the on-disk cache). */
 double pm_kernel_compile_ms(const pm_kernel *k);

@@ -58,19 +58,10 @@ void pm_cache_environment(const char *triple, const char *cpu, const char *featu
 char *pm_cache_key_text(const char *environment, const pm_cache_entry *e, size_t *len)
 {
     const pm_cache_family *f = e->family;
-    const pm_cache_options *o = &f->options;
-    /* Fixed-size parts first, into a small buffer; then everything into one string. */
-    char head[1024];
-    uint64_t threshold_bits, ratio_bits;
-    memcpy(&threshold_bits, &o->overlap_threshold, sizeof threshold_bits);
+    char head[PM_OPTIONS_KEY_MAX + 16];
+    uint64_t ratio_bits;
     memcpy(&ratio_bits, &e->ratio, sizeof ratio_bits);
-    int n = snprintf(head, sizeof head,
-                     "\noptions w%d t%d o%d f%d g%d s%d p%d d%u k%u th%016llx tiles %d %d %d %d %d %d %d %d\n",
-                     o->vector_width, o->threads, o->opt_level, o->fusion, o->group_limit,
-                     o->stream_outputs, o->prefetch_reads,
-                     o->dump_mask, o->keep_mask, (unsigned long long)threshold_bits, o->tile_size[0],
-                     o->tile_size[1], o->tile_size[2], o->tile_size[3], o->tile_size[4],
-                     o->tile_size[5], o->tile_size[6], o->tile_size[7]);
+    int n = snprintf(head, sizeof head, "\noptions %s\n", f->key);
     if (n < 0 || (size_t)n >= sizeof head)
         return NULL;
     size_t env_len = strlen(environment);
@@ -99,33 +90,6 @@ char *pm_cache_key_text(const char *environment, const pm_cache_entry *e, size_t
     text[at] = '\0';
     *len = at;
     return text;
-}
-
-static uint64_t options_hash(uint64_t h, const pm_cache_options *o)
-{
-    int64_t fields[9 + PM_MAX_DIMS] = {o->vector_width, o->threads, o->opt_level, o->fusion,
-                                       o->group_limit, o->dump_mask, o->keep_mask,
-                                       o->stream_outputs, o->prefetch_reads};
-    for (int d = 0; d < PM_MAX_DIMS; d++)
-        fields[9 + d] = o->tile_size[d];
-    h = pm_hash_bytes(h, fields, sizeof fields);
-    return pm_hash_bytes(h, &o->overlap_threshold, sizeof o->overlap_threshold);
-}
-
-/* Field by field (the struct may have padding); the threshold bit for bit. */
-static bool options_equal(const pm_cache_options *a, const pm_cache_options *b)
-{
-    if (a->vector_width != b->vector_width || a->threads != b->threads ||
-        a->opt_level != b->opt_level || a->fusion != b->fusion ||
-        a->group_limit != b->group_limit || a->stream_outputs != b->stream_outputs ||
-        a->prefetch_reads != b->prefetch_reads ||
-        a->dump_mask != b->dump_mask ||
-        a->keep_mask != b->keep_mask)
-        return false;
-    for (int d = 0; d < PM_MAX_DIMS; d++)
-        if (a->tile_size[d] != b->tile_size[d])
-            return false;
-    return memcmp(&a->overlap_threshold, &b->overlap_threshold, sizeof(double)) == 0;
 }
 
 static bool buckets_equal(const pm_cache_entry *e, const int64_t *buckets, double ratio,
@@ -160,13 +124,16 @@ static bool table_grow(pm_cache *c)
 }
 
 pm_cache_family *pm_cache_family_get(pm_cache *c, const pm_canon *canon,
-                                     const pm_cache_options *options, bool create)
+                                     const pm_options *options, bool create)
 {
-    uint64_t h = options_hash(canon->hash, options);
+    char key[PM_OPTIONS_KEY_MAX];
+    int key_len = pm_options_key(options, key, sizeof key);
+    if (key_len < 0)
+        return NULL;
+    uint64_t h = pm_hash_bytes(canon->hash, key, (size_t)key_len);
     if (c->table_size) {
         for (pm_cache_family *f = c->table[h & (c->table_size - 1)]; f; f = f->next)
-            if (f->hash == h && f->canon_len == canon->len &&
-                options_equal(&f->options, options) &&
+            if (f->hash == h && f->canon_len == canon->len && strcmp(f->key, key) == 0 &&
                 memcmp(f->canon, canon->text, canon->len) == 0)
                 return f;
     }
@@ -190,6 +157,7 @@ pm_cache_family *pm_cache_family_get(pm_cache *c, const pm_canon *canon,
     f->canon = text;
     f->canon_len = canon->len;
     f->options = *options;
+    memcpy(f->key, key, (size_t)key_len + 1);
     f->nparams = canon->nparams;
     f->sized = sized;
     f->next = c->table[h & (c->table_size - 1)];

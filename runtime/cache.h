@@ -21,20 +21,11 @@
 
 #include "polymage.h"
 
+#include "codegen/options.h"
 #include "frontend/canon.h"
 
 #include <stdbool.h>
 #include <stdint.h>
-
-/* The compile options as the compiler sees them: "the jit's" and "from the host"
- * resolved, the dump text parsed to its phase bits. Plain values (no pointers). */
-typedef struct pm_cache_options {
-    int vector_width, threads, opt_level, fusion, group_limit, stream_outputs, prefetch_reads;
-    unsigned dump_mask;     /* phases printed while compiling                              */
-    unsigned keep_mask;     /* phases whose text the kernel keeps (dump_mask included)     */
-    int tile_size[PM_MAX_DIMS];
-    double overlap_threshold;
-} pm_cache_options;
 
 /* The smallest and largest bucket ratios accepted: nearer 1, log() loses the exactness
  * the boundaries need; beyond 2^10 every image size falls in one of a few buckets. */
@@ -74,7 +65,8 @@ struct pm_cache_family {
     uint64_t hash;
     char *canon;              /* owned copy of the canonical text                        */
     size_t canon_len;
-    pm_cache_options options;
+    pm_options options;
+    char key[PM_OPTIONS_KEY_MAX]; /* pm_options_key of options                            */
     int nparams;
     bool *sized;              /* owned copy, nparams entries                             */
     pm_cache_entry *entries;
@@ -100,7 +92,7 @@ char *pm_cache_key_text(const char *environment, const pm_cache_entry *e, size_t
 /* The family of (canon, options): found, or made when create is set. NULL when absent,
  * or out of memory. */
 pm_cache_family *pm_cache_family_get(pm_cache *c, const pm_canon *canon,
-                                     const pm_cache_options *options, bool create);
+                                     const pm_options *options, bool create);
 /* Frees f if it has no entry (a family made for an entry that could not be). */
 void pm_cache_family_drop_if_empty(pm_cache *c, pm_cache_family *f);
 /* The entry of these buckets (NULL buckets = generic) and ratio in f, or NULL. */

@@ -4,7 +4,7 @@
  * the request's build ID proves):
  *   request  "PMCREQ01", then length-prefixed (u64) fields: build ID, nonce (16 bytes),
  *            the pipeline's canonical text, the estimates (8 bytes each; a length of
- *            UINT64_MAX for none), the resolved pm_cache_options' bytes, and i64
+ *            UINT64_MAX for none), the resolved pm_options' bytes, and i64
  *            compile_threads, i64 opt_level (the jit's)
  *   reply    "PMCREP01", u64 status, u64 message length, message, then on PM_OK the
  *            kernel in the disk cache's encoding under the nonce (u64 length, bytes)
@@ -179,7 +179,7 @@ static double now_s(void)
 
 static bool build_request(message *m, const unsigned char nonce[NONCE_BYTES],
                           const char *text, size_t text_len, int nparams,
-                          const pm_value *estimates, const pm_cache_options *options,
+                          const pm_value *estimates, const pm_options *options,
                           const pm_isolate_limits *limits)
 {
     put(m, request_magic, sizeof request_magic);
@@ -406,7 +406,7 @@ static pm_status read_reply(const exchange *x, const unsigned char nonce[NONCE_B
 }
 
 pm_status pm_isolate_compile(const pm_isolate_limits *limits, pm_pipeline *p,
-                             const pm_value *estimates, const pm_cache_options *options,
+                             const pm_value *estimates, const pm_options *options,
                              pm_disk_kernel *out, pm_compile_stats *stats, pm_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -492,7 +492,7 @@ typedef struct request {
     const char *text;
     uint64_t text_len, nestimates;
     const unsigned char *estimates; /* nestimates values' bytes, unaligned            */
-    pm_cache_options options;
+    pm_options options;
     int64_t compile_threads, opt_level;
 } request;
 

@@ -49,7 +49,7 @@ typedef struct pm_isolate_limits {
 /* Compiles (p, estimates, options) in a helper; on PM_OK, *out holds the kernel's
  * objects (out->object malloc'd) and *stats the helper's compile statistics. */
 pm_status pm_isolate_compile(const pm_isolate_limits *limits, pm_pipeline *p,
-                             const pm_value *estimates, const pm_cache_options *options,
+                             const pm_value *estimates, const pm_options *options,
                              pm_disk_kernel *out, pm_compile_stats *stats, pm_error *err);
 
 /* The helper: reads one request from in_fd, compiles, writes the reply to out_fd.

@@ -32,6 +32,7 @@
 #include "runtime/versioned.h"
 
 #include "codegen/codegen.h"
+#include "codegen/options.h"
 #include "frontend/ir.h"
 #include "frontend/error.h"
 
@@ -99,6 +100,35 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* The per-core L2 in bytes (sysfs), 0 when unknown. */
+static int64_t l2_cache_bytes(void)
+{
+    for (int i = 0; i < 8; i++) {
+        char path[96], buf[32];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            break;
+        int level = 0;
+        if (fscanf(f, "%d", &level) != 1)
+            level = 0;
+        fclose(f);
+        if (level != 2)
+            continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        f = fopen(path, "r");
+        if (!f)
+            break;
+        long kib = 0;
+        if (fgets(buf, sizeof buf, f))
+            kib = strtol(buf, NULL, 10); /* "1024K" */
+        fclose(f);
+        if (kib > 0)
+            return (int64_t)kib * 1024;
+    }
+    return 0;
+}
+
 /* ---- the jit -------------------------------------------------------------------------- */
 
 pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
@@ -107,56 +137,13 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
     pm_jit_options o;
     if (jit_options_read(options, &o, error) != PM_OK)
         return NULL;
-    if (o.threads < 0 || o.threads > PM_MAX_THREADS) {
-        pm_error_set(error, PM_ERR_ARGUMENT,
-                     "pm_jit_new: threads = %d (0 = all cores, or 1..%d, PM_MAX_THREADS)",
-                     o.threads, PM_MAX_THREADS);
+    pm_host_facts host = {.cores = number_of_cores(), .l2_bytes = l2_cache_bytes()};
+    pm_jit_settings settings;
+    if (pm_options_resolve_jit(&o, &host, &settings, error) != PM_OK)
         return NULL;
-    }
-    if (o.opt_level < PM_OPT_TUNED || o.opt_level > 3) {
-        pm_error_set(error, PM_ERR_ARGUMENT,
-                     "pm_jit_new: opt_level = %d (PM_OPT_TUNED = -1, or 0..3)", o.opt_level);
-        return NULL;
-    }
-    if (o.compile_threads < 0 || o.compile_threads > 64) {
-        pm_error_set(error, PM_ERR_ARGUMENT,
-                     "pm_jit_new: compile_threads = %d (0 = PM_COMPILE_THREADS or the cores up "
-                     "to 8, or 1..64)",
-                     o.compile_threads);
-        return NULL;
-    }
-    if (o.isolate_compiles != 0 && o.isolate_compiles != 1) {
-        pm_error_set(error, PM_ERR_ARGUMENT, "pm_jit_new: isolate_compiles = %d (0 or 1)",
-                     o.isolate_compiles);
-        return NULL;
-    }
-    if (o.compile_seconds < 0 || o.compile_memory_bytes < 0) {
-        pm_error_set(error, PM_ERR_ARGUMENT,
-                     "pm_jit_new: compile_seconds = %d, compile_memory_bytes = %lld (0 = the "
-                     "default, or a positive limit)",
-                     o.compile_seconds, (long long)o.compile_memory_bytes);
-        return NULL;
-    }
     char *helper = NULL;
-    if (o.isolate_compiles && pm_isolate_find_helper(&helper, error) != PM_OK)
+    if (settings.isolate_compiles && pm_isolate_find_helper(&helper, error) != PM_OK)
         return NULL;
-    int compile_threads = o.compile_threads;
-    const char *env_ct = getenv("PM_COMPILE_THREADS");
-    if (compile_threads == 0 && env_ct && *env_ct) {
-        /* like PM_DUMP: an override for programs that do not set the option; a bad value
-         * is an error, not a silent default */
-        char *end = NULL;
-        long v = strtol(env_ct, &end, 10);
-        if (*end != '\0' || v < 1 || v > 64) {
-            pm_error_set(error, PM_ERR_ARGUMENT,
-                         "pm_jit_new: PM_COMPILE_THREADS = \"%.32s\" (1..64)", env_ct);
-            free(helper);
-            return NULL;
-        }
-        compile_threads = (int)v;
-    }
-    if (compile_threads == 0)
-        compile_threads = number_of_cores() < 8 ? number_of_cores() : 8;
     pm_jit *jit = calloc(1, sizeof *jit);
     if (!jit) {
         free(helper);
@@ -164,16 +151,10 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
         return NULL;
     }
     jit->helper = helper;
-    jit->compile_seconds = o.compile_seconds ? o.compile_seconds : 300;
-    jit->compile_memory_bytes = o.compile_memory_bytes ? o.compile_memory_bytes
-                                                       : (int64_t)8 << 30;
+    jit->settings = settings;
     bool lock_ok = pthread_mutex_init(&jit->lock, NULL) == 0;
     bool changed_ok = pthread_cond_init(&jit->changed, NULL) == 0;
     bool work_ok = pthread_cond_init(&jit->work, NULL) == 0;
-    jit->threads = o.threads ? o.threads : number_of_cores();
-    jit->opt_level = o.opt_level;
-    jit->compile_threads = compile_threads;
-    bool dump_ok = !o.dump || (jit->dump = strdup(o.dump)) != NULL;
     jit->policy = pm_cache_policy_default();
     pm_status dir_status = PM_OK;
     if (jit->policy.disk_dir && *jit->policy.disk_dir) /* PM_CACHE_DIR: refused, not ignored */
@@ -182,11 +163,13 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
     jit->policy.disk_dir = jit->disk_dir;
     if (dir_status != PM_OK) {
         /* the message is the folder's */
-    } else if (!lock_ok || !changed_ok || !work_ok || !dump_ok || sodium_init() < 0) {
+    } else if (!lock_ok || !changed_ok || !work_ok || sodium_init() < 0) {
         pm_error_set(error, PM_ERR_NOMEM, "pm_jit_new: out of memory");
     } else {
         jit->engine = pm_engine_new(o.opt_level, error);
     }
+    if (jit->engine)
+        jit->settings.host.vector_width = pm_engine_vector_width(jit->engine);
     char env[4096];
     if (jit->engine) {
         pm_cache_environment(pm_engine_triple(jit->engine), pm_engine_cpu_name(jit->engine),
@@ -196,7 +179,6 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
     }
     if (!jit->environment) {
         pm_engine_free(jit->engine);
-        free(jit->dump);
         free(jit->disk_dir);
         free(jit->helper);
         if (work_ok)
@@ -224,7 +206,6 @@ void pm_jit_destroy(pm_jit *jit)
         }
     pm_cache_free(&jit->cache);
     pm_engine_free(jit->engine);
-    free(jit->dump);
     free(jit->environment);
     free(jit->disk_dir);
     free(jit->helper);
@@ -252,92 +233,12 @@ void pm_jit_free(pm_jit *jit)
 
 /* ---- compile ---------------------------------------------------------------------- */
 
-/* The scratch budget of one tile: half the per-core L2 (sysfs), 512 KiB if unknown. */
-static int64_t tile_cache_budget(void)
-{
-    for (int i = 0; i < 8; i++) {
-        char path[96], buf[32];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            break;
-        int level = 0;
-        if (fscanf(f, "%d", &level) != 1)
-            level = 0;
-        fclose(f);
-        if (level != 2)
-            continue;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        f = fopen(path, "r");
-        if (!f)
-            break;
-        long kib = 0;
-        if (fgets(buf, sizeof buf, f))
-            kib = strtol(buf, NULL, 10); /* "1024K" */
-        fclose(f);
-        if (kib > 0)
-            return (int64_t)kib * 1024 / 2;
-    }
-    return 512 * 1024;
-}
-
 pm_status pm_jit_resolve_options(const pm_jit *jit, const char *name,
-                                 const pm_compile_options *o, pm_cache_options *out,
-                                 pm_error *err)
+                                 const pm_compile_options *o, pm_options *out, pm_error *err)
 {
     pm_compile_options c;
     pm_status s = compile_options_read(o, name, &c, err);
-    if (s != PM_OK)
-        return s;
-    int w = c.vector_width;
-    if (w < 0 || w > 64 || (w & (w - 1)) != 0)
-        return pm_error_set(err, PM_ERR_ARGUMENT,
-                            "%s: vector_width = %d (0 = from the host, or a power of two up to 64)",
-                            name, w);
-    if (c.threads < 0 || c.threads > PM_MAX_THREADS)
-        return pm_error_set(err, PM_ERR_ARGUMENT,
-                            "%s: threads = %d (0 = the jit's, or 1..%d, PM_MAX_THREADS)", name,
-                            c.threads, PM_MAX_THREADS);
-    if (c.opt_level < PM_OPT_JIT || c.opt_level > 3)
-        return pm_error_set(err, PM_ERR_ARGUMENT,
-                            "%s: opt_level = %d (PM_OPT_JIT = -2, PM_OPT_TUNED = -1, or 0..3)",
-                            name, c.opt_level);
-    if (c.fusion != 0 && c.fusion != 1)
-        return pm_error_set(err, PM_ERR_ARGUMENT, "%s: fusion = %d (0 or 1)", name, c.fusion);
-    if (c.stream_outputs < -1 || c.stream_outputs > 1)
-        return pm_error_set(err, PM_ERR_ARGUMENT,
-                            "%s: stream_outputs = %d (-1 = from the model, 0 = never, 1 = always)",
-                            name, c.stream_outputs);
-    if (c.prefetch_reads < -1 || c.prefetch_reads > 1)
-        return pm_error_set(err, PM_ERR_ARGUMENT,
-                            "%s: prefetch_reads = %d (-1 = from the model, 0 = never, 1 = always)",
-                            name, c.prefetch_reads);
-    for (int d = 0; d < PM_MAX_DIMS; d++)
-        if (c.tile_size[d] < 0 || c.tile_size[d] > (1 << 20))
-            return pm_error_set(err, PM_ERR_ARGUMENT,
-                                "%s: tile_size[%d] = %d (0 = from the model, or 1..%d)", name, d,
-                                c.tile_size[d], 1 << 20);
-    if (c.group_limit < 0)
-        return pm_error_set(err, PM_ERR_ARGUMENT, "%s: group_limit = %d (0 = default, or a count)",
-                            name, c.group_limit);
-    if (!(c.overlap_threshold == c.overlap_threshold)) /* NaN */
-        return pm_error_set(err, PM_ERR_ARGUMENT, "%s: overlap_threshold is not a number", name);
-    *out = (pm_cache_options){0};
-    out->vector_width = w ? w : pm_engine_vector_width(jit->engine);
-    out->threads = c.threads ? c.threads : jit->threads;
-    out->opt_level = c.opt_level == PM_OPT_JIT ? jit->opt_level : c.opt_level;
-    out->fusion = c.fusion;
-    out->stream_outputs = c.stream_outputs;
-    out->prefetch_reads = c.prefetch_reads;
-    out->group_limit = c.group_limit;
-    for (int d = 0; d < PM_MAX_DIMS; d++)
-        out->tile_size[d] = c.tile_size[d];
-    /* Every negative threshold means "the model's default": one key for all of them. */
-    out->overlap_threshold = c.overlap_threshold < 0 ? -1.0 : c.overlap_threshold;
-    const char *spec = c.dump ? c.dump : jit->dump ? jit->dump : getenv("PM_DUMP");
-    out->dump_mask = pm_dump_parse(spec);
-    out->keep_mask = out->dump_mask | pm_dump_parse(c.keep);
-    return PM_OK;
+    return s == PM_OK ? pm_options_resolve(&jit->settings, &c, name, out, err) : s;
 }
 
 static void dump_phase(const pm_kernel *k, int phase, unsigned mask)
@@ -400,35 +301,19 @@ static pm_status add_split_kernel(pm_jit *jit, const pm_split_result *split, con
 
 /* The steps listed at the top of this file; k->sig is set. */
 static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                                const pm_cache_options *plan, pm_kernel *k,
+                                const pm_options *o, pm_kernel *k,
                                 pm_disk_kernel *capture, pm_error *err)
 {
     const char *name = k->sig->name;
-    LLVMTargetMachineRef tm = pm_engine_target_machine_new(jit->engine, plan->opt_level, err);
+    LLVMTargetMachineRef tm = pm_engine_target_machine_new(jit->engine, o->opt_level, err);
     if (!tm)
         return err ? err->status : PM_ERR_INTERNAL;
     LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContext();
 
     /* Codegen makes the texts asked for (printed or kept); printing is done here, in
      * phase order, with the kernel's name. */
-    pm_codegen_options co = {
-        .vector_width = plan->vector_width,
-        .threads = plan->threads,
-        .dump_mask = plan->keep_mask & ~(PM_DUMP_BIT(PM_PHASE_LLVM) | PM_DUMP_BIT(PM_PHASE_ASM)),
-        .dump_to = NULL,
-        .tm = tm,
-        .fusion = plan->fusion,
-        .stream_outputs = plan->stream_outputs,
-        .prefetch_reads = plan->prefetch_reads,
-        .overlap_threshold = plan->overlap_threshold,
-        .group_limit = plan->group_limit,
-        .cache_bytes = tile_cache_budget(),
-        .ast_threads = jit->compile_threads,
-    };
-    for (int d = 0; d < PM_MAX_DIMS; d++)
-        co.tile_size[d] = plan->tile_size[d];
     pm_codegen_result r;
-    pm_status s = pm_codegen(p, estimates, &co, LLVMOrcThreadSafeContextGetContext(tsctx), &r,
+    pm_status s = pm_codegen(p, estimates, o, tm, LLVMOrcThreadSafeContextGetContext(tsctx), &r,
                              err);
     pm_compile_stats *stats = &k->stats;
     *stats = r.stats;
@@ -436,7 +321,7 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
         k->text[ph] = r.text[ph];
         r.text[ph] = NULL;
         if (ph < PM_PHASE_LLVM)
-            dump_phase(k, ph, plan->dump_mask);
+            dump_phase(k, ph, o->dump_mask);
     }
     if (s == PM_OK && !r.module)
         s = pm_error_set(err, PM_ERR_INTERNAL, "%s: codegen returned no module", name);
@@ -458,9 +343,9 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
      * about a millisecond there, 75 ms on local Laplacian's 125000 instructions. */
     unsigned texts = PM_DUMP_BIT(PM_PHASE_LLVM) | PM_DUMP_BIT(PM_PHASE_ASM);
     pm_split_result split = {.parts = 0};
-    if (s == PM_OK && jit->compile_threads > 1 && !(plan->keep_mask & texts))
-        s = pm_split_compile(jit->engine, r.module, unique, plan->opt_level,
-                             jit->compile_threads, &split, err);
+    if (s == PM_OK && o->compile_threads > 1 && !(o->keep_mask & texts))
+        s = pm_split_compile(jit->engine, r.module, unique, o->opt_level,
+                             o->compile_threads, &split, err);
     if (s == PM_OK && split.parts > 0) {
         s = add_split_kernel(jit, &split, unique, r.nslots, k, capture, err);
         free(split.objects);
@@ -471,23 +356,23 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
     }
     if (s == PM_OK) {
         t0 = now_ms();
-        s = pm_engine_optimize(r.module, tm, plan->opt_level, err);
+        s = pm_engine_optimize(r.module, tm, o->opt_level, err);
         stats->llvm_opt_ms = now_ms() - t0;
     }
     if (s == PM_OK) {
         stats->ir_instructions_after = pm_engine_count_instructions(r.module, &stats->ir_functions);
         t0 = now_ms();
-        if (plan->keep_mask & PM_DUMP_BIT(PM_PHASE_LLVM)) {
+        if (o->keep_mask & PM_DUMP_BIT(PM_PHASE_LLVM)) {
             k->text[PM_PHASE_LLVM] = take_llvm_string(LLVMPrintModuleToString(r.module));
-            dump_phase(k, PM_PHASE_LLVM, plan->dump_mask);
+            dump_phase(k, PM_PHASE_LLVM, o->dump_mask);
         }
-        if (plan->keep_mask & PM_DUMP_BIT(PM_PHASE_ASM)) {
+        if (o->keep_mask & PM_DUMP_BIT(PM_PHASE_ASM)) {
             pm_error asm_err = {0};
             k->text[PM_PHASE_ASM] = pm_engine_emit_asm(r.module, tm, &asm_err);
-            if (!k->text[PM_PHASE_ASM] && (plan->dump_mask & PM_DUMP_BIT(PM_PHASE_ASM)))
+            if (!k->text[PM_PHASE_ASM] && (o->dump_mask & PM_DUMP_BIT(PM_PHASE_ASM)))
                 /* a dump is a courtesy: say why, go on */
                 fprintf(stderr, "=== %s: asm unavailable: %s ===\n", name, asm_err.message);
-            dump_phase(k, PM_PHASE_ASM, plan->dump_mask);
+            dump_phase(k, PM_PHASE_ASM, o->dump_mask);
         }
         stats->dump_ms += now_ms() - t0;
         k->pool = pm_scratch_pool_new(r.nslots);
@@ -523,14 +408,14 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
 }
 
 /* The totals of a compiled kernel's stats; PM_TIME=1 prints them. */
-static void finish_stats(pm_kernel *k)
+static void finish_stats(pm_kernel *k, bool timed)
 {
     pm_compile_stats *s = &k->stats;
     s->total_ms = k->compile_ms;
     s->code_bytes = (int64_t)k->code_bytes;
     s->other_ms = s->total_ms - (s->isl_schedule_ms + s->isl_ast_ms + s->ir_build_ms +
                                  s->dump_ms + s->llvm_wall_ms + s->link_ms);
-    if (getenv("PM_TIME"))
+    if (timed)
         fprintf(stderr,
                 "PM_TIME %s: total %.1f ms = isl schedule %.1f + isl ast %.1f + ir %.1f + "
                 "llvm %.1f (passes %.1f + machine code %.1f in %lld part%s) + link %.1f + "
@@ -578,7 +463,7 @@ static void unload_kernel(pm_kernel *k)
 
 /* A new kernel with one reference, counted in live_kernels (the jit now waits for it);
  * NULL when the jit is being freed or memory is out. */
-static pm_kernel *kernel_begin(pm_jit *jit, const pm_cache_options *options, const char *name,
+static pm_kernel *kernel_begin(pm_jit *jit, const pm_options *options, const char *name,
                                pm_error *error)
 {
     pm_kernel *k = calloc(1, sizeof *k);
@@ -633,7 +518,7 @@ static bool load_from_disk(pm_jit *jit, pm_pipeline *p, const pm_disk_request *d
 
 /* Compiles in this process; capture (or NULL) receives the objects. */
 static pm_status build_here(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                            const pm_cache_options *options, pm_kernel *k,
+                            const pm_options *options, pm_kernel *k,
                             pm_disk_kernel *capture, pm_error *error)
 {
     k->sig = pm_signature_new(p);
@@ -648,14 +533,14 @@ static pm_status build_here(pm_jit *jit, pm_pipeline *p, const pm_value *estimat
 /* Compiles in a helper process (runtime/isolate.h), then loads its objects like a disk
  * cache file; capture receives them. */
 static pm_status build_isolated(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                                const pm_cache_options *options, pm_kernel *k,
+                                const pm_options *options, pm_kernel *k,
                                 pm_disk_kernel *capture, pm_error *error)
 {
     pm_isolate_limits limits = {.helper = jit->helper,
-                                .seconds = jit->compile_seconds,
-                                .memory_bytes = jit->compile_memory_bytes,
-                                .compile_threads = jit->compile_threads,
-                                .opt_level = jit->opt_level};
+                                .seconds = jit->settings.compile_seconds,
+                                .memory_bytes = jit->settings.compile_memory_bytes,
+                                .compile_threads = jit->settings.compile_threads,
+                                .opt_level = jit->settings.opt_level};
     pm_compile_stats stats;
     pm_status s = pm_isolate_compile(&limits, p, estimates, options, capture, &stats, error);
     if (s == PM_OK)
@@ -671,7 +556,7 @@ static pm_status build_isolated(pm_jit *jit, pm_pipeline *p, const pm_value *est
 }
 
 pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                               const pm_cache_options *options, const pm_disk_request *disk,
+                               const pm_options *options, const pm_disk_request *disk,
                                pm_error *error)
 {
     double t0 = now_ms();
@@ -693,7 +578,7 @@ pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *esti
         return NULL;
     }
     k->compile_ms = now_ms() - t0;
-    finish_stats(k);
+    finish_stats(k, options->timed);
     if (disk && capture.object)
         k->disk_written = pm_disk_write(disk->dir, disk->key, disk->key_len, &capture,
                                         disk->max_bytes);
@@ -702,7 +587,7 @@ pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *esti
 }
 
 pm_status pm_jit_compile_object(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                                const pm_cache_options *options, pm_disk_kernel *out,
+                                const pm_options *options, pm_disk_kernel *out,
                                 pm_compile_stats *stats, pm_error *err)
 {
     double t0 = now_ms();
@@ -715,7 +600,7 @@ pm_status pm_jit_compile_object(pm_jit *jit, pm_pipeline *p, const pm_value *est
         s = pm_error_set(err, PM_ERR_INTERNAL, "%s: the compile kept no object", p->name);
     if (s == PM_OK) {
         k->compile_ms = now_ms() - t0;
-        finish_stats(k);
+        finish_stats(k, options->timed);
         *stats = k->stats;
     } else {
         free(out->object);
@@ -738,7 +623,7 @@ pm_kernel *pm_jit_compile(pm_jit *jit, pm_pipeline *p, const pm_value *estimates
         pm_error_set(error, PM_ERR_MISUSE, "pm_jit_compile: the pipeline is NULL");
         return NULL;
     }
-    pm_cache_options resolved;
+    pm_options resolved;
     if (pm_jit_resolve_options(jit, p->name, options, &resolved, error) != PM_OK)
         return NULL;
     return pm_jit_get_kernel(jit, p, estimates, &resolved, NULL, error);

@@ -172,10 +172,12 @@ void pm_kernel_free(pm_kernel *k)
 
 const char *pm_kernel_dump(const pm_kernel *k, const char *phase)
 {
-    if (!k || !phase)
+    if (!k || !phase || strpbrk(phase, ", ") || strcmp(phase, "all") == 0)
         return NULL;
+    /* one name: a text's, or a step's (the first text its decisions show in) */
+    unsigned bits = pm_dump_parse(phase);
     for (int i = 0; i < PM_NPHASES; i++)
-        if (strcmp(phase, pm_phase_names[i]) == 0)
+        if (bits & PM_DUMP_BIT(i))
             return k->text[i];
     return NULL;
 }

@@ -32,15 +32,10 @@ struct pm_serve_job;
 
 struct pm_jit {
     pm_engine *engine;
-    int threads;            /* resolved: >= 1                                        */
-    int opt_level;          /* PM_OPT_TUNED or 0..3                                   */
-    int compile_threads;    /* resolved: 1..64 parts (threads) per kernel's machine code */
-    char *dump;             /* copy of options.dump, or NULL (= PM_DUMP at compile)    */
+    pm_jit_settings settings; /* the jit's options, resolved (codegen/options.h)      */
     char *environment;      /* the jit-wide part of cache keys (pm_cache_environment)  */
     char *helper;           /* the compile helper's path when compiles are isolated,
                                else NULL (runtime/isolate.h)                            */
-    int compile_seconds;    /* an isolated compile's limits, resolved                   */
-    int64_t compile_memory_bytes;
     /* Guards everything below. Held only for table work, never during a compile or a
      * run: compiles of different pipelines (contexts) proceed in parallel.            */
     pthread_mutex_t lock;
@@ -104,7 +99,7 @@ void pm_kernel_release(pm_kernel *k);
 /* The options of one compile, every "the jit's" and "from the host" resolved and
  * checked; PM_ERR_ARGUMENT naming `name` and the field otherwise. */
 pm_status pm_jit_resolve_options(const pm_jit *jit, const char *name,
-                                 const pm_compile_options *options, pm_cache_options *out,
+                                 const pm_compile_options *options, pm_options *out,
                                  pm_error *err);
 /* Where a kernel may be found on disk and kept (runtime/disk_cache.h); owned strings. */
 typedef struct pm_disk_request {
@@ -117,14 +112,14 @@ typedef struct pm_disk_request {
 /* Compiles p into relocatable objects (out->object malloc'd) without caching or keeping
  * a kernel: the compile helper's work (runtime/isolate.c). */
 pm_status pm_jit_compile_object(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                                const pm_cache_options *options, pm_disk_kernel *out,
+                                const pm_options *options, pm_disk_kernel *out,
                                 pm_compile_stats *stats, pm_error *err);
 /* A new kernel (no lookup in the jit's cache) with one reference, counted in
  * live_kernels: loaded from the disk cache when `disk` is set and it holds a valid
  * object for the key, else compiled (and then written there). Takes the lock briefly;
  * never called with it held. NULL and a message on failure. */
 pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                               const pm_cache_options *options, const pm_disk_request *disk,
+                               const pm_options *options, const pm_disk_request *disk,
                                pm_error *err);
 /* The cached kernel of (p, estimates, options) with one more reference, or a new one
  * compiled in this thread and cached (waiting for another thread's compile of the same
@@ -133,7 +128,7 @@ pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *esti
  * set *serving and return NULL, so the caller runs that kernel (decided under one lock
  * with the entry's creation, so concurrent first calls cannot both compile). */
 pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                             const pm_cache_options *options, bool *serving, pm_error *err);
+                             const pm_options *options, bool *serving, pm_error *err);
 /* With the lock held: takes kernels out of the cache while it is over budget, returns
  * those nobody holds any more (linked by next_dropped) for pm_jit_drop_kernels. */
 pm_kernel *pm_jit_evict_locked(pm_jit *jit);

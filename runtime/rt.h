@@ -13,8 +13,8 @@
  *   void    pm_rt_fail(pm_run_ctx *rt, int32_t status, const char *why);
  * A slot is used by one thread at a time. Simplest: allocate every scratchpad in the
  * entry, before GOMP_parallel, one slot per (buffer, thread) pair when each worker needs
- * its own; the thread count is pm_codegen_options.threads (the runtime resolves 0 to the
- * number of cores before codegen), the same number pm_rt_threads returns at run time.
+ * its own; the thread count is pm_options.threads (resolved before codegen), the same
+ * number pm_rt_threads returns at run time.
  */
 #ifndef PM_RUNTIME_RT_H
 #define PM_RUNTIME_RT_H

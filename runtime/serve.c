@@ -36,7 +36,7 @@ typedef struct pm_serve_job {
     pm_ctx *ctx;               /* the jit's copy of the pipeline lives here               */
     pm_pipeline *pipeline;
     pm_value *estimates;       /* the serving call's parameter values                     */
-    pm_cache_options options;
+    pm_options options;
     pm_disk_request *disk;     /* or NULL                                                 */
     struct pm_serve_job *next;
 } pm_serve_job;
@@ -356,7 +356,7 @@ static int64_t *bucket_space(int nparams, int64_t *local)
 }
 
 pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                             const pm_cache_options *options, bool *serving, pm_error *err)
+                             const pm_options *options, bool *serving, pm_error *err)
 {
     bool serve = serving && *serving;
     if (serving)
@@ -541,7 +541,7 @@ static void *compile_thread(void *arg)
  * the policy allows. Copies the pipeline into a context of the jit's own. */
 static void queue_compile(pm_jit *jit, pm_cache_family *f, pm_pipeline *p,
                           const pm_value *values, const int64_t *buckets, double ratio,
-                          const pm_cache_options *options)
+                          const pm_options *options)
 {
     if (jit->queued >= jit->policy.max_queued) {
         jit->stats.queue_full++;
@@ -593,7 +593,7 @@ pm_status pm_jit_run(pm_jit *jit, pm_pipeline *p, const pm_compile_options *opti
     if (!params && p->nparams > 0)
         return pm_error_set(error, PM_ERR_ARGUMENT, "%s: the parameter values are NULL",
                             p->name);
-    pm_cache_options resolved;
+    pm_options resolved;
     if (pm_jit_resolve_options(jit, p->name, options, &resolved, error) != PM_OK)
         return error ? error->status : PM_ERR_ARGUMENT;
     const pm_canon *canon = pm_pipeline_canon(p);
@@ -673,7 +673,7 @@ pm_status pm_jit_scratch_estimate(pm_jit *jit, pm_pipeline *p, const pm_compile_
     if (!params && p->nparams > 0)
         return pm_error_set(error, PM_ERR_ARGUMENT, "%s: the parameter values are NULL",
                             p->name);
-    pm_cache_options resolved;
+    pm_options resolved;
     if (pm_jit_resolve_options(jit, p->name, options, &resolved, error) != PM_OK)
         return error ? error->status : PM_ERR_ARGUMENT;
     const pm_canon *canon = pm_pipeline_canon(p);

@@ -9,6 +9,7 @@
  * refused one. Compiled-vs-interpreter results are test_compiled.c; hostile
  * inputs are test_bad_input.c.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv, strdup */
 #include "check.h"
 #include "samples.h"
 
@@ -532,6 +533,65 @@ static void test_dumps(pm_jit *jit)
     pm_ctx_free(ctx);
 }
 
+/* Every step's name is a dump name (and a pm_kernel_dump name); an unknown name in
+ * dump, keep, PM_DUMP or the jit's dump is PM_ERR_ARGUMENT listing the valid ones. */
+static void test_dump_names(pm_jit *jit)
+{
+    static const char *const steps[] = {"graph", "poly",     "inline", "group", "align",
+                                        "tile",  "storage", "schedule", "ast",  "llvm"};
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_blur(ctx);
+    pm_error err;
+    pm_compile_options co = pm_compile_options_default();
+    co.dump = "";
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        co.keep = steps[i];
+        pm_kernel *k = pm_jit_compile(jit, p, NULL, &co, &err);
+        if (!CHECK(k != NULL))
+            continue;
+        if (!CHECK(pm_kernel_dump(k, steps[i]) != NULL))
+            fprintf(stderr, "  no text kept for the step name \"%s\"\n", steps[i]);
+        pm_kernel_free(k);
+    }
+    const char *bad[] = {"bogus", "ast,nope", "graph domainz"};
+    const char *named[] = {"\"bogus\"", "\"nope\"", "\"domainz\""};
+    for (int i = 0; i < 3; i++) {
+        co.dump = bad[i];
+        co.keep = NULL;
+        CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+        CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+        CHECK_CONTAINS(err.message, named[i]);
+        CHECK_CONTAINS(err.message, "dump");
+        CHECK_CONTAINS(err.message, "inline, group, align"); /* the valid names */
+        CHECK_CONTAINS(err.message, "domains");
+        co.dump = "";
+        co.keep = bad[i];
+        CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+        CHECK_CONTAINS(err.message, named[i]);
+        CHECK_CONTAINS(err.message, "keep");
+    }
+    co.dump = NULL; /* the jit's: PM_DUMP */
+    co.keep = NULL;
+    const char *saved = getenv("PM_DUMP");
+    char *copy = saved ? strdup(saved) : NULL;
+    setenv("PM_DUMP", "asts", 1);
+    CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+    CHECK_CONTAINS(err.message, "PM_DUMP");
+    CHECK_CONTAINS(err.message, "\"asts\"");
+    if (copy)
+        setenv("PM_DUMP", copy, 1);
+    else
+        unsetenv("PM_DUMP");
+    free(copy);
+    pm_jit_options jo = pm_jit_options_default();
+    jo.dump = "graph,tiles";
+    CHECK(pm_jit_new(&jo, &err) == NULL);
+    CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "pm_jit_new");
+    CHECK_CONTAINS(err.message, "\"tiles\"");
+    pm_ctx_free(ctx);
+}
+
 /* ---- compile statistics --------------------------------------------------------------- */
 
 /* The parts are each inside the total, add up to it with other_ms, and the sizes are
@@ -938,6 +998,7 @@ int main(void)
     test_errors();
     test_failed_pipeline_keeps_context(jit);
     test_dumps(jit);
+    test_dump_names(jit);
     test_compile_stats(jit);
     test_unsharp_ir();
     test_concurrency(jit);

@@ -27,15 +27,18 @@ int main(void)
 
 #include <llvm-c/Analysis.h>
 
-static pm_codegen_options options(int width)
+static pm_options options(int width)
 {
-    pm_codegen_options o = {0};
+    pm_options o = pm_options_default();
+    o.fusion = 0; /* the unfused baseline, no streaming, no prefetches */
+    o.stream_outputs = 0;
+    o.prefetch_reads = 0;
+    o.overlap_threshold = 0;
     o.vector_width = width;
     o.threads = 2;
-    o.dump_mask = PM_DUMP_BIT(PM_PHASE_GRAPH) | PM_DUMP_BIT(PM_PHASE_DOMAINS) |
+    o.keep_mask = PM_DUMP_BIT(PM_PHASE_GRAPH) | PM_DUMP_BIT(PM_PHASE_DOMAINS) |
                   PM_DUMP_BIT(PM_PHASE_SCHEDULE) | PM_DUMP_BIT(PM_PHASE_AST) |
                   PM_DUMP_BIT(PM_PHASE_STORAGE);
-    o.dump_to = getenv("PM_TEST_VERBOSE") ? stderr : NULL;
     return o;
 }
 
@@ -43,9 +46,9 @@ static pm_codegen_options options(int width)
 static char *compile(pm_pipeline *p, int width, pm_codegen_result *r)
 {
     LLVMContextRef C = LLVMContextCreate();
-    pm_codegen_options o = options(width);
+    pm_options o = options(width);
     pm_error err = {0};
-    pm_status st = pm_codegen(p, NULL, &o, C, r, &err);
+    pm_status st = pm_codegen(p, NULL, &o, NULL, C, r, &err);
     if (!CHECK_STATUS(st, PM_OK)) {
         fprintf(stderr, "  %s\n", err.message);
         LLVMContextDispose(C);
@@ -78,9 +81,9 @@ static void test_unsharp(void)
     }
     pm_codegen_result r = {0};
     LLVMContextRef C = LLVMContextCreate();
-    pm_codegen_options o = options(16);
+    pm_options o = options(16);
     pm_error err = {0};
-    CHECK_STATUS(pm_codegen(p, NULL, &o, C, &r, &err), PM_OK);
+    CHECK_STATUS(pm_codegen(p, NULL, &o, NULL, C, &r, &err), PM_OK);
     CHECK(r.module != NULL);
     CHECK_CONTAINS(r.text[PM_PHASE_GRAPH], "blurx");
     CHECK_CONTAINS(r.text[PM_PHASE_DOMAINS], "blurx");
@@ -173,9 +176,9 @@ static void test_time_iterated_ast(void)
     if (p) {
         pm_codegen_result r = {0};
         LLVMContextRef C = LLVMContextCreate();
-        pm_codegen_options o = options(16);
+        pm_options o = options(16);
         pm_error err = {0};
-        CHECK_STATUS(pm_codegen(p, NULL, &o, C, &r, &err), PM_OK);
+        CHECK_STATUS(pm_codegen(p, NULL, &o, NULL, C, &r, &err), PM_OK);
         CHECK_CONTAINS(r.text[PM_PHASE_DOMAINS], "parallel dim 1, vectorizable");
         CHECK_CONTAINS(r.text[PM_PHASE_AST], "for (int c0 = 1; c0 <= T; c0 += 1) {\n      // parallel");
         CHECK_CONTAINS(r.text[PM_PHASE_AST], "heat_c1(c0, c1);");
@@ -189,8 +192,8 @@ static void test_errors(void)
 {
     pm_codegen_result r;
     pm_error err = {0};
-    pm_codegen_options o = options(16);
-    CHECK_STATUS(pm_codegen(NULL, NULL, &o, NULL, &r, &err), PM_ERR_MISUSE);
+    pm_options o = options(16);
+    CHECK_STATUS(pm_codegen(NULL, NULL, &o, NULL, NULL, &r, &err), PM_ERR_MISUSE);
     CHECK_CONTAINS(err.message, "pm_codegen");
     CHECK(r.module == NULL);
     pm_codegen_result_free(NULL);

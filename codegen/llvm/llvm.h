@@ -105,7 +105,8 @@ typedef struct pm_llvm {
     LLVMModuleRef M;
     LLVMBuilderRef B;
     const pm_poly *poly;
-    const pm_codegen_options *o;
+    const pm_options *o;
+    LLVMTargetMachineRef tm;        /* the host's, or NULL (no target: tests)             */
     LLVMTypeRef t_i1, t_i8, t_i16, t_i32, t_i64, t_f32, t_f64, t_ptr, t_void;
     LLVMValueRef fn;                /* function being emitted                              */
     LLVMValueRef rt_arg;            /* pm_run_ctx* of the entry                            */
@@ -154,7 +155,8 @@ typedef struct pm_llvm {
 
 /* module.c */
 pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
-                        const pm_codegen_options *o, LLVMContextRef C, const char *entry_name,
+                        const pm_options *o, LLVMTargetMachineRef tm, LLVMContextRef C,
+                        const char *entry_name,
                         LLVMModuleRef *out, pm_error *err);
 void pm_llvm_set_fn_attrs(pm_llvm *g, LLVMValueRef fn);
 /* A fence when non-temporal stores were emitted (g->streamed): at the end of a parallel

@@ -65,9 +65,9 @@ void pm_llvm_set_fn_attrs(pm_llvm *g, LLVMValueRef fn)
     unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
                             LLVMCreateEnumAttribute(g->C, nounwind, 0));
-    if (g->o->tm) {
-        char *cpu = LLVMGetTargetMachineCPU(g->o->tm);
-        char *feat = LLVMGetTargetMachineFeatureString(g->o->tm);
+    if (g->tm) {
+        char *cpu = LLVMGetTargetMachineCPU(g->tm);
+        char *feat = LLVMGetTargetMachineFeatureString(g->tm);
         LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
                                 LLVMCreateStringAttribute(g->C, "target-cpu", 10, cpu, strlen(cpu)));
         LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
@@ -305,7 +305,7 @@ static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
                 b->stride[d] = pm_llvm_i64(g, count);
                 count *= st->tile_ext[d];
             }
-            int threads = g->o->threads > 0 ? g->o->threads : 1;
+            int threads = g->o->threads;
             snprintf(who, sizeof who, "%s's tile scratchpads for %d thread%s", st->func->name,
                      threads, threads == 1 ? "" : "s");
             b->base = rt_buffer(g, st->index, pm_llvm_i64(g, st->tile_bytes * threads), who,
@@ -371,7 +371,8 @@ static bool has_feature(const char *features, const char *name)
 }
 
 pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
-                        const pm_codegen_options *o, LLVMContextRef C, const char *entry_name,
+                        const pm_options *o, LLVMTargetMachineRef tm, LLVMContextRef C,
+                        const char *entry_name,
                         LLVMModuleRef *out, pm_error *err)
 {
     pm_llvm g = {0};
@@ -383,6 +384,7 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
     g.poly = poly;
     g.ast = ast;
     g.o = o;
+    g.tm = tm;
     pm_error local = {0}; /* the emitter reports through an err even without the caller's */
     g.err = err ? err : &local;
     g.vector_width = o->vector_width > 1 ? o->vector_width : 1;
@@ -398,15 +400,15 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
     g.t_f64 = LLVMDoubleTypeInContext(C);
     g.t_ptr = LLVMPointerTypeInContext(C, 0);
     g.t_void = LLVMVoidTypeInContext(C);
-    if (o->tm) {
-        char *triple = LLVMGetTargetMachineTriple(o->tm);
+    if (tm) {
+        char *triple = LLVMGetTargetMachineTriple(tm);
         LLVMSetTarget(g.M, triple);
         LLVMDisposeMessage(triple);
-        LLVMTargetDataRef td = LLVMCreateTargetDataLayout(o->tm);
+        LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
         LLVMSetModuleDataLayout(g.M, td);
         LLVMDisposeTargetData(td);
-        char *feat = LLVMGetTargetMachineFeatureString(o->tm);
-        char *arch = LLVMGetTargetMachineTriple(o->tm);
+        char *feat = LLVMGetTargetMachineFeatureString(tm);
+        char *arch = LLVMGetTargetMachineTriple(tm);
         bool x86 = strncmp(arch, "x86_64", 6) == 0;
         g.avx512f = x86 && has_feature(feat, "avx512f");
         g.avx512vl = g.avx512f && has_feature(feat, "avx512vl");
