@@ -2,7 +2,7 @@
  *
  * Promise: pm_codegen runs the compiler's phases in order (listed in codegen/driver.c,
  * the one screen to read): polyhedral form -> inline -> group -> align -> tile ->
- * storage -> schedule -> isl AST -> LLVM IR, and returns
+ * storage -> schedule -> isl AST -> lower -> LLVM IR, and returns
  * a module holding one entry function with the kernel ABI below. It keeps the text of
  * each phase when asked (for PM_DUMP and pm_kernel_dump).
  *
@@ -49,6 +49,7 @@ typedef enum pm_phase {
     PM_PHASE_STORAGE,  /* buffers, scratchpads, slots, peak bytes                     */
     PM_PHASE_SCHEDULE, /* the isl schedule tree with its marks                        */
     PM_PHASE_AST,      /* the isl AST                                                  */
+    PM_PHASE_LOWER,    /* per loop and per read: the vector code chosen, and why       */
     PM_PHASE_SIZES,    /* code size: AST copies of each statement, IR per function     */
     PM_PHASE_LLVM,     /* optimized IR (the runtime fills it after its passes)        */
     PM_PHASE_ASM,      /* machine code (runtime, only when dumped)                    */

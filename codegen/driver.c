@@ -9,9 +9,10 @@
  *   storage   full buffers, tile scratchpads, slots              (codegen/storage.c)
  *   schedule  the isl schedule tree, every decision a mark       (codegen/schedule.c)
  *   ast       the isl AST; tile origins as AST expressions       (codegen/ast.c)
- *   llvm      LLVM IR that follows the marks: <W x T>, GOMP      (codegen/llvm/)
+ *   lower     per loop and read: vectors, width, shape, strategy (codegen/lower.c)
+ *   llvm      LLVM IR that follows the marks and the lowering    (codegen/llvm/)
  * The steps table below is the list; each step may leave a text (pm_phase), made only
- * when its PM_DUMP_BIT is set (kept in the result, printed to options.dump_to), and
+ * when its PM_DUMP_BIT is set in options.keep_mask (the runtime prints them), and
  * records its time in the result's pm_compile_stats (PM_TIME=1 prints it per step).
  */
 #include "codegen/codegen.h"
@@ -21,6 +22,7 @@
 #include "codegen/group.h"
 #include "codegen/inline.h"
 #include "codegen/llvm/llvm.h"
+#include "codegen/lower.h"
 #include "codegen/options.h"
 #include "codegen/plan.h"
 #include "codegen/poly.h"
@@ -45,7 +47,8 @@ const char *const pm_phase_names[PM_NPHASES] = {
     [PM_PHASE_GRAPH] = "graph",       [PM_PHASE_DOMAINS] = "domains",
     [PM_PHASE_GROUPS] = "groups",     [PM_PHASE_DOT] = "dot",
     [PM_PHASE_STORAGE] = "storage",   [PM_PHASE_SCHEDULE] = "schedule",
-    [PM_PHASE_AST] = "ast",           [PM_PHASE_SIZES] = "sizes",
+    [PM_PHASE_AST] = "ast",           [PM_PHASE_LOWER] = "lower",
+    [PM_PHASE_SIZES] = "sizes",
     [PM_PHASE_LLVM] = "llvm",
     [PM_PHASE_ASM] = "asm"};
 
@@ -64,6 +67,7 @@ typedef struct compile {
     isl_schedule *sched;
     isl_schedule **group_sched; /* each group's part of sched (plan->ngroups)              */
     pm_ast *ast;
+    pm_lower *lower;
 } compile;
 
 static pm_status failed(compile *c, pm_status fallback)
@@ -141,9 +145,18 @@ static pm_status step_ast(compile *c)
     return c->ast ? PM_OK : failed(c, PM_ERR_INTERNAL);
 }
 
+static pm_status step_lower(compile *c)
+{
+    pm_target target = pm_target_of(c->tm, c->o->vector_width);
+    c->lower = pm_lower_new(c->poly, c->ast, c->o, &target);
+    if (!c->lower)
+        return pm_error_set(c->err, PM_ERR_NOMEM, "%s: out of memory", c->p->name);
+    return PM_OK;
+}
+
 static pm_status step_llvm(compile *c)
 {
-    pm_status st = pm_llvm_build(c->poly, c->ast, c->o, c->tm, c->llvm_ctx, c->out->entry_name,
+    pm_status st = pm_llvm_build(c->poly, c->ast, c->lower, c->o, c->tm, c->llvm_ctx, c->out->entry_name,
                                  &c->out->module, c->err);
     c->out->nslots = c->poly->nslots;
     return st;
@@ -157,6 +170,7 @@ static char *text_groups(compile *c) { return pm_plan_groups_to_string(c->plan);
 static char *text_dot(compile *c) { return pm_plan_to_dot(c->plan); }
 static char *text_storage(compile *c) { return pm_storage_to_string(c->poly, c->plan); }
 static char *text_ast(compile *c) { return pm_ast_to_string(c->ast); }
+static char *text_lower(compile *c) { return pm_lower_to_string(c->lower); }
 
 static char *text_schedule(compile *c)
 {
@@ -309,6 +323,8 @@ static const step steps[] = {
      STAT(schedule_ms), {PM_PHASE_SCHEDULE, -1}, {text_schedule, NULL}, BIT(SCHEDULE)},
     {"ast", "the isl AST", step_ast, STAT(isl_ast_ms), {PM_PHASE_AST, -1}, {text_ast, NULL},
      BIT(AST)},
+    {"lower", "per loop and per read: vectors or not, width, shape, read strategy, and why",
+     step_lower, STAT(ir_build_ms), {PM_PHASE_LOWER, -1}, {text_lower, NULL}, BIT(LOWER)},
     {"llvm",
      "LLVM IR with <W x T> vectors and GOMP_parallel, optimized (the tuned pipeline), then "
      "machine code in ORC LLJIT",
@@ -458,7 +474,7 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_options
         return pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
     /* isl errors become this call's pm_error (step_failed), never text on stderr. */
     isl_options_set_on_error(ctx, o->isl_abort ? ISL_ON_ERROR_ABORT : ISL_ON_ERROR_CONTINUE);
-    compile c = {p, estimates, o, tm, llvm_ctx, out, err, ctx, NULL, NULL, NULL, NULL, NULL};
+    compile c = {p, estimates, o, tm, llvm_ctx, out, err, ctx, NULL, NULL, NULL, NULL, NULL, NULL};
     pm_status st = PM_OK;
     pm_compile_stats *stats = &out->stats;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0] && st == PM_OK; i++) {
@@ -481,6 +497,7 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_options
     stats->isl_schedule_ms = stats->poly_ms + stats->inline_ms + stats->group_ms +
                              stats->align_ms + stats->tile_ms + stats->storage_ms +
                              stats->schedule_ms;
+    pm_lower_free(c.lower);
     pm_ast_free(c.ast);
     for (int g = 0; c.group_sched && g < c.plan->ngroups; g++)
         isl_schedule_free(c.group_sched[g]);

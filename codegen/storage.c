@@ -2,24 +2,11 @@
 #include "codegen/storage.h"
 
 #include "codegen/tile.h"
+#include "codegen/costs.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* How far ahead along a row a prefetched read fetches: unsharp mask at 2048 x 2048, 2
- * threads (bench/pm_sweep, one process): 256 bytes 0.91x the time without, 1024 0.86x,
- * 2048 0.84x, 4096 0.85x, 8192 0.90x. */
-#define PM_PREFETCH_BYTES 2048
-
-/* The least bytes read from prefetched buffers per unit of work (pm_plan_stage_cost's
- * units) for a group's reads to prefetch by default: a group doing more work per byte
- * does not wait on memory, and its prefetches only cost. Measured (bench/pm_sweep, 2
- * threads; prefetch at 2048 bytes against none): unsharp mask's group reads 0.062 and ran
- * in 0.80-0.84x the time; Harris's reads 0.034 and ran 1.03-1.10x slower (1.15x at 1
- * thread, where 512 bytes ahead was neutral); interpolate's and pyramid blending's groups
- * read 0.10-0.34 (0.91-0.94x), local Laplacian's and bilateral grid's 0.04-0.28 (within
- * noise); camera pipe's 0.0065 (0.97-1.0x). */
-#define PM_PREFETCH_MIN_BYTES 0.05
 
 /* The last group that reads stage s (its own group when none does). Groups run in
  * order, one after the other. */
@@ -261,13 +248,13 @@ static bool add_leading_reads(pm_poly *poly, int s, stream_reads *r, leading_rea
 
 /* poly->prefetch_calls: per stage, the leading read of each stream (the first of equal
  * ones), kept when the option says 1, or it says -1 and some group the read is emitted
- * in reads at least PM_PREFETCH_MIN_BYTES per unit of work; false when out of memory. */
+ * in reads at least pm_costs.prefetch_min_bytes per unit of work; false when out of memory. */
 static bool choose_prefetch_calls(pm_poly *poly, const pm_plan *plan)
 {
     free(poly->prefetch_calls);
     poly->prefetch_calls = NULL;
     poly->nprefetch_calls = 0;
-    poly->prefetch_bytes = PM_PREFETCH_BYTES;
+    poly->prefetch_bytes = pm_costs.prefetch_bytes;
     int n = 0, cap = 0, ng = plan->ngroups;
     leading_read *lead = NULL;
     stream_reads r = {.poly = poly};
@@ -286,7 +273,7 @@ static bool choose_prefetch_calls(pm_poly *poly, const pm_plan *plan)
         for (int i = 0; i < n; i++) {
             bool keep = plan->o.prefetch_reads == 1;
             for (int g = 0; g < ng && !keep && plan->o.prefetch_reads < 0; g++)
-                keep = per_group[g] >= PM_PREFETCH_MIN_BYTES &&
+                keep = per_group[g] >= pm_costs.prefetch_min_bytes &&
                        emitted_in(plan, reached, lead[i].stage, g);
             if (keep)
                 poly->prefetch_calls[poly->nprefetch_calls++] = lead[i].call;
@@ -419,7 +406,7 @@ char *pm_storage_to_string(const pm_poly *poly, const pm_plan *plan)
             pm_str_append(&s, " (%d leading reads)", ncalls);
         else if (plan->o.prefetch_reads < 0)
             pm_str_append(&s, " (none: its readers' groups do more than %.0f units of work per "
-                              "byte)", 1.0 / PM_PREFETCH_MIN_BYTES);
+                              "byte)", 1.0 / pm_costs.prefetch_min_bytes);
         else
             pm_str_append(&s, " (no leading read)");
     }

@@ -1,6 +1,8 @@
 /* tile.c — tile sizes from a model, footprints from isl (see tile.h). */
 #include "codegen/tile.h"
 
+#include "codegen/costs.h"
+
 #include "codegen/align.h"
 #include "frontend/isl_expr.h"
 
@@ -17,43 +19,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Costs in the model's unit, one vector step of one expression node: starting a row of
- * a stage inside a tile, and calling a stage's function once per tile. */
-#define PM_ROW_COST 8.0
-#define PM_STAGE_CALL_COST 50.0
-/* A row segment streamed from or to a full buffer in memory (the live-out's rows, and
- * the rows of members that read only outside the group): short segments leave the
- * hardware prefetcher little to run ahead on. Harris at 6400 x 6400, 2 threads
- * (bench/pm_sweep): 64 x 512 tiles (its choice with this cost) took 0.93x the time of
- * the 128 x 256 chosen without; no other app's tiles change. */
-#define PM_STREAM_ROW_COST 32.0
-/* Strips of whole long rows may use this many times the scratch budget (the budget is
- * half the L2, so four L2s): a strip's stages stream their rows in order, whole rows the
- * prefetchers run along, so what does not fit the L2 comes from the L3 at little cost,
- * while tiles of short rows pay per row (the coarse levels of a pyramid in a 128-point
- * tile are rows of 8 to 64 points, mostly halo); among the strips that fit, the model's
- * time decides. At the paper sizes (bench/pm_sweep, 11 interleaved rounds, twice, 1 and
- * 2 threads): pyramid blending's 27-stage group in 16 x 2048 strips (2.4 MB) took
- * 0.79-0.81x the time of its 32 x 128 tiles (half an L2), interpolate's (29 stages,
- * 64 x 1536, 3.5 MB) 0.96x that of 16 x 1536 (7/8 of an L2) at 1 thread and 0.98-1.01x at
- * 2, camera pipe's (64 x 2528, 3.6 MB) 0.98-0.99x that of 32 x 512 tiles, local
- * Laplacian's (28 stages, 128 x 1536, 3.7 MB) 1.01x that of 32 x 1536 (7/8 of an L2; 0.90x
- * that of 64 x 512 tiles in half an L2); at eight L2s camera pipe's 128 x 2528 strips
- * (7.2 MB) took 1.06x. */
-#define PM_STRIP_BUDGET 8.0
-/* ... but strips within one L2 (twice the budget) come first: the model's time favours
- * taller strips (less recomputation), while what does not fit the L2 streams from the
- * L3 at a cost that differs between hosts. Strips beyond one L2 compete only when no
- * strip within it passes the threshold. Camera pipe at the paper size on an AVX-512
- * Intel host with 2 MB of L2 per core (bench/pm_sweep, interleaved): its 32 x 2528 strips
- * (1.8 MB, chosen now) took 0.83x the time of the 128 x 2528 (7.2 MB) chosen before at
- * 2 threads (21 rounds), 0.94x at 1 thread; on the Zen 5 host above (1 MB of L2) the
- * taller strips and tiles within half an L2 had been within 2% of each other. Pyramid
- * blending, interpolate and local Laplacian keep their strips: none within an L2
- * passes the threshold (a cap on the budget instead sent pyramid blending to 64 x 128
- * tiles, 1.27x the time). */
-#define PM_STRIP_L2 2.0
 
 /* ---- the model: interval propagation at the estimates ---------------------------------- */
 
@@ -110,25 +75,16 @@ static int elem_lanes(const pm_plan *plan)
 }
 
 /* Rows per block of a tile whose outermost tiled dimension is tile[0] rows, or 0 when it
- * runs whole (schedule.c's row blocks). Harris's strips of 32 whole 6400-point rows in
- * blocks of 8 took 0.83x the time of its 64 x 512 tiles (bench/pm_sweep, 2 threads;
- * blocks of 4: 0.83x, 16: 0.85x; the strips without blocks: 0.91x, their producers'
- * rows read back from L3). */
-enum { PM_BLOCK_ROWS = 8 };
-/* Taller strips in blocks gained nothing in Harris (128 rows: 0.82x, 64: 0.83x, 32:
- * 0.83x) and unsharp mask's strips of 2048 points took 1.03x the time of its 16-row
- * strips without blocks at 64 rows (1.05x at 128), 1.00x at 32. */
-enum { PM_BLOCK_MAX_ROWS = 32 };
-
+ * runs whole (schedule.c's row blocks). */
 static int64_t block_rows_for(const model_in *in, const int64_t *tile)
 {
     /* only strips of whole long rows: the rows stream from memory in long runs (the
      * gain); bilateral grid's 256-cell tiles in blocks let a different grouping fit,
      * 1.025x slower */
-    if (!in->blocks || tile[0] < 2 * PM_BLOCK_ROWS || tile[0] % PM_BLOCK_ROWS != 0 ||
+    if (!in->blocks || tile[0] < 2 * pm_costs.block_rows || tile[0] % pm_costs.block_rows != 0 ||
         in->row_points < 1024 || (double)tile[1] < in->row_points)
         return 0;
-    return PM_BLOCK_ROWS;
+    return pm_costs.block_rows;
 }
 
 /* Footprint of every member for tile sizes tile[] (per tiled dimension). */
@@ -213,9 +169,9 @@ static void model_eval(const model_in *in, const int64_t *tile, bool clip, model
         full += cost * in->volume[m];
         /* per tile: each row's vector steps plus a start-up cost per row (loop entry,
          * address set-up, the hardware prefetcher's ramp) and per stage (its call) */
-        time += out->ntiles * (rows * (cost * steps + PM_ROW_COST) + PM_STAGE_CALL_COST);
+        time += out->ntiles * (rows * (cost * steps + pm_costs.row_cost) + pm_costs.stage_call_cost);
         if (m == nm - 1 || in->outside_only[m])
-            time += out->ntiles * rows * PM_STREAM_ROW_COST;
+            time += out->ntiles * rows * pm_costs.stream_row_cost;
         if (m < nm - 1) {
             /* in row blocks, what is in use at once: a block's rows plus the halo the
              * next blocks read again; the rows before were read for the last time */
@@ -374,7 +330,7 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
     if (whole >= 1024 && whole != largest && (whole < largest || in.blocks))
         inner[ni++] = (int64_t)whole;
     /* pass 0 leaves out strips beyond one L2; a strip found there is taken (see
-     * PM_STRIP_L2), else pass 1 sees every candidate */
+     * pm_costs.strip_l2), else pass 1 sees every candidate */
     bool strip_found = false;
     for (int pass = first_fit ? 1 : 0; pass < 2 && !strip_found; pass++) {
     found = best_par = false;
@@ -395,13 +351,13 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
             out->scratch = scratch;
             bool strip = gr->ntiled == 2 && in.row_points >= 1024 &&
                          (double)tile[1] >= in.row_points;
-            double budget = (double)plan->o.cache_bytes * (strip ? PM_STRIP_BUDGET : 1.0);
+            double budget = (double)plan->o.cache_bytes * (strip ? pm_costs.strip_budget : 1.0);
             bool fits = scratch <= budget;
-            bool big_strip = strip && scratch > (double)plan->o.cache_bytes * PM_STRIP_L2;
+            bool big_strip = strip && scratch > (double)plan->o.cache_bytes * pm_costs.strip_l2;
             if (pass == 0 && big_strip)
                 continue;
-            /* strips that fit only in row blocks: no taller than PM_BLOCK_MAX_ROWS */
-            if (fits && block_rows_for(&in, tile) > 0 && tile[0] > PM_BLOCK_MAX_ROWS &&
+            /* strips that fit only in row blocks: no taller than pm_costs.block_max_rows */
+            if (fits && block_rows_for(&in, tile) > 0 && tile[0] > pm_costs.block_max_rows &&
                 plan->o.tile_size[0] <= 0) {
                 model_out whole;
                 in.blocks = false;

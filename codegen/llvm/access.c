@@ -4,31 +4,14 @@
  * i_d = floor((coord_d - lb_d) / step_d); a scalar address of a step-1 innermost index is
  * built as a row origin (base + the outer terms - lb * stride) plus coord * stride, so
  * loops along that dimension need no strength reduction (runtime/jit_engine.c).
- * Reads whose points poly.c proved inside the callee's box use the index as is; every other read (data-dependent indices, or reads
- * under a select or run-time condition that validation could not see) clamps each index
- * to [0, extent_d - 1]: it never leaves the buffer, and where the value is really used
+ * Reads proven inside the callee's box use the index as is; every other read clamps each
+ * index to [0, extent_d - 1]: it never leaves the buffer, and where the value is used
  * the index was in range anyway, so clamping changes no result.
- * For W lanes, a read is classified by how its arguments move with the lane:
- *  - not at all: one scalar load, broadcast;
- *  - innermost argument +1 per lane (proven in bounds): one contiguous <W x T> load;
- *  - innermost argument +k per lane, 2 <= k <= 8 (down-sampling, every 8th pixel): k
- *    contiguous loads, all inside what the lanes read, and a tree of shufflevectors
- *    picking the lanes' elements (strided_load);
- *  - innermost argument (e)/2 with e +1 per lane (upsampling): one masked load of the
- *    W/2 (+1) elements the lanes share and a shufflevector duplicating them;
- *  - a row read's innermost argument, but one outer argument data-dependent along a
- *    tile scratchpad's dimension of at most 8 (local Laplacian's intensity levels),
- *    proven in bounds: the row of every level, and each lane picks its level's
- *    (level_select).
- *  - otherwise: a gather of clamped or proven indices at 32-bit offsets (gather_at);
- *    from a callee of short rows (a constant innermost extent of at most W) at a
- *    data-dependent innermost index, first the two rows of lanes 0 and W-1 loaded whole
- *    and permuted by lane, when every lane reads one of them (table_read); from a flat
- *    table (poly.h: camera pipe's tone curve) whose flat_lo .. flat_hi entries fit in
- *    12 permutes of 128 bytes, those entries permuted by lane instead (small_table_read).
- * A row read (the second to fourth kinds) whose points are not proven loads the row as
- * above when all its elements lie inside the buffer, checked per vector, and gathers
- * clamped indices only otherwise (guarded_row_load).
+ * A read of W lanes follows the strategy the lowering chose (lower.h, pm_read_plan):
+ * broadcast, contiguous load, strided loads and a shuffle tree (strided_load), a masked
+ * load for up-sampling (upsample_load), a row per level (level_select), a gather
+ * (gather_at), two short rows permuted by lane (table_read), a small table's permutes
+ * (small_table_read); an unproven row read is guarded (guarded_row_load).
  * Contiguous loads and stores rely on unit innermost strides: the vector loop only runs
  * when every caller buffer has them (env.unit_stride); scratch buffers are dense.
  */
@@ -39,7 +22,7 @@
 #include <limits.h>
 #include <string.h>
 
-#define NONLINEAR INT_MIN
+#define NONLINEAR PM_LANE_NONLINEAR
 
 static bool is_vec(LLVMValueRef v)
 {
@@ -117,66 +100,22 @@ LLVMValueRef pm_llvm_addr(pm_llvm *g, int storage, LLVMValueRef *idx)
     return LLVMBuildGEP2(g->B, pm_llvm_type(g, st->type), b->base, &off, 1, "");
 }
 
-/* How an integer expression moves from lane to lane: 0 (uniform), k (+k per lane), or
- * NONLINEAR. */
+/* pt's lanes as the lowering sees them. */
+static pm_lane_shape shape_of(const pm_point *pt)
+{
+    pm_lane_shape s = {.stmt = pt->stmt, .W = pt->W, .where = pt->where};
+    for (int d = 0; d < PM_MAX_DIMS; d++) {
+        s.lane_step[d] = pt->lane_step[d];
+        s.lanes[d] = pt->lanes[d] != NULL;
+    }
+    return s;
+}
+
+/* How an integer expression moves from lane to lane (lower.h). */
 static int lane_coef(const pm_point *pt, const pm_expr *e)
 {
-    switch (e->kind) {
-    case PM_EXPR_INT: case PM_EXPR_FLOAT: case PM_EXPR_PARAM:
-        return 0;
-    case PM_EXPR_VAR:
-        for (int d = 0; d < pt->stmt->ndims; d++)
-            if (pt->stmt->vars[d]->id == e->id)
-                return pt->lanes[d] && pt->W > 1 ? NONLINEAR : pt->lane_step[d];
-        return NONLINEAR;
-    case PM_EXPR_CAST: {
-        int c = lane_coef(pt, e->a);
-        if (c == 0)
-            return 0;
-        /* integer widening keeps +k per lane */
-        if (pm_type_is_int(e->type) && pm_type_is_int(e->a->type) &&
-            pm_type_bits(e->type) >= pm_type_bits(e->a->type) && pm_type_bits(e->type) >= 32)
-            return c;
-        return NONLINEAR;
-    }
-    case PM_EXPR_UNARY: {
-        int c = lane_coef(pt, e->a);
-        if (c == 0)
-            return 0;
-        return e->op == PM_OP_NEG && c != NONLINEAR ? -c : NONLINEAR;
-    }
-    case PM_EXPR_BINARY: {
-        int a = lane_coef(pt, e->a), b = lane_coef(pt, e->b);
-        if (a == NONLINEAR || b == NONLINEAR)
-            return NONLINEAR;
-        if (a == 0 && b == 0)
-            return 0;
-        if (!pm_type_is_int(e->type))
-            return NONLINEAR;
-        if (e->op == PM_OP_ADD)
-            return a + b;
-        if (e->op == PM_OP_SUB)
-            return a - b;
-        if (e->op == PM_OP_MUL && a == 0 && e->a->kind == PM_EXPR_INT && e->a->ival > -64 &&
-            e->a->ival < 64)
-            return (int)e->a->ival * b;
-        if (e->op == PM_OP_MUL && b == 0 && e->b->kind == PM_EXPR_INT && e->b->ival > -64 &&
-            e->b->ival < 64)
-            return (int)e->b->ival * a;
-        return NONLINEAR;
-    }
-    case PM_EXPR_CALL: case PM_EXPR_SELECT: case PM_EXPR_MATH: {
-        const pm_expr *kids[3] = {e->a, e->b, e->c};
-        for (int i = 0; i < 3; i++)
-            if (kids[i] && lane_coef(pt, kids[i]) != 0)
-                return NONLINEAR;
-        for (int i = 0; e->kind == PM_EXPR_CALL && i < e->nargs; i++)
-            if (lane_coef(pt, e->args[i]) != 0)
-                return NONLINEAR;
-        return 0;
-    }
-    }
-    return NONLINEAR;
+    pm_lane_shape s = shape_of(pt);
+    return pm_lower_lane_coef(&s, e);
 }
 
 /* The buffer indices of a call's arguments for pt's lanes (vectors when W > 1). */
@@ -462,7 +401,6 @@ static LLVMValueRef gather_offsets(pm_llvm *g, const pm_point *pt, int s, LLVMVa
     }
     return v;
 }
-static const pm_expr *strip_constant(const pm_expr *e);
 
 static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call,
                               LLVMValueRef *idx, bool clamp, bool table)
@@ -503,7 +441,7 @@ static LLVMValueRef gather_at(pm_llvm *g, const pm_point *pt, int s, const pm_ex
         inner_term = t;
         /* table_read's row key: the outer indices' lane-varying cores (y/8 of y/8 + 1)
          * times their strides, the same for every read whose rows move alike */
-        const pm_expr *core = table && !clamp && d < st->ndims - 1 ? strip_constant(a) : NULL;
+        const pm_expr *core = table && !clamp && d < st->ndims - 1 ? pm_lower_strip_constant(a) : NULL;
         if (core && lane_coef(pt, core) != 0) {
             LLVMValueRef c = pm_llvm_splat(g, pt, pm_llvm_convert(g, pm_llvm_expr(g, pt, core), core->type, PM_I32));
             LLVMValueRef k = LLVMBuildMul(g->B, c, s32, "");
@@ -622,77 +560,7 @@ static LLVMValueRef table_read(pm_llvm *g, const pm_point *pt, int s, LLVMValueR
     return v;
 }
 
-static bool reads_data(const pm_expr *e)
-{
-    if (!e)
-        return false;
-    if (e->kind == PM_EXPR_CALL)
-        return true;
-    return reads_data(e->a) || reads_data(e->b) || reads_data(e->c);
-}
-
-/* e without an added or subtracted integer constant. */
-static const pm_expr *strip_constant(const pm_expr *e)
-{
-    if (e->kind == PM_EXPR_BINARY && (e->op == PM_OP_ADD || e->op == PM_OP_SUB) &&
-        e->b->kind == PM_EXPR_INT)
-        return e->a;
-    return e;
-}
-
-/* An outer index whose lanes take at most two values when the vector starts suitably
- * aligned: uniform, or (e + k*lane) / K (+ a constant) with k*W <= 2K. */
-static bool two_rows_at_most(const pm_point *pt, const pm_expr *e)
-{
-    if (reads_data(e))
-        return false;
-    e = strip_constant(e);
-    if (lane_coef(pt, e) == 0)
-        return true;
-    if (e->kind != PM_EXPR_BINARY || e->op != PM_OP_DIV || !pm_type_is_int(e->type) ||
-        e->b->kind != PM_EXPR_INT || e->b->ival <= 0)
-        return false;
-    int k = lane_coef(pt, e->a);
-    return k != NONLINEAR && (int64_t)(k < 0 ? -k : k) * pt->W <= 2 * e->b->ival;
-}
-
-/* A gathered read shaped for table_read: its callee's rows are short (the innermost
- * extent a constant of at most W elements: bilateral grid's 11 z bins), its innermost
- * index reads data (a bin from a pixel's value), and its outer indices take at most two
- * values across the vector. */
-static bool table_shaped(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call)
-{
-    const pm_poly_storage *st = &g->poly->storage[s];
-    int n = call->nargs;
-    if (n < 1 || !two_table_permute(g, pt, s) || st->step[n - 1] != 1 ||
-        !reads_data(call->args[n - 1]))
-        return false;
-    for (int d = 0; d < n - 1; d++)
-        if (!two_rows_at_most(pt, call->args[d]))
-            return false;
-    if (st->kind == PM_STORAGE_TILE)
-        return st->tile_ext[n - 1] <= pt->W;
-    isl_pw_aff *extent = isl_pw_aff_sub(isl_pw_aff_copy(st->ub[n - 1]), isl_pw_aff_copy(st->lb[n - 1]));
-    bool small = false;
-    if (isl_pw_aff_is_cst(extent) == isl_bool_true && isl_pw_aff_n_piece(extent) == 1) {
-        isl_aff *a = isl_pw_aff_as_aff(isl_pw_aff_copy(extent));
-        isl_val *v = a ? isl_aff_get_constant_val(a) : NULL;
-        small = v && isl_val_is_int(v) && isl_val_get_num_si(v) >= 0 &&
-                isl_val_get_num_si(v) < pt->W;
-        isl_val_free(v);
-        isl_aff_free(a);
-    }
-    isl_pw_aff_free(extent);
-    return small;
-}
-
 /* ---- small tables ------------------------------------------------------------------ */
-
-/* Permutes of two 64-byte tables by lane look up 128 bytes at once. 16 lanes of 32-bit
- * entries from random indices, here (Zen 5): 2 to 12 permutes and their selects took
- * 0.85-1.08 ms where gathers took 1.83-1.89; at 16 the 32 table registers no longer fit
- * beside the rest (2.63 ms). */
-#define SMALL_TABLE_PERMUTES 12
 
 /* The AVX-512 two-table permute of elements of `bytes` bytes at 512 bits, or NULL when
  * the target has none. */
@@ -705,33 +573,6 @@ static const char *table_permute(const pm_llvm *g, int bytes)
     if (bytes == 4 && g->avx512f)
         return "llvm.x86.avx512.vpermi2var.d.512";
     return NULL;
-}
-
-/* A data-dependent read of a flat table (poly.h: one dimension, flat outside flat_lo ..
- * flat_hi) at 16 lanes, whose entries flat_lo .. flat_hi fill at most
- * SMALL_TABLE_PERMUTES permutes: *start is the first entry the permutes load (flat_lo,
- * or earlier so that the last load ends inside the table) and *permutes their number. */
-static bool small_table_shaped(const pm_llvm *g, const pm_point *pt, int s, const pm_expr *call,
-                               int64_t *start, int *permutes)
-{
-    const pm_poly_storage *st = &g->poly->storage[s];
-    int bytes = pm_type_size(st->type);
-    if (!st->flat || pt->W != 16 || call->nargs != 1 || !table_permute(g, bytes) ||
-        (st->kind != PM_STORAGE_SCRATCH && st->kind != PM_STORAGE_OUTPUT) ||
-        !pm_type_is_int(call->args[0]->type) || pm_type_bits(call->args[0]->type) > 32)
-        return false;
-    int64_t per = 128 / bytes, n = st->flat_hi - st->flat_lo + 1;
-    int64_t p = (n + per - 1) / per;
-    /* the domain is constant (frontend/flat.h) */
-    int64_t dom_lo = st->func->intervals[0]->lb->ival, dom_hi = st->func->intervals[0]->ub->ival;
-    int64_t first = st->flat_lo;
-    if (first + p * per - 1 > dom_hi)
-        first = dom_hi - p * per + 1;
-    if (p > SMALL_TABLE_PERMUTES || first < dom_lo)
-        return false;
-    *start = first;
-    *permutes = (int)p;
-    return true;
 }
 
 /* The small table's lookup: each lane's index clamped to flat_lo .. flat_hi (the same
@@ -762,7 +603,7 @@ static LLVMValueRef small_table_read(pm_llvm *g, const pm_point *pt, int s, cons
     LLVMValueRef first = LLVMBuildGEP2(B, g->t_i8, b->base, &at, 1, "table");
     LLVMTypeRef perm_ty;
     LLVMValueRef perm = pm_llvm_intrinsic(g, table_permute(g, bytes), NULL, 0, &perm_ty);
-    LLVMValueRef r[SMALL_TABLE_PERMUTES] = {NULL};
+    LLVMValueRef r[64] = {NULL}; /* permutes <= costs.small_table_permutes, checked */
     for (int k = 0; k < permutes; k++) {
         LLVMValueRef half[2];
         for (int h = 0; h < 2; h++) {
@@ -789,32 +630,20 @@ static LLVMValueRef small_table_read(pm_llvm *g, const pm_point *pt, int s, cons
     return bytes < 4 ? LLVMBuildTrunc(B, r[0], vt, "") : LLVMBuildBitCast(B, r[0], vt, "");
 }
 
-static LLVMValueRef gather(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call, bool clamp)
+/* A gather the lowering chose (kind: the plan's, or a guarded row read's other side):
+ * a small table's permutes, two short rows' permute, or a plain gather. */
+static LLVMValueRef gather(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call, bool clamp,
+                           const pm_read_plan *plan, pm_read_kind kind)
 {
-    int64_t start;
-    int permutes;
-    if (small_table_shaped(g, pt, s, call, &start, &permutes))
-        return small_table_read(g, pt, s, call, start, permutes);
+    if (kind == PM_READ_SMALL_TABLE && plan->permutes <= 64)
+        return small_table_read(g, pt, s, call, plan->table_start, plan->permutes);
     LLVMValueRef idx[PM_MAX_DIMS];
     call_indices(g, pt, s, call, clamp, idx);
     for (int d = 0; d < call->nargs; d++)
         idx[d] = pm_llvm_splat(g, pt, idx[d]);
     if (call->nargs == 0) /* 0-dimensional: every lane reads the one element */
         return pm_llvm_splat(g, pt, scalar_load(g, pt, s, call, clamp));
-    return gather_at(g, pt, s, call, idx, clamp, table_shaped(g, pt, s, call));
-}
-
-/* e / 2 (floor), or e / 2 plus or minus a constant, with e moving +1 per lane:
- * upsampling. Returns e, whose parity at lane 0 says how the lanes pair up. */
-static const pm_expr *half_of_lane(const pm_point *pt, const pm_expr *e)
-{
-    if (e->kind == PM_EXPR_BINARY && (e->op == PM_OP_ADD || e->op == PM_OP_SUB) &&
-        e->b->kind == PM_EXPR_INT)
-        e = e->a;
-    if (e->kind == PM_EXPR_BINARY && e->op == PM_OP_DIV && pm_type_is_int(e->type) &&
-        e->b->kind == PM_EXPR_INT && e->b->ival == 2 && lane_coef(pt, e->a) == 1)
-        return e->a;
-    return NULL;
+    return gather_at(g, pt, s, call, idx, clamp, kind == PM_READ_TABLE);
 }
 
 /* Lanes read p[floor((e0 + l) / 2) - floor(e0 / 2)]: W/2 elements from p when e0 is
@@ -846,15 +675,10 @@ static LLVMValueRef upsample_load(pm_llvm *g, const pm_point *pt, int s, LLVMVal
     return LLVMBuildSelect(g->B, odd, odd_v, even_v, "up");
 }
 
-/* The point a call reads lies inside its callee's box: proven by the access record
- * where pt lies in its statement's domain; from anywhere in pt's function's box by the
- * inline phase's proof (pm_poly_call_inside); never from anywhere. */
 static bool read_proven(pm_llvm *g, const pm_point *pt, const pm_expr *call)
 {
-    if (pt->where == PM_POINT_IN_BOX)
-        return pm_poly_call_inside(g->poly, call);
-    const pm_poly_access *acc = pm_poly_access_of(pt->stmt, call);
-    return pt->where == PM_POINT_IN_CASE && acc && acc->in_bounds;
+    pm_lane_shape shape = shape_of(pt);
+    return pm_lower_read_proven(g->poly, &shape, call);
 }
 
 /* A read of an inlined function: its definition evaluated at the read's point. The
@@ -875,18 +699,15 @@ static LLVMValueRef inline_call(pm_llvm *g, const pm_point *pt, const pm_expr *c
         pm_error_set(g->err, PM_ERR_INTERNAL, "%s: %s cannot be inlined", poly->pipeline->name, f->name);
         return pm_llvm_const(g, pt, call->type, 0, 0);
     }
-    /* the read lands in f's box when proven so where pt may lie; there, a function of
-     * several cases evaluates each of them outside its own domain too */
-    int where = !read_proven(g, pt, call) ? PM_POINT_ANYWHERE
-                : f->ncases > 1           ? PM_POINT_IN_BOX
-                                          : PM_POINT_IN_CASE;
-    pm_point q = {.stmt = s, .W = pt->W, .where = where};
+    /* the callee's point, its lanes as the lowering sees them */
+    pm_lane_shape ps = shape_of(pt);
+    pm_lane_shape qs = pm_lower_inlined_shape(g->poly, &ps, call, s);
+    pm_point q = {.stmt = s, .W = pt->W, .where = qs.where};
     pm_point first = *pt;
     first.W = 1;
     for (int d = 0; d < call->nargs; d++) {
         const pm_expr *a = call->args[d];
-        int coef = lane_coef(pt, a);
-        if (pt->W > 1 && coef != 0 && coef != 1 && coef != 2) {
+        if (qs.lanes[d]) {
             /* a data-dependent index: every lane its own */
             LLVMValueRef v = pm_llvm_convert(g, pm_llvm_expr(g, pt, a), a->type, PM_I32);
             q.lanes[d] = v;
@@ -895,7 +716,7 @@ static LLVMValueRef inline_call(pm_llvm *g, const pm_point *pt, const pm_expr *c
         }
         q.var[d] = pm_llvm_convert(g, pm_llvm_expr(g, &first, a), a->type, PM_I32);
         q.pos[d] = affine_i64(g, &first, a);
-        q.lane_step[d] = pt->W > 1 ? coef : 0;
+        q.lane_step[d] = qs.lane_step[d];
     }
     /* the last case is where every other fails (the inline phase proved the reads
      * covered); earlier ones win in order */
@@ -910,17 +731,11 @@ static LLVMValueRef inline_call(pm_llvm *g, const pm_point *pt, const pm_expr *c
 }
 
 /* A vector read along one row of the callee: its outer arguments the same in every
- * lane, its innermost one moving +1 per lane (contiguous), +k for 2 <= k <= ROW_MAX_STRIDE
+ * lane, its innermost one moving +1 per lane (contiguous), +k for 2 <= k <= the cost table's
  * (down-sampling by 2, bilateral grid's histogram reading every 8th pixel: the lanes'
  * elements picked out of contiguous loads) or as (e + lane)/2 (up-sampling: each element
  * twice). */
 typedef enum { ROW_NONE, ROW_CONTIGUOUS, ROW_STRIDED, ROW_HALF } row_kind;
-
-/* A gather of W lanes k elements apart waits on W loads; k contiguous loads and k - 1
- * two-table permutes picking the lanes run in about half its time on Zen 5 (stride 8,
- * 16 floats, in L1), and the histogram of bilateral grid spent 40% of its samples on that
- * gather. Beyond 8 the loads outnumber half the lanes. */
-#define ROW_MAX_STRIDE 8
 
 typedef struct row_read {
     row_kind kind;
@@ -948,8 +763,8 @@ static LLVMValueRef strided_load(pm_llvm *g, const pm_point *pt, int s, LLVMValu
     unsigned W = (unsigned)pt->W;
     LLVMTypeRef et = pm_llvm_type(g, st->type);
     int64_t last = (int64_t)k * (W - 1);
-    LLVMValueRef part[ROW_MAX_STRIDE];
-    int pos[ROW_MAX_STRIDE][64]; /* lane l's place in part j, or -1 */
+    LLVMValueRef part[64];
+    int pos[64][64]; /* lane l's place in part j, or -1 (k <= W <= 64: lower.c) */
     int n = 0;
     for (int j = 0; j < k; j++) {
         int64_t at = (int64_t)j * W;
@@ -1012,36 +827,11 @@ static LLVMValueRef row_load(pm_llvm *g, const pm_point *pt, int s, const pm_exp
     return strided_load(g, pt, s, p0, r->stride);
 }
 
-/* A tile scratchpad read at one data-dependent outer index whose extent is at most
- * LEVEL_MAX, every other outer index the same in every lane and the innermost one a row
- * read's (local Laplacian's output pyramid reading its Laplacian pyramids, up-sampled,
- * at each pixel's intensity level): each level's row read as a row read, and each lane
- * takes its level's. The scratchpad is in cache, so E row reads and E - 1 blends cost
- * less than a gather of W lanes (six such gathers were half of outGPyramid_L0's
- * samples); from a buffer in memory the rows no lane reads would add traffic. */
-#define LEVEL_MAX 8
-
-/* The level dimension of such a read (its innermost index a row read's), or -1. */
-static int level_shaped(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call)
-{
-    const pm_poly_storage *st = &g->poly->storage[s];
-    int n = call->nargs, level = -1;
-    if (st->kind != PM_STORAGE_TILE)
-        return -1;
-    for (int d = 0; d < n - 1; d++) {
-        int c = lane_coef(pt, call->args[d]);
-        if (c == 0)
-            continue;
-        /* data-dependent: read from data, or an inlined function's variable carried per
-         * lane (lPyramid_L0's k) */
-        if (level >= 0 || c != NONLINEAR || st->step[d] != 1 ||
-            st->tile_ext[d] < 1 || st->tile_ext[d] > LEVEL_MAX)
-            return -1;
-        level = d;
-    }
-    return level;
-}
-
+/* A tile scratchpad read at one data-dependent outer index of a few levels, every other
+ * outer index the same in every lane and the innermost one a row read's (local
+ * Laplacian's output pyramid reading its Laplacian pyramids, up-sampled, at each
+ * pixel's intensity level): each level's row read as a row read, and each lane takes
+ * its level's. The scratchpad is in cache, so the rows no lane reads cost little. */
 /* The read, proven inside the callee's box: every lane's point lies in the tile's
  * footprint, so the rows of the other levels at the same outer indices and innermost
  * range lie in the scratchpad too. r: lane 0's indices (its level's unused). */
@@ -1074,13 +864,11 @@ static LLVMValueRef level_select(pm_llvm *g, const pm_point *pt, int s, const pm
  * even up-sampling case read at odd lanes): every element it touches inside the buffer
  * (the usual case, away from the picture's borders) reads the row as row_load does,
  * else a gather of clamped indices. Clamping changes no index in the first case, so
- * the values are the same either way. Gathering always, pyramid blending's blend spent
- * 22% of its samples waiting on two gathers per vector; loading the row instead ran the
- * pipeline in 0.93x the time at 2 threads, 0.94x at 1 (bench/pm_sweep, paper size).
- * Each side's values stay on its side: the memo forgets before the gather and after
+ * the values are the same either way (the lowering chose it: lower.c). Each side's values stay on its side: the memo forgets before the gather and after
  * the join. */
 static LLVMValueRef guarded_row_load(pm_llvm *g, const pm_point *pt, int s,
-                                     const pm_expr *call, const row_read *r)
+                                     const pm_expr *call, const row_read *r,
+                                     const pm_read_plan *plan)
 {
     const pm_llvm_buf *b = &g->env.bufs[s];
     int n = call->nargs, W = pt->W;
@@ -1110,7 +898,7 @@ static LLVMValueRef guarded_row_load(pm_llvm *g, const pm_point *pt, int s,
     bool memo_on = g->nmemo >= 0;
     if (memo_on)
         pm_llvm_memo_reset(g);
-    LLVMValueRef slow = gather(g, pt, s, call, true);
+    LLVMValueRef slow = gather(g, pt, s, call, true, plan, plan->fallback);
     LLVMBasicBlockRef slow_end = LLVMGetInsertBlock(B);
     LLVMBuildBr(B, join);
     LLVMPositionBuilderAtEnd(B, join);
@@ -1136,45 +924,40 @@ LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
     bool proven = read_proven(g, pt, call);
     if (pt->W <= 1)
         return scalar_load(g, pt, s, call, !proven);
-    const pm_poly_storage *st = &g->poly->storage[s];
-    int n = call->nargs;
-    bool uniform = true, outer_uniform = true;
-    int inner = 0;
-    for (int d = 0; d < n; d++) {
-        int c = lane_coef(pt, call->args[d]);
-        if (c != 0)
-            uniform = false;
-        if (d < n - 1 && c != 0)
-            outer_uniform = false;
-        if (d == n - 1)
-            inner = c;
+    pm_lane_shape shape = shape_of(pt);
+    const pm_read_plan *plan = pm_lower_read(g->lower, &shape, call);
+    if (!plan) {
+        pm_error_set(g->err, PM_ERR_NOMEM, "%s: out of memory", g->poly->pipeline->name);
+        return pm_llvm_const(g, pt, call->type, 0, 0);
     }
     pm_point first = *pt; /* lane 0 as a scalar point */
     first.W = 1;
-    if (uniform)
-        return pm_llvm_splat(g, pt, scalar_load(g, &first, s, call, !proven));
     row_read r = {.kind = ROW_NONE};
-    if (n > 0 && st->step[n - 1] == 1) {
-        if (inner == 1)
-            r.kind = ROW_CONTIGUOUS;
-        else if (inner >= 2 && inner <= ROW_MAX_STRIDE && inner <= pt->W)
-            r = (row_read){.kind = ROW_STRIDED, .stride = inner};
-        else if ((r.twice = half_of_lane(pt, call->args[n - 1])))
-            r.kind = ROW_HALF;
+    /* a level read reads each level's row as the row read it is */
+    switch (plan->kind == PM_READ_LEVEL_ROWS ? plan->row : plan->kind) {
+    case PM_READ_BROADCAST:
+        return pm_llvm_splat(g, pt, scalar_load(g, &first, s, call, !proven));
+    case PM_READ_CONTIGUOUS:
+        r.kind = ROW_CONTIGUOUS;
+        break;
+    case PM_READ_STRIDED:
+        r = (row_read){.kind = ROW_STRIDED, .stride = plan->stride};
+        break;
+    case PM_READ_HALF:
+        r.kind = ROW_HALF;
+        r.twice = pm_lower_half_of_lane(&shape, call->args[call->nargs - 1]);
+        break;
+    default:
+        return gather(g, pt, s, call, !proven, plan, plan->kind);
     }
-    /* level reads where proven only: guarded, each one's gather beside it made local
-     * Laplacian's module 23% larger and its compile 1.2x the unfused one's */
-    int level_dim = r.kind != ROW_NONE && !outer_uniform && proven ? level_shaped(g, pt, s, call) : -1;
-    if (r.kind == ROW_NONE || (!outer_uniform && level_dim < 0))
-        return gather(g, pt, s, call, !proven);
     call_indices(g, &first, s, call, false, r.idx);
     if (r.twice)
         r.odd = LLVMBuildTrunc(g->B, pm_llvm_expr(g, &first, r.twice), g->t_i1, "odd");
-    if (proven && level_dim >= 0)
-        return level_select(g, pt, s, call, level_dim, &r);
+    if (plan->kind == PM_READ_LEVEL_ROWS)
+        return level_select(g, pt, s, call, plan->level_dim, &r);
     if (proven)
         return row_load(g, pt, s, call, &r);
-    return guarded_row_load(g, pt, s, call, &r);
+    return guarded_row_load(g, pt, s, call, &r, plan);
 }
 
 /* AVX-512's masked gather and scatter of storage s's element type at pt's width with

@@ -257,9 +257,7 @@ static LLVMValueRef float_intrinsic1(pm_llvm *g, const char *name, LLVMValueRef 
 
 /* Outside exact code (pm_llvm.exact), a float add, subtract or multiply may contract
  * with another into one fused multiply-add: one rounding instead of two, within the
- * float tolerance (docs/jit.md). Harris's 3 x 3 sums of products are 24 of them per
- * vector: 0.88x the time (bench/pm_sweep, paper size, 2 threads); pyramid blending
- * 0.96x. */
+ * float tolerance (docs/jit.md); the poly phase decides where code is exact. */
 static LLVMValueRef may_contract(pm_llvm *g, LLVMValueRef v)
 {
     if (g->exact <= 0 && LLVMIsAInstruction(v))

@@ -5,13 +5,12 @@
  *  - module.c       the module and the entry: parameters, buffers (inputs, outputs, and
  *                   scratch from pm_rt_buffer), function attributes, the walk's start;
  *  - loops.c        isl AST nodes (for, if, block, user, mark) and isl AST expressions;
- *  - vector.c       which innermost loops run with vectors, and their vector loop; a
- *                   merged statement's row split into one loop per part;
+ *  - vector.c       the vector loops the lowering chose (codegen/lower.h), in their
+ *                   shapes; a merged statement's row as one loop per part;
  *  - stmt.c         statement bodies: case pieces, reduction init and update;
  *  - expr.c         pipeline expressions with the typing rules of polymage.h, for one
  *                   point (scalars) or W consecutive points (<W x T> vectors);
- *  - access.c       reads and writes of buffers: contiguous vector loads, stride-2 loads
- *                   as two loads + shufflevector, gathers, clamping of unproven indices;
+ *  - access.c       reads and writes of buffers, each read as the lowering chose;
  *  - parallel.c       the outlined GOMP_parallel body and the split of its iterations.
  * All values the generated code shares between functions (parameters, buffer
  * descriptions, loop iterators) live in a pm_llvm_env, so outlining a loop is packing
@@ -22,6 +21,7 @@
 
 #include "codegen/codegen.h"
 #include "codegen/ast.h"
+#include "codegen/lower.h"
 #include "codegen/poly.h"
 
 #include <isl/ast.h>
@@ -50,7 +50,6 @@ typedef struct pm_llvm_env {
 /* One point (W == 1) or W consecutive points of a statement. var[d] is the i32 value of
  * dimension d (the first lane); lane_step[d] is 1 for the dimension the vector runs along
  * (lane l holds var + l), else 0. */
-enum { PM_POINT_IN_CASE, PM_POINT_IN_BOX, PM_POINT_ANYWHERE };
 
 typedef struct pm_point {
     const pm_poly_stmt *stmt;
@@ -72,7 +71,6 @@ typedef struct pm_point {
  * pm_llvm_private_block; schedule.c's PM_MARK_PRIVATE): the lanes' loop iterator and
  * first lane, and per update instance of its body (the unrolled channels) one <W x T>
  * accumulator (an alloca) per bin. */
-#define PM_PRIVATE_MAX_USERS 8
 typedef struct pm_private_rows {
     isl_id *lane;
     LLVMValueRef start;
@@ -116,6 +114,7 @@ typedef struct pm_llvm {
     int vector_width;               /* lanes; 1 = no vectorization                         */
     bool avx512f, avx512vl;         /* the target's x86 gathers with 32-bit offsets (access.c) */
     bool avx512bw, avx512vbmi;      /* its 16- and 8-bit lane permutes (access.c's small tables) */
+    pm_lower *lower;                /* the lowering's decisions, which the emitter follows  */
     bool *gathered;                 /* per storage, inside a vector loop: read by a gather
                                        (whose 32-bit offsets the loop's guard checks), or
                                        NULL outside vector loops                         */
@@ -155,8 +154,8 @@ typedef struct pm_llvm {
 
 /* module.c */
 pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
-                        const pm_options *o, LLVMTargetMachineRef tm, LLVMContextRef C,
-                        const char *entry_name,
+                        pm_lower *lower, const pm_options *o, LLVMTargetMachineRef tm,
+                        LLVMContextRef C, const char *entry_name,
                         LLVMModuleRef *out, pm_error *err);
 void pm_llvm_set_fn_attrs(pm_llvm *g, LLVMValueRef fn);
 /* A fence when non-temporal stores were emitted (g->streamed): at the end of a parallel

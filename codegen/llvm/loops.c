@@ -407,8 +407,7 @@ static void box_run(pm_llvm *g, const pm_ast_box *b, LLVMValueRef first_row, LLV
         pm_llvm_push_iter(g, ast->box_hi[d], hi);
     }
     g->box = b;
-    /* in a block, inline: the block loop is the tile's function (outlined per block,
-     * Harris's stencil loads stalled more: 6-8% slower) */
+    /* in a block, inline: the block loop is the tile's function */
     if (first_row || !pm_llvm_outline(g, b->loops))
         pm_llvm_node(g, b->loops);
     g->box = NULL;

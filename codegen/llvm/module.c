@@ -357,22 +357,10 @@ static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
 }
 
 /* "+name" is in the comma-separated feature string. */
-static bool has_feature(const char *features, const char *name)
-{
-    size_t len = strlen(name);
-    for (const char *p = features; p && *p;) {
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n == len + 1 && p[0] == '+' && strncmp(p + 1, name, len) == 0)
-            return true;
-        p = end ? end + 1 : NULL;
-    }
-    return false;
-}
 
 pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
-                        const pm_options *o, LLVMTargetMachineRef tm, LLVMContextRef C,
-                        const char *entry_name,
+                        pm_lower *lower, const pm_options *o, LLVMTargetMachineRef tm,
+                        LLVMContextRef C, const char *entry_name,
                         LLVMModuleRef *out, pm_error *err)
 {
     pm_llvm g = {0};
@@ -385,6 +373,7 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
     g.ast = ast;
     g.o = o;
     g.tm = tm;
+    g.lower = lower;
     pm_error local = {0}; /* the emitter reports through an err even without the caller's */
     g.err = err ? err : &local;
     g.vector_width = o->vector_width > 1 ? o->vector_width : 1;
@@ -407,16 +396,12 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
         LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
         LLVMSetModuleDataLayout(g.M, td);
         LLVMDisposeTargetData(td);
-        char *feat = LLVMGetTargetMachineFeatureString(tm);
-        char *arch = LLVMGetTargetMachineTriple(tm);
-        bool x86 = strncmp(arch, "x86_64", 6) == 0;
-        g.avx512f = x86 && has_feature(feat, "avx512f");
-        g.avx512vl = g.avx512f && has_feature(feat, "avx512vl");
-        g.avx512bw = g.avx512f && has_feature(feat, "avx512bw");
-        g.avx512vbmi = g.avx512bw && has_feature(feat, "avx512vbmi");
-        LLVMDisposeMessage(feat);
-        LLVMDisposeMessage(arch);
     }
+    const pm_target *target = pm_lower_target(lower);
+    g.avx512f = target->avx512f;
+    g.avx512vl = target->avx512vl;
+    g.avx512bw = target->avx512bw;
+    g.avx512vbmi = target->avx512vbmi;
 
     LLVMTypeRef argt[4] = {g.t_ptr, g.t_ptr, g.t_ptr, g.t_ptr};
     LLVMTypeRef fnty = LLVMFunctionType(g.t_i32, argt, 4, 0);

@@ -23,21 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the split of iterations ------------------------------------------------------- */
-
-/* Threads take blocks of iterations from an atomic counter in the data block until none
- * are left, each block (n - taken) / (GUIDED_SHARE * threads) iterations, at least one
- * (guided self-scheduling). Tiles differ in cost (clipped ones at the borders,
- * data-dependent work), and on a shared machine one core can run slower for a while:
- * with equal static blocks every run waited for the slowest thread. Blocks stay
- * contiguous runs of rows or tiles (caches, the hardware prefetcher), long at first and
- * single iterations at the end, so the threads finish within about one tile of each
- * other. Measured with bench/pm_sweep at paper sizes, 2 threads, in one process: equal
- * static blocks against fixed blocks of n / (8 * threads) were 0.81-0.86x on bilateral
- * grid, 0.95-0.97x on local Laplacian and interpolate, 0.95-1.00x on pyramid blending;
- * the guided blocks against those fixed ones: see docs/benchmarks.md. */
-enum { GUIDED_SHARE = 2 };
-
 /* ---- is this loop really the marked dimension? ----------------------------------------- */
 
 /* The mark sits above band dimension k = parallel_dim of the statements, but when isl
@@ -394,10 +379,12 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool indepe
                                                        NULL, 0, "nth"), g->t_i64, "");
     isl_ast_node *body = isl_ast_node_for_get_body(node);
     body_ctx bc = {body, id, plo, inc};
-    /* guided: with `cur` iterations taken, take [cur, cur + max(1, (n - cur) /
-     * (GUIDED_SHARE * threads))) by compare-and-swap while cur < n */
+    /* guided, as the lowering says: with `cur` iterations taken, take [cur, cur +
+     * max(1, (n - cur) / (guided_share * threads))) by compare-and-swap while cur < n */
+    const pm_loop_plan *split = pm_lower_loop(g->lower, node, g->box);
     LLVMValueRef counter = slot_ptr(g, in, pk.n + 2);
-    LLVMValueRef share = LLVMBuildMul(B, nth, pm_llvm_i64(g, GUIDED_SHARE), "share");
+    LLVMValueRef share = LLVMBuildMul(B, nth, pm_llvm_i64(g, split ? split->guided_share : 1),
+                                      "share");
     LLVMBasicBlockRef take = pm_llvm_block(g, "take"), retry = pm_llvm_block(g, "retry");
     LLVMBasicBlockRef grab = pm_llvm_block(g, "grab"), run = pm_llvm_block(g, "run");
     LLVMBasicBlockRef none = pm_llvm_block(g, "none_left");

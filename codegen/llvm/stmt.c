@@ -21,15 +21,7 @@
 
 const pm_poly_stmt *pm_llvm_call_stmt(pm_llvm *g, __isl_keep isl_ast_expr *call)
 {
-    if (!g->box)
-        return pm_ast_stmt(g->poly, call);
-    isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
-    isl_id *id = isl_ast_expr_id_get_id(fn);
-    isl_ast_expr_free(fn);
-    const char *name = id ? isl_id_get_name(id) : NULL;
-    int k = name && strncmp(name, "pm_box", 6) == 0 ? atoi(name + 6) : -1;
-    isl_id_free(id);
-    return k >= 0 && k < g->box->nstmts ? g->box->stmts[k] : NULL;
+    return pm_lower_call_stmt(g->poly, g->box, call);
 }
 
 bool pm_llvm_point_of_call(pm_llvm *g, __isl_keep isl_ast_expr *call, pm_point *pt)
