@@ -161,6 +161,89 @@ static int by_id(const void *a, const void *b)
     return (f->id > g->id) - (f->id < g->id);
 }
 
+/* The parameters in slot order: in the new context, id == slot. */
+static void clone_params(cloner *c)
+{
+    const pm_pipeline *p = c->from;
+    for (int i = 0; i < p->nparams && !c->failed; i++) {
+        pm_expr *n = pm_ctx_alloc(c->into, sizeof *n);
+        if (!n) {
+            c->failed = true;
+            break;
+        }
+        *n = *p->params[i];
+        n->ctx = c->into;
+        n->name = pm_ctx_strdup(c->into, p->params[i]->name);
+        n->id = pm_ctx_add_param(c->into, n);
+        c->failed = !n->name || n->id != i;
+        c->new_params[i] = n;
+    }
+}
+
+/* The inputs and stages, old (nfuncs entries) sorted by id, copied in creation order so
+ * that ids keep their relative order (stage-order ties and anything else ordered by id
+ * read the same in the copy); then their definitions. */
+static void clone_funcs(cloner *c, pm_func **old, int nfuncs)
+{
+    const pm_pipeline *p = c->from;
+    if (!c->failed) {
+        memcpy(old, p->inputs, sizeof *old * (size_t)p->ninputs);
+        memcpy(old + p->ninputs, p->stages, sizeof *old * (size_t)p->nstages);
+        qsort(old, (size_t)nfuncs, sizeof *old, by_id);
+    }
+    for (int i = 0; i < nfuncs && !c->failed; i++) {
+        pm_func *g = pm_ctx_alloc(c->into, sizeof *g);
+        if (!g) {
+            c->failed = true;
+            break;
+        }
+        *g = *old[i];
+        g->ctx = c->into;
+        g->name = pm_ctx_strdup(c->into, old[i]->name);
+        g->id = pm_ctx_next_func_id(c->into);
+        /* Filled by clone_definition; nothing may point into the original. */
+        g->extents = g->vars = g->rvars = g->rindex = NULL;
+        g->intervals = g->rintervals = NULL;
+        g->cases = NULL;
+        g->initial = g->rvalue = NULL;
+        c->new_funcs[i] = g;
+        c->failed = !g->name || !pm_ptrmap_put(&c->funcs, old[i], i);
+    }
+    for (int i = 0; i < nfuncs && !c->failed; i++)
+        clone_definition(c, old[i], c->new_funcs[i]);
+}
+
+/* The copy's record q: counts, and its lists pointing at the copied parameters and
+ * functions. */
+static void fill_pipeline(cloner *c, pm_pipeline *q)
+{
+    const pm_pipeline *p = c->from;
+    if (!c->failed) {
+        q->ctx = c->into;
+        q->name = pm_ctx_strdup(c->into, p->name);
+        q->nparams = p->nparams;
+        q->ninputs = p->ninputs;
+        q->noutputs = p->noutputs;
+        q->nstages = p->nstages;
+        q->params = alloc_array(c, (size_t)p->nparams, sizeof *q->params);
+        q->inputs = alloc_array(c, (size_t)p->ninputs, sizeof *q->inputs);
+        q->outputs = alloc_array(c, (size_t)p->noutputs, sizeof *q->outputs);
+        q->stages = alloc_array(c, (size_t)p->nstages, sizeof *q->stages);
+        q->param_slot = alloc_array(c, (size_t)p->nparams, sizeof *q->param_slot);
+        c->failed |= !q->name;
+    }
+    for (int i = 0; !c->failed && i < p->nparams; i++) {
+        q->params[i] = c->new_params[i];
+        q->param_slot[i] = i;
+    }
+    for (int i = 0; !c->failed && i < p->ninputs; i++)
+        q->inputs[i] = mapped_func(c, p->inputs[i]);
+    for (int i = 0; !c->failed && i < p->noutputs; i++)
+        q->outputs[i] = mapped_func(c, p->outputs[i]);
+    for (int i = 0; !c->failed && i < p->nstages; i++)
+        q->stages[i] = mapped_func(c, p->stages[i]);
+}
+
 pm_pipeline *pm_pipeline_clone(const pm_pipeline *p, pm_ctx *into)
 {
     if (!p || !into)
@@ -178,74 +261,9 @@ pm_pipeline *pm_pipeline_clone(const pm_pipeline *p, pm_ctx *into)
     pm_pipeline *q = pm_ctx_alloc(into, sizeof *q);
     if (!old || !c.new_funcs || !q)
         c.failed = true;
-
-    /* Parameters in slot order: in the new context, id == slot. */
-    for (int i = 0; i < p->nparams && !c.failed; i++) {
-        pm_expr *n = pm_ctx_alloc(into, sizeof *n);
-        if (!n) {
-            c.failed = true;
-            break;
-        }
-        *n = *p->params[i];
-        n->ctx = into;
-        n->name = pm_ctx_strdup(into, p->params[i]->name);
-        n->id = pm_ctx_add_param(into, n);
-        c.failed = !n->name || n->id != i;
-        c.new_params[i] = n;
-    }
-
-    /* Functions in creation order, so ids keep their relative order (stage-order ties
-     * and anything else ordered by id read the same in the copy). */
-    if (!c.failed) {
-        memcpy(old, p->inputs, sizeof *old * (size_t)p->ninputs);
-        memcpy(old + p->ninputs, p->stages, sizeof *old * (size_t)p->nstages);
-        qsort(old, (size_t)nfuncs, sizeof *old, by_id);
-    }
-    for (int i = 0; i < nfuncs && !c.failed; i++) {
-        pm_func *g = pm_ctx_alloc(into, sizeof *g);
-        if (!g) {
-            c.failed = true;
-            break;
-        }
-        *g = *old[i];
-        g->ctx = into;
-        g->name = pm_ctx_strdup(into, old[i]->name);
-        g->id = pm_ctx_next_func_id(into);
-        /* Filled by clone_definition; nothing may point into the original. */
-        g->extents = g->vars = g->rvars = g->rindex = NULL;
-        g->intervals = g->rintervals = NULL;
-        g->cases = NULL;
-        g->initial = g->rvalue = NULL;
-        c.new_funcs[i] = g;
-        c.failed = !g->name || !pm_ptrmap_put(&c.funcs, old[i], i);
-    }
-    for (int i = 0; i < nfuncs && !c.failed; i++)
-        clone_definition(&c, old[i], c.new_funcs[i]);
-
-    if (!c.failed) {
-        q->ctx = into;
-        q->name = pm_ctx_strdup(into, p->name);
-        q->nparams = p->nparams;
-        q->ninputs = p->ninputs;
-        q->noutputs = p->noutputs;
-        q->nstages = p->nstages;
-        q->params = alloc_array(&c, (size_t)p->nparams, sizeof *q->params);
-        q->inputs = alloc_array(&c, (size_t)p->ninputs, sizeof *q->inputs);
-        q->outputs = alloc_array(&c, (size_t)p->noutputs, sizeof *q->outputs);
-        q->stages = alloc_array(&c, (size_t)p->nstages, sizeof *q->stages);
-        q->param_slot = alloc_array(&c, (size_t)p->nparams, sizeof *q->param_slot);
-        c.failed |= !q->name;
-    }
-    for (int i = 0; !c.failed && i < p->nparams; i++) {
-        q->params[i] = c.new_params[i];
-        q->param_slot[i] = i;
-    }
-    for (int i = 0; !c.failed && i < p->ninputs; i++)
-        q->inputs[i] = mapped_func(&c, p->inputs[i]);
-    for (int i = 0; !c.failed && i < p->noutputs; i++)
-        q->outputs[i] = mapped_func(&c, p->outputs[i]);
-    for (int i = 0; !c.failed && i < p->nstages; i++)
-        q->stages[i] = mapped_func(&c, p->stages[i]);
+    clone_params(&c);
+    clone_funcs(&c, old, nfuncs);
+    fill_pipeline(&c, q);
 
     free(old);
     free(c.new_funcs);

@@ -148,55 +148,59 @@ static pm_expr *outside_index(pm_boundary kind, pm_expr *x, pm_expr *lb, pm_expr
     }
 }
 
-pm_func *pm_boundary_new(pm_func *f, const char *name, pm_boundary kind, pm_expr *value,
-                         pm_interval *const *domain)
+/* The condition, its value and the domain list agree with each other. */
+static bool boundary_args_ok(const pm_func *f, pm_boundary kind, const pm_expr *value,
+                             pm_interval *const *domain)
 {
-    if (!f)
-        return NULL;
     pm_ctx *ctx = f->ctx;
     if ((int)kind < PM_BOUNDARY_CLAMP || (int)kind > PM_BOUNDARY_CONSTANT) {
         pm_ctx_error(ctx, PM_ERR_MISUSE, "boundary of %s: unknown condition %d", f->name,
                      (int)kind);
-        return NULL;
+        return false;
     }
     if (value && kind != PM_BOUNDARY_CONSTANT) {
         pm_ctx_error(ctx, PM_ERR_MISUSE, "boundary of %s: a value is only for "
                      "PM_BOUNDARY_CONSTANT", f->name);
-        return NULL;
+        return false;
     }
     if (!domain && f->ndims > 0) {
         pm_ctx_error(ctx, PM_ERR_MISUSE, "boundary of %s: the domain list is NULL", f->name);
-        return NULL;
+        return false;
     }
-    pm_expr *lb[PM_MAX_DIMS], *ub[PM_MAX_DIMS], *n[PM_MAX_DIMS];
+    return true;
+}
+
+/* f's bounds and number of points in each dimension the new domain chooses; how many it
+ * chooses, or -1 (an error recorded) for one that is stepped. */
+static int chosen_bounds(pm_func *f, pm_interval *const *domain, pm_expr **lb, pm_expr **ub,
+                         pm_expr **n)
+{
     int chosen = 0;
     for (int d = 0; d < f->ndims; d++) {
         if (!domain[d])
             continue;
         if (f->kind != PM_FUNC_IMAGE && f->intervals[d]->step != 1) {
-            pm_ctx_error(ctx, PM_ERR_UNSUPPORTED, "boundary of %s: dimension %d has step %lld; "
-                         "boundary conditions need step 1", f->name, d,
+            pm_ctx_error(f->ctx, PM_ERR_UNSUPPORTED, "boundary of %s: dimension %d has step "
+                         "%lld; boundary conditions need step 1", f->name, d,
                          (long long)f->intervals[d]->step);
-            return NULL;
+            return -1;
         }
         bounds(f, d, &lb[d], &ub[d]);
         n[d] = pm_addi(pm_sub(ub[d], lb[d]), 1);
         chosen++;
     }
-    pm_expr *vars[PM_MAX_DIMS + 1];
-    pm_func *g = func_over(f, name, f->type, domain, vars);
-    if (!g)
-        return NULL;
-    if (chosen == 0) { /* nothing to extend: a copy */
-        pm_func_define_expr(g, pm_call_n(f, f->ndims, vars));
-        return pm_ctx_recorded(ctx) == PM_OK ? g : NULL;
-    }
-    if (kind == PM_BOUNDARY_CONSTANT && !value)
-        value = pm_int(ctx, 0);
+    return chosen;
+}
 
-    pm_case *cases[2 * PM_MAX_DIMS + 1];
+/* The cases of the extended function, into cases; returns their number. The interior
+ * reads f directly; then, per chosen dimension d, one case below and one above f, with
+ * the chosen dimensions before d inside, so that the cases are disjoint and cover the
+ * rest of the domain. */
+static int boundary_cases(pm_func *f, pm_boundary kind, pm_expr *value,
+                          pm_interval *const *domain, pm_expr **vars, pm_expr **lb,
+                          pm_expr **ub, pm_expr **n, pm_case **cases)
+{
     int ncases = 0;
-    /* interior: every chosen dimension inside f, read directly */
     pm_expr *inside = NULL;
     for (int d = 0; d < f->ndims; d++)
         if (domain[d]) {
@@ -204,8 +208,6 @@ pm_func *pm_boundary_new(pm_func *f, const char *name, pm_boundary kind, pm_expr
             inside = inside ? pm_and(inside, c) : c;
         }
     cases[ncases++] = pm_case_new(inside, pm_call_n(f, f->ndims, vars));
-    /* borders: chosen dimension d below or above f, the chosen dimensions before it
-     * inside (so the cases are disjoint and cover the rest of the domain) */
     pm_expr *before = NULL;
     for (int d = 0; d < f->ndims; d++) {
         if (!domain[d])
@@ -227,6 +229,31 @@ pm_func *pm_boundary_new(pm_func *f, const char *name, pm_boundary kind, pm_expr
         pm_expr *in_d = pm_between(vars[d], lb[d], ub[d]);
         before = before ? pm_and(before, in_d) : in_d;
     }
+    return ncases;
+}
+
+pm_func *pm_boundary_new(pm_func *f, const char *name, pm_boundary kind, pm_expr *value,
+                         pm_interval *const *domain)
+{
+    if (!f || !boundary_args_ok(f, kind, value, domain))
+        return NULL;
+    pm_ctx *ctx = f->ctx;
+    pm_expr *lb[PM_MAX_DIMS], *ub[PM_MAX_DIMS], *n[PM_MAX_DIMS];
+    int chosen = chosen_bounds(f, domain, lb, ub, n);
+    if (chosen < 0)
+        return NULL;
+    pm_expr *vars[PM_MAX_DIMS + 1];
+    pm_func *g = func_over(f, name, f->type, domain, vars);
+    if (!g)
+        return NULL;
+    if (chosen == 0) { /* nothing to extend: a copy */
+        pm_func_define_expr(g, pm_call_n(f, f->ndims, vars));
+        return pm_ctx_recorded(ctx) == PM_OK ? g : NULL;
+    }
+    if (kind == PM_BOUNDARY_CONSTANT && !value)
+        value = pm_int(ctx, 0);
+    pm_case *cases[2 * PM_MAX_DIMS + 1];
+    int ncases = boundary_cases(f, kind, value, domain, vars, lb, ub, n, cases);
     if (pm_func_define(g, ncases, cases) != PM_OK)
         return NULL;
     return g;

@@ -273,17 +273,14 @@ static __isl_give isl_pw_aff *either(__isl_take isl_pw_aff *a, __isl_take isl_pw
     return a ? a : b;
 }
 
-static pw_bounds bounds_of(const pm_isl_env *env, const pm_expr *e, int depth)
+static pw_bounds bounds_of(const pm_isl_env *env, const pm_expr *e, int depth);
+
+/* Bounds of an expression that is no binary operation: an exact cast and a negation pass
+ * their operand's bounds on, a select joins its two values', and a narrow value lies in
+ * its type's range. */
+static pw_bounds other_bounds(const pm_isl_env *env, const pm_expr *e, int depth)
 {
     pw_bounds r = {NULL, NULL};
-    if (!e || !pm_type_is_int(e->type) || depth > 64)
-        return r;
-    isl_pw_aff *exact = pm_isl_pw_aff(env, e);
-    if (exact) {
-        r.lo = exact;
-        r.hi = isl_pw_aff_copy(exact);
-        return r;
-    }
     if (e->kind == PM_EXPR_CAST && pm_type_is_int(e->a->type) && cast_is_exact(e->a->type, e->type))
         return bounds_of(env, e->a, depth + 1);
     if (e->kind == PM_EXPR_UNARY && e->op == PM_OP_NEG) {
@@ -298,49 +295,23 @@ static pw_bounds bounds_of(const pm_isl_env *env, const pm_expr *e, int depth)
         r.hi = both(t.hi, f.hi, isl_pw_aff_max);
         return r;
     }
-    if (e->kind != PM_EXPR_BINARY) {
-        if (pm_type_bits(e->type) <= 16) {
-            /* a narrow value (a call of an i16 function) lies in its type's range */
-            int bits = pm_type_bits(e->type);
-            bool sgn = pm_type_is_signed(e->type);
-            r.lo = constant(env, sgn ? -(1L << (bits - 1)) : 0);
-            r.hi = constant(env, sgn ? (1L << (bits - 1)) - 1 : (1L << bits) - 1);
-        }
-        return r;
+    if (pm_type_bits(e->type) <= 16) {
+        /* a narrow value (a call of an i16 function) lies in its type's range */
+        int bits = pm_type_bits(e->type);
+        bool sgn = pm_type_is_signed(e->type);
+        r.lo = constant(env, sgn ? -(1L << (bits - 1)) : 0);
+        r.hi = constant(env, sgn ? (1L << (bits - 1)) - 1 : (1L << bits) - 1);
     }
-    long k = 0;
-    isl_pw_aff *kb = NULL;
-    if (e->op == PM_OP_MUL || e->op == PM_OP_DIV || e->op == PM_OP_MOD || e->op == PM_OP_CMOD) {
-        kb = pm_isl_pw_aff(env, e->b);
-        bool konst = kb && const_of(kb, &k);
-        isl_pw_aff_free(kb);
-        if (!konst)
-            return r;
-    }
-    pw_bounds a = bounds_of(env, e->a, depth + 1);
+    return r;
+}
+
+/* Bounds of e = a * k, a mod k or a / k for a constant k, given a's bounds (consumed):
+ * a scaled, the divisor's range, a floor division by a positive k; none otherwise. */
+static pw_bounds by_constant_bounds(const pm_isl_env *env, const pm_expr *e, long k,
+                                    pw_bounds a)
+{
+    pw_bounds r = {NULL, NULL};
     switch ((pm_binop)e->op) {
-    case PM_OP_ADD: case PM_OP_SUB: {
-        pw_bounds b = bounds_of(env, e->b, depth + 1);
-        if (e->op == PM_OP_ADD) {
-            r.lo = both(a.lo, b.lo, isl_pw_aff_add);
-            r.hi = both(a.hi, b.hi, isl_pw_aff_add);
-        } else {
-            r.lo = both(a.lo, b.hi, isl_pw_aff_sub);
-            r.hi = both(a.hi, b.lo, isl_pw_aff_sub);
-        }
-        return r;
-    }
-    case PM_OP_MIN: case PM_OP_MAX: {
-        pw_bounds b = bounds_of(env, e->b, depth + 1);
-        if (e->op == PM_OP_MIN) {
-            r.lo = both(a.lo, b.lo, isl_pw_aff_min);
-            r.hi = either(a.hi, b.hi, isl_pw_aff_min);
-        } else {
-            r.lo = either(a.lo, b.lo, isl_pw_aff_max);
-            r.hi = both(a.hi, b.hi, isl_pw_aff_max);
-        }
-        return r;
-    }
     case PM_OP_MUL: {
         isl_ctx *ctx = isl_space_get_ctx(env->space);
         isl_pw_aff *lo = a.lo ? isl_pw_aff_scale_val(a.lo, isl_val_int_from_si(ctx, k)) : NULL;
@@ -371,6 +342,66 @@ static pw_bounds bounds_of(const pm_isl_env *env, const pm_expr *e, int depth)
     }
     bounds_free(&a);
     return r;
+}
+
+/* Bounds of a binary operation: sums, differences, minima and maxima of its operands'
+ * bounds; products, remainders and quotients only by a constant. */
+static pw_bounds binary_bounds(const pm_isl_env *env, const pm_expr *e, int depth)
+{
+    pw_bounds r = {NULL, NULL};
+    if (e->op == PM_OP_MUL || e->op == PM_OP_DIV || e->op == PM_OP_MOD || e->op == PM_OP_CMOD) {
+        long k = 0;
+        isl_pw_aff *kb = pm_isl_pw_aff(env, e->b);
+        bool konst = kb && const_of(kb, &k);
+        isl_pw_aff_free(kb);
+        if (!konst)
+            return r;
+        return by_constant_bounds(env, e, k, bounds_of(env, e->a, depth + 1));
+    }
+    pw_bounds a = bounds_of(env, e->a, depth + 1);
+    switch ((pm_binop)e->op) {
+    case PM_OP_ADD: case PM_OP_SUB: {
+        pw_bounds b = bounds_of(env, e->b, depth + 1);
+        if (e->op == PM_OP_ADD) {
+            r.lo = both(a.lo, b.lo, isl_pw_aff_add);
+            r.hi = both(a.hi, b.hi, isl_pw_aff_add);
+        } else {
+            r.lo = both(a.lo, b.hi, isl_pw_aff_sub);
+            r.hi = both(a.hi, b.lo, isl_pw_aff_sub);
+        }
+        return r;
+    }
+    case PM_OP_MIN: case PM_OP_MAX: {
+        pw_bounds b = bounds_of(env, e->b, depth + 1);
+        if (e->op == PM_OP_MIN) {
+            r.lo = both(a.lo, b.lo, isl_pw_aff_min);
+            r.hi = either(a.hi, b.hi, isl_pw_aff_min);
+        } else {
+            r.lo = either(a.lo, b.lo, isl_pw_aff_max);
+            r.hi = both(a.hi, b.hi, isl_pw_aff_max);
+        }
+        return r;
+    }
+    default:
+        bounds_free(&a);
+        return r;
+    }
+}
+
+static pw_bounds bounds_of(const pm_isl_env *env, const pm_expr *e, int depth)
+{
+    pw_bounds r = {NULL, NULL};
+    if (!e || !pm_type_is_int(e->type) || depth > 64)
+        return r;
+    isl_pw_aff *exact = pm_isl_pw_aff(env, e);
+    if (exact) {
+        r.lo = exact;
+        r.hi = isl_pw_aff_copy(exact);
+        return r;
+    }
+    if (e->kind != PM_EXPR_BINARY)
+        return other_bounds(env, e, depth);
+    return binary_bounds(env, e, depth);
 }
 
 void pm_isl_pw_aff_bounds(const pm_isl_env *env, const pm_expr *e, __isl_give isl_pw_aff **lo,

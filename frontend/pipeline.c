@@ -356,6 +356,82 @@ static pm_status check_signature(pm_ctx *ctx, const char *name, int nparams,
     return PM_OK;
 }
 
+/* The pipeline record: its lists copied into the context's memory, and each context
+ * parameter's slot in the parameter list (-1 when the pipeline does not take it). NULL
+ * when out of memory. */
+static pm_pipeline *pipeline_alloc(pm_ctx *ctx, const char *name,
+                                   int nparams, pm_expr *const *params,
+                                   int ninputs, pm_func *const *inputs,
+                                   int noutputs, pm_func *const *outputs)
+{
+    pm_pipeline *p = pm_ctx_alloc(ctx, sizeof *p);
+    if (!p)
+        return NULL;
+    p->ctx = ctx;
+    p->name = pm_ctx_strdup(ctx, name);
+    p->nparams = nparams;
+    p->ninputs = ninputs;
+    p->noutputs = noutputs;
+    p->params = pm_ctx_alloc(ctx, sizeof(pm_expr *) * (size_t)(nparams + 1));
+    p->inputs = pm_ctx_alloc(ctx, sizeof(pm_func *) * (size_t)(ninputs + 1));
+    p->outputs = pm_ctx_alloc(ctx, sizeof(pm_func *) * (size_t)(noutputs + 1));
+    int nctx_params = pm_ctx_nparams(ctx);
+    p->param_slot = pm_ctx_alloc(ctx, sizeof(int) * (size_t)(nctx_params + 1));
+    if (!p->params || !p->inputs || !p->outputs || !p->param_slot)
+        return NULL;
+    /* Empty lists may be NULL, and memcpy from NULL is undefined even for 0 bytes. */
+    if (nparams)
+        memcpy(p->params, params, sizeof(pm_expr *) * (size_t)nparams);
+    if (ninputs)
+        memcpy(p->inputs, inputs, sizeof(pm_func *) * (size_t)ninputs);
+    memcpy(p->outputs, outputs, sizeof(pm_func *) * (size_t)noutputs);
+    for (int i = 0; i < nctx_params; i++)
+        p->param_slot[i] = -1;
+    for (int i = 0; i < nparams; i++)
+        p->param_slot[params[i]->id] = i;
+    return p;
+}
+
+/* What the walk from the outputs reached must be declared: each parameter in the
+ * parameter list, each image in the input list. */
+static pm_status check_reached(pm_pipeline *p, const graph_walk *w, const char *name,
+                               int ninputs, pm_func *const *inputs)
+{
+    pm_ctx *ctx = p->ctx;
+    int nctx_params = pm_ctx_nparams(ctx);
+    for (int i = 0; i < nctx_params; i++) {
+        if (w->param_used[i] && p->param_slot[i] < 0)
+            return pm_ctx_error(ctx, PM_ERR_INVALID,
+                                "pipeline %s uses parameter %s, which is not in its parameter list",
+                                name, pm_ctx_param(ctx, i)->name);
+    }
+    for (int i = 0; i < w->nfuncs_cap; i++) {
+        pm_func *f = w->funcs[i];
+        if (!f || f->kind != PM_FUNC_IMAGE)
+            continue;
+        bool listed = false;
+        for (int k = 0; k < ninputs; k++)
+            listed |= inputs[k] == f;
+        if (!listed)
+            return pm_ctx_error(ctx, PM_ERR_INVALID,
+                                "pipeline %s reads image %s, which is not in its input list",
+                                name, f->name);
+    }
+    return PM_OK;
+}
+
+/* Whether the definitions reached form a cycle (find_cycle reports the first); color and
+ * stack are find_cycle's, one entry per function id. */
+static bool has_cycle(pm_pipeline *p, pm_func **funcs, int *color, pm_func **stack, int cap)
+{
+    for (int i = 0; i < cap; i++) {
+        if (funcs[i] && funcs[i]->kind != PM_FUNC_IMAGE && color[i] == 0 &&
+            find_cycle(p, funcs[i], color, stack, 0, cap))
+            return true;
+    }
+    return false;
+}
+
 static pm_status pipeline_build(pm_ctx *ctx, const char *name,
                                 int nparams, pm_expr *const *params,
                                 int ninputs, pm_func *const *inputs,
@@ -372,38 +448,16 @@ static pm_status pipeline_build(pm_ctx *ctx, const char *name,
     pm_status st = check_signature(ctx, name, nparams, params, ninputs, inputs, noutputs, outputs);
     if (st != PM_OK)
         return st;
-
-    pm_pipeline *p = pm_ctx_alloc(ctx, sizeof *p);
+    pm_pipeline *p = pipeline_alloc(ctx, name, nparams, params, ninputs, inputs, noutputs,
+                                    outputs);
     if (!p)
         return PM_ERR_NOMEM;
-    p->ctx = ctx;
-    p->name = pm_ctx_strdup(ctx, name);
-    p->nparams = nparams;
-    p->ninputs = ninputs;
-    p->noutputs = noutputs;
-    p->params = pm_ctx_alloc(ctx, sizeof(pm_expr *) * (size_t)(nparams + 1));
-    p->inputs = pm_ctx_alloc(ctx, sizeof(pm_func *) * (size_t)(ninputs + 1));
-    p->outputs = pm_ctx_alloc(ctx, sizeof(pm_func *) * (size_t)(noutputs + 1));
-    int nctx_params = pm_ctx_nparams(ctx);
-    p->param_slot = pm_ctx_alloc(ctx, sizeof(int) * (size_t)(nctx_params + 1));
-    if (!p->params || !p->inputs || !p->outputs || !p->param_slot)
-        return PM_ERR_NOMEM;
-    /* Empty lists may be NULL, and memcpy from NULL is undefined even for 0 bytes. */
-    if (nparams)
-        memcpy(p->params, params, sizeof(pm_expr *) * (size_t)nparams);
-    if (ninputs)
-        memcpy(p->inputs, inputs, sizeof(pm_func *) * (size_t)ninputs);
-    memcpy(p->outputs, outputs, sizeof(pm_func *) * (size_t)noutputs);
-    for (int i = 0; i < nctx_params; i++)
-        p->param_slot[i] = -1;
-    for (int i = 0; i < nparams; i++)
-        p->param_slot[params[i]->id] = i;
 
     /* Function ids are dense in creation order: index the walk by id. */
     int cap = pm_ctx_nfuncs(ctx) + 1;
     graph_walk w = {.p = p, .nfuncs_cap = cap};
     w.funcs = calloc((size_t)cap, sizeof(pm_func *));
-    w.param_used = calloc((size_t)nctx_params + 1, sizeof(bool));
+    w.param_used = calloc((size_t)pm_ctx_nparams(ctx) + 1, sizeof(bool));
     int *color = calloc((size_t)cap, sizeof(int));
     pm_func **stack = calloc((size_t)cap, sizeof(pm_func *));
     if (!w.funcs || !w.param_used || !color || !stack) {
@@ -415,39 +469,13 @@ static pm_status pipeline_build(pm_ctx *ctx, const char *name,
             st = pm_ctx_recorded(ctx);
             goto done;
         }
-    for (int i = 0; i < nctx_params; i++) {
-        if (w.param_used[i] && p->param_slot[i] < 0) {
-            st = pm_ctx_error(ctx, PM_ERR_INVALID,
-                              "pipeline %s uses parameter %s, which is not in its parameter list",
-                              name, pm_ctx_param(ctx, i)->name);
-            goto done;
-        }
-    }
-    for (int i = 0; i < cap; i++) {
-        pm_func *f = w.funcs[i];
-        if (!f || f->kind != PM_FUNC_IMAGE)
-            continue;
-        bool listed = false;
-        for (int k = 0; k < ninputs; k++)
-            listed |= inputs[k] == f;
-        if (!listed) {
-            st = pm_ctx_error(ctx, PM_ERR_INVALID,
-                              "pipeline %s reads image %s, which is not in its input list", name,
-                              f->name);
-            goto done;
-        }
-    }
-    st = check_names(p, w.funcs, cap, w.param_used);
-    if (st != PM_OK)
-        goto done;
-    for (int i = 0; i < cap; i++) {
-        if (w.funcs[i] && w.funcs[i]->kind != PM_FUNC_IMAGE && color[i] == 0 &&
-            find_cycle(p, w.funcs[i], color, stack, 0, cap)) {
-            st = PM_ERR_INVALID;
-            goto done;
-        }
-    }
-    st = order_stages(p, w.funcs, cap);
+    st = check_reached(p, &w, name, ninputs, inputs);
+    if (st == PM_OK)
+        st = check_names(p, w.funcs, cap, w.param_used);
+    if (st == PM_OK && has_cycle(p, w.funcs, color, stack, cap))
+        st = PM_ERR_INVALID;
+    if (st == PM_OK)
+        st = order_stages(p, w.funcs, cap);
     if (st == PM_OK)
         st = pm_validate(p);
 done:

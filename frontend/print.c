@@ -68,63 +68,40 @@ static bool is_infix(int op)
     return op <= PM_OP_MOD || (op >= PM_OP_BAND && op <= PM_OP_OR);
 }
 
-void pm_expr_print(pm_str *s, const pm_expr *e)
+/* A binary operation: infix for arithmetic and logic, parenthesizing nested infix
+ * operands only (additive terms need none at the top of a sum); a call for the rest
+ * (min, max, ...). */
+static void print_binary(pm_str *s, const pm_expr *e)
 {
-    if (!e) {
-        pm_str_append(s, "(null)");
+    if (!is_infix(e->op)) {
+        pm_str_append(s, "%s(", pm_binop_name(e->op));
+        pm_expr_print(s, e->a);
+        pm_str_append(s, ", ");
+        pm_expr_print(s, e->b);
+        pm_str_append(s, ")");
         return;
     }
+    bool pa = e->a->kind == PM_EXPR_BINARY && is_infix(e->a->op) &&
+              !(e->op <= PM_OP_SUB && e->a->op <= PM_OP_SUB);
+    bool pb = e->b->kind == PM_EXPR_BINARY && is_infix(e->b->op);
+    pm_str_append(s, pa ? "(" : "");
+    pm_expr_print(s, e->a);
+    /* a + -3 reads better as a - 3 */
+    if (e->op == PM_OP_ADD && e->b->kind == PM_EXPR_INT && e->b->ival < 0) {
+        /* negated in unsigned arithmetic: INT64_MIN has no positive int64 */
+        pm_str_append(s, pa ? ") - %llu" : " - %llu", 0ull - (unsigned long long)e->b->ival);
+        return;
+    }
+    pm_str_append(s, pa ? ") %s " : " %s ", pm_binop_name(e->op));
+    pm_str_append(s, pb ? "(" : "");
+    pm_expr_print(s, e->b);
+    pm_str_append(s, pb ? ")" : "");
+}
+
+/* The expressions written as calls: select(c, a, b), a math function, a function's call. */
+static void print_call_like(pm_str *s, const pm_expr *e)
+{
     switch (e->kind) {
-    case PM_EXPR_INT:
-        pm_str_append(s, "%lld", (long long)e->ival);
-        break;
-    case PM_EXPR_FLOAT:
-        pm_str_append(s, "%.9g", e->fval);
-        if (e->type == PM_F32 && !e->is_weak)
-            pm_str_append(s, "f");
-        break;
-    case PM_EXPR_VAR:
-    case PM_EXPR_PARAM:
-        pm_str_append(s, "%s", e->name);
-        break;
-    case PM_EXPR_UNARY:
-        pm_str_append(s, "%s", e->op == PM_OP_NEG ? "-(" : e->op == PM_OP_NOT ? "!(" : "abs(");
-        pm_expr_print(s, e->a);
-        pm_str_append(s, ")");
-        break;
-    case PM_EXPR_BINARY:
-        if (is_infix(e->op)) {
-            /* Additive terms need no parentheses at the top of a sum; keep it simple and
-             * parenthesize nested infix operands only. */
-            bool pa = e->a->kind == PM_EXPR_BINARY && is_infix(e->a->op) &&
-                      !(e->op <= PM_OP_SUB && e->a->op <= PM_OP_SUB);
-            bool pb = e->b->kind == PM_EXPR_BINARY && is_infix(e->b->op);
-            pm_str_append(s, pa ? "(" : "");
-            pm_expr_print(s, e->a);
-            /* a + -3 reads better as a - 3 */
-            if (e->op == PM_OP_ADD && e->b->kind == PM_EXPR_INT && e->b->ival < 0) {
-                /* negated in unsigned arithmetic: INT64_MIN has no positive int64 */
-                pm_str_append(s, pa ? ") - %llu" : " - %llu",
-                              0ull - (unsigned long long)e->b->ival);
-                break;
-            }
-            pm_str_append(s, pa ? ") %s " : " %s ", pm_binop_name(e->op));
-            pm_str_append(s, pb ? "(" : "");
-            pm_expr_print(s, e->b);
-            pm_str_append(s, pb ? ")" : "");
-        } else {
-            pm_str_append(s, "%s(", pm_binop_name(e->op));
-            pm_expr_print(s, e->a);
-            pm_str_append(s, ", ");
-            pm_expr_print(s, e->b);
-            pm_str_append(s, ")");
-        }
-        break;
-    case PM_EXPR_CAST:
-        pm_str_append(s, "(%s)(", pm_type_name(e->type));
-        pm_expr_print(s, e->a);
-        pm_str_append(s, ")");
-        break;
     case PM_EXPR_SELECT:
         pm_str_append(s, "select(");
         pm_expr_print(s, e->a);
@@ -151,6 +128,48 @@ void pm_expr_print(pm_str *s, const pm_expr *e)
             pm_expr_print(s, e->args[i]);
         }
         pm_str_append(s, ")");
+        break;
+    default:
+        break;
+    }
+}
+
+void pm_expr_print(pm_str *s, const pm_expr *e)
+{
+    if (!e) {
+        pm_str_append(s, "(null)");
+        return;
+    }
+    switch (e->kind) {
+    case PM_EXPR_INT:
+        pm_str_append(s, "%lld", (long long)e->ival);
+        break;
+    case PM_EXPR_FLOAT:
+        pm_str_append(s, "%.9g", e->fval);
+        if (e->type == PM_F32 && !e->is_weak)
+            pm_str_append(s, "f");
+        break;
+    case PM_EXPR_VAR:
+    case PM_EXPR_PARAM:
+        pm_str_append(s, "%s", e->name);
+        break;
+    case PM_EXPR_UNARY:
+        pm_str_append(s, "%s", e->op == PM_OP_NEG ? "-(" : e->op == PM_OP_NOT ? "!(" : "abs(");
+        pm_expr_print(s, e->a);
+        pm_str_append(s, ")");
+        break;
+    case PM_EXPR_BINARY:
+        print_binary(s, e);
+        break;
+    case PM_EXPR_CAST:
+        pm_str_append(s, "(%s)(", pm_type_name(e->type));
+        pm_expr_print(s, e->a);
+        pm_str_append(s, ")");
+        break;
+    case PM_EXPR_SELECT:
+    case PM_EXPR_MATH:
+    case PM_EXPR_CALL:
+        print_call_like(s, e);
         break;
     }
 }

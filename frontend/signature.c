@@ -168,14 +168,24 @@ static char *dup_str(const char *s)
     return c;
 }
 
-pm_signature *pm_signature_new(pm_pipeline *p)
+/* How building a part of a signature ended: SIG_NOMEM still has to report running out of
+ * memory, SIG_FAILED has its error recorded already (a bound that is no integer
+ * expression of parameters and constants). */
+typedef enum { SIG_OK, SIG_NOMEM, SIG_FAILED } sig_step;
+
+/* Judges a dimension once both bounds are translated: a missing one is out of memory
+ * unless the translation recorded why. */
+static sig_step dim_step(pm_ctx *ctx, const pm_signature_dim *dim)
 {
-    if (!p)
-        return NULL;
-    pm_ctx *ctx = p->ctx;
-    pm_signature *s = calloc(1, sizeof *s);
-    if (!s)
-        goto nomem;
+    if (dim->lb && dim->ub)
+        return SIG_OK;
+    return pm_ctx_recorded(ctx) == PM_OK ? SIG_NOMEM : SIG_FAILED;
+}
+
+/* The name, the counts and the parameters, copied so that the signature outlives the
+ * context; allocates the buffer table signature_buffers fills. */
+static sig_step signature_header(pm_signature *s, const pm_pipeline *p)
+{
     s->name = dup_str(p->name);
     s->nparams = p->nparams;
     s->param_names = calloc((size_t)p->nparams + 1, sizeof(char *));
@@ -184,13 +194,48 @@ pm_signature *pm_signature_new(pm_pipeline *p)
     s->noutputs = p->noutputs;
     s->buffers = calloc((size_t)(p->ninputs + p->noutputs), sizeof(pm_signature_buffer));
     if (!s->name || !s->param_names || !s->param_types || !s->buffers)
-        goto nomem;
+        return SIG_NOMEM;
     for (int i = 0; i < p->nparams; i++) {
         s->param_names[i] = dup_str(p->params[i]->name);
         s->param_types[i] = p->params[i]->type;
         if (!s->param_names[i])
-            goto nomem;
+            return SIG_NOMEM;
     }
+    return SIG_OK;
+}
+
+/* Dimension d of buffer i (inputs first): apart from its own rule for a window, an output
+ * spans its domain's interval and an input image 0 .. extent - 1. */
+static void buffer_dim(pm_pipeline *p, int i, int d, pm_signature_dim *dim)
+{
+    bool is_output = i >= p->ninputs;
+    pm_func *f = is_output ? p->outputs[i - p->ninputs] : p->inputs[i];
+    const pm_window *win = p->window;
+    if (win) { /* the window's part of an output, the block of an input */
+        int at = (is_output ? i - p->ninputs : i) * PM_MAX_DIMS + d;
+        dim->lb = bound_from_expr(p, f->name, is_output ? win->out_lb[at] : win->in_lb[at]);
+        dim->ub = bound_from_expr(p, f->name, is_output ? win->out_ub[at] : win->in_ub[at]);
+        dim->step = 1;
+    } else if (is_output) {
+        dim->lb = bound_from_expr(p, f->name, f->intervals[d]->lb);
+        dim->ub = bound_from_expr(p, f->name, f->intervals[d]->ub);
+        dim->step = f->intervals[d]->step;
+    } else {
+        dim->lb = bound_node(PM_BOUND_CONST, 0, NULL, NULL);
+        pm_bound *extent = bound_from_expr(p, f->name, f->extents[d]);
+        pm_bound *one = bound_node(PM_BOUND_CONST, 1, NULL, NULL);
+        dim->ub = extent && one ? bound_node(PM_BOUND_SUB, 0, extent, one) : NULL;
+        if (!dim->ub) {
+            bound_free(extent);
+            bound_free(one);
+        }
+        dim->step = 1;
+    }
+}
+
+/* Every input and output buffer: name, type and the bounds of each dimension. */
+static sig_step signature_buffers(pm_signature *s, pm_pipeline *p)
+{
     for (int i = 0; i < p->ninputs + p->noutputs; i++) {
         bool is_output = i >= p->ninputs;
         pm_func *f = is_output ? p->outputs[i - p->ninputs] : p->inputs[i];
@@ -200,64 +245,46 @@ pm_signature *pm_signature_new(pm_pipeline *p)
         b->is_output = is_output;
         b->ndims = f->ndims;
         if (!b->name)
-            goto nomem;
+            return SIG_NOMEM;
         for (int d = 0; d < f->ndims; d++) {
-            pm_signature_dim *dim = &b->dims[d];
-            const pm_window *win = p->window;
-            if (win) { /* the window's part of an output, the block of an input */
-                int at = (is_output ? i - p->ninputs : i) * PM_MAX_DIMS + d;
-                dim->lb = bound_from_expr(p, f->name, is_output ? win->out_lb[at] : win->in_lb[at]);
-                dim->ub = bound_from_expr(p, f->name, is_output ? win->out_ub[at] : win->in_ub[at]);
-                dim->step = 1;
-            } else if (is_output) {
-                dim->lb = bound_from_expr(p, f->name, f->intervals[d]->lb);
-                dim->ub = bound_from_expr(p, f->name, f->intervals[d]->ub);
-                dim->step = f->intervals[d]->step;
-            } else {
-                dim->lb = bound_node(PM_BOUND_CONST, 0, NULL, NULL);
-                pm_bound *extent = bound_from_expr(p, f->name, f->extents[d]);
-                pm_bound *one = bound_node(PM_BOUND_CONST, 1, NULL, NULL);
-                dim->ub = extent && one ? bound_node(PM_BOUND_SUB, 0, extent, one) : NULL;
-                if (!dim->ub) {
-                    bound_free(extent);
-                    bound_free(one);
-                }
-                dim->step = 1;
-            }
-            if (!dim->lb || !dim->ub) {
-                if (pm_ctx_recorded(ctx) == PM_OK)
-                    goto nomem;
-                pm_signature_free(s);
-                return NULL;
-            }
+            buffer_dim(p, i, d, &b->dims[d]);
+            sig_step st = dim_step(p->ctx, &b->dims[d]);
+            if (st != SIG_OK)
+                return st;
         }
     }
-    if (p->window) {
-        s->window_dims = p->window->ndims;
-        s->window_full = calloc((size_t)p->noutputs + 1, sizeof *s->window_full);
-        if (!s->window_full)
-            goto nomem;
-        for (int o = 0; o < p->noutputs; o++) {
-            const pm_func *f = p->outputs[o];
-            pm_signature_buffer *b = &s->window_full[o];
-            b->ndims = f->ndims;
-            for (int d = 0; d < f->ndims; d++) {
-                b->dims[d].lb = bound_from_expr(p, f->name, f->intervals[d]->lb);
-                b->dims[d].ub = bound_from_expr(p, f->name, f->intervals[d]->ub);
-                b->dims[d].step = 1;
-                if (!b->dims[d].lb || !b->dims[d].ub) {
-                    if (pm_ctx_recorded(ctx) == PM_OK)
-                        goto nomem;
-                    pm_signature_free(s);
-                    return NULL;
-                }
-            }
+    return SIG_OK;
+}
+
+/* With a window, each output's whole image too: a window must lie inside it. */
+static sig_step signature_window(pm_signature *s, pm_pipeline *p)
+{
+    s->window_dims = p->window->ndims;
+    s->window_full = calloc((size_t)p->noutputs + 1, sizeof *s->window_full);
+    if (!s->window_full)
+        return SIG_NOMEM;
+    for (int o = 0; o < p->noutputs; o++) {
+        const pm_func *f = p->outputs[o];
+        pm_signature_buffer *b = &s->window_full[o];
+        b->ndims = f->ndims;
+        for (int d = 0; d < f->ndims; d++) {
+            b->dims[d].lb = bound_from_expr(p, f->name, f->intervals[d]->lb);
+            b->dims[d].ub = bound_from_expr(p, f->name, f->intervals[d]->ub);
+            b->dims[d].step = 1;
+            sig_step st = dim_step(p->ctx, &b->dims[d]);
+            if (st != SIG_OK)
+                return st;
         }
     }
-    /* Every stage's variable domain, and a reduction's reduction domain. */
+    return SIG_OK;
+}
+
+/* Every stage's variable domain, and a reduction's reduction domain. */
+static sig_step signature_domains(pm_signature *s, pm_pipeline *p)
+{
     s->domains = calloc((size_t)(2 * p->nstages + 1), sizeof *s->domains);
     if (!s->domains)
-        goto nomem;
+        return SIG_NOMEM;
     for (int i = 0; i < p->nstages; i++) {
         const pm_func *f = p->stages[i];
         for (int r = 0; r < 2; r++) {
@@ -270,24 +297,37 @@ pm_signature *pm_signature_new(pm_pipeline *p)
             dm->is_reduction = r;
             dm->ndims = n;
             if (!dm->name)
-                goto nomem;
+                return SIG_NOMEM;
             for (int d = 0; d < n; d++) {
                 dm->dims[d].lb = bound_from_expr(p, f->name, ivs[d]->lb);
                 dm->dims[d].ub = bound_from_expr(p, f->name, ivs[d]->ub);
                 dm->dims[d].step = ivs[d]->step;
-                if (!dm->dims[d].lb || !dm->dims[d].ub) {
-                    if (pm_ctx_recorded(ctx) == PM_OK)
-                        goto nomem;
-                    pm_signature_free(s);
-                    return NULL;
-                }
+                sig_step st = dim_step(p->ctx, &dm->dims[d]);
+                if (st != SIG_OK)
+                    return st;
             }
         }
     }
-    return s;
-nomem:
+    return SIG_OK;
+}
+
+pm_signature *pm_signature_new(pm_pipeline *p)
+{
+    if (!p)
+        return NULL;
+    pm_signature *s = calloc(1, sizeof *s);
+    sig_step st = s ? signature_header(s, p) : SIG_NOMEM;
+    if (st == SIG_OK)
+        st = signature_buffers(s, p);
+    if (st == SIG_OK && p->window)
+        st = signature_window(s, p);
+    if (st == SIG_OK)
+        st = signature_domains(s, p);
+    if (st == SIG_OK)
+        return s;
     pm_signature_free(s);
-    pm_ctx_error(ctx, PM_ERR_NOMEM, "out of memory describing %s", p->name);
+    if (st == SIG_NOMEM)
+        pm_ctx_error(p->ctx, PM_ERR_NOMEM, "out of memory describing %s", p->name);
     return NULL;
 }
 
@@ -425,13 +465,12 @@ static const char *role_of(const pm_signature_buffer *sb)
     return sb->is_output ? "output" : "input";
 }
 
-/* One buffer: type, ndims, extents, data, and a byte span that fits. */
-static pm_status check_buffer(const pm_signature *s, const pm_value *params, int i,
-                              const pm_buffer *b, char *msg, size_t msg_size)
+/* The extents buffer i must have at these parameter values, into want; an image whose
+ * extent would be negative, or a bound that overflows, is an error. */
+static pm_status expected_extents(const pm_signature *s, const pm_value *params,
+                                  const pm_signature_buffer *sb, int64_t *want, char *msg,
+                                  size_t msg_size)
 {
-    const pm_signature_buffer *sb = &s->buffers[i];
-    const char *role = role_of(sb);
-    int64_t want[PM_MAX_DIMS];
     for (int d = 0; d < sb->ndims; d++) {
         int64_t ub;
         if (!pm_signature_dim_extent(&sb->dims[d], params, &want[d]) ||
@@ -445,59 +484,50 @@ static pm_status check_buffer(const pm_signature *s, const pm_value *params, int
             return PM_ERR_ARGUMENT;
         }
     }
-    char expected[256];
-    describe_shape(expected, sizeof expected, sb, want);
-    if (b->type != sb->type || b->ndims != sb->ndims) {
-        snprintf(msg, msg_size, "%s: %s buffer %s has type %s with %d dimension%s; expected %s",
-                 s->name, role, sb->name, pm_type_name(b->type), b->ndims,
-                 b->ndims == 1 ? "" : "s", expected);
-        return PM_ERR_ARGUMENT;
-    }
-    for (int d = 0; d < sb->ndims; d++) {
-        if (b->extent[d] != want[d]) {
-            char got[256];
-            describe_shape(got, sizeof got, sb, b->extent);
-            text t = {msg, msg_size, 0};
-            text_add(&t, "%s: %s buffer %s is %s; expected %s", s->name, role, sb->name, got,
-                     expected);
-            /* the two rules users trip on: an interval's upper bound is inclusive (and an
-             * output is indexed from the domain's lower bound); an image takes extents */
-            int64_t lb = 0, ub = 0;
-            pm_bound_eval(sb->dims[d].lb, params, &lb);
-            pm_bound_eval(sb->dims[d].ub, params, &ub);
-            if (sb->is_output)
-                text_add(&t, " (dimension %d of %s is the interval [%" PRId64 ", %" PRId64 "]%s "
-                         "at these parameter values: %" PRId64 " point%s, as an interval's upper "
-                         "bound is inclusive; the buffer's index 0 is the lower bound %" PRId64
-                         ")", d, sb->name, lb, ub, sb->dims[d].step > 1 ? " (stepped)" : "",
-                         want[d], want[d] == 1 ? "" : "s", lb);
-            else
-                text_add(&t, " (dimension %d of image %s has extent %" PRId64 " at these "
-                         "parameter values, covering 0 .. %" PRId64 ": an image takes its "
-                         "extents, the number of points, not an inclusive upper bound)", d,
-                         sb->name, want[d], ub);
-            return PM_ERR_ARGUMENT;
-        }
-    }
-    int64_t count, bytes;
-    if (!pm_ck_count(sb->ndims, want, &count) ||
-        !pm_ck_mul(count, (int64_t)pm_type_size(sb->type), &bytes)) {
-        snprintf(msg, msg_size, "%s: %s buffer %s (%s) would hold more than 2^63 bytes",
-                 s->name, role, sb->name, expected);
-        return PM_ERR_ARGUMENT;
-    }
-    if (count > 0 && !b->data) {
-        snprintf(msg, msg_size, "%s: %s buffer %s has no data (expected %s)", s->name, role,
-                 sb->name, expected);
-        return PM_ERR_ARGUMENT;
-    }
-    if (count == 0)
-        return PM_OK;
+    return PM_OK;
+}
+
+/* A buffer whose extent differs in dimension d: the message names the rule users trip on
+ * there, an interval's inclusive upper bound (an output, indexed from its domain's lower
+ * bound) or an image's extents. */
+static pm_status extent_mismatch(const pm_signature *s, const pm_value *params,
+                                 const pm_signature_buffer *sb, const pm_buffer *b, int d,
+                                 const int64_t *want, const char *expected, char *msg,
+                                 size_t msg_size)
+{
+    char got[256];
+    describe_shape(got, sizeof got, sb, b->extent);
+    text t = {msg, msg_size, 0};
+    text_add(&t, "%s: %s buffer %s is %s; expected %s", s->name, role_of(sb), sb->name, got,
+             expected);
+    int64_t lb = 0, ub = 0;
+    pm_bound_eval(sb->dims[d].lb, params, &lb);
+    pm_bound_eval(sb->dims[d].ub, params, &ub);
+    if (sb->is_output)
+        text_add(&t, " (dimension %d of %s is the interval [%" PRId64 ", %" PRId64 "]%s "
+                 "at these parameter values: %" PRId64 " point%s, as an interval's upper "
+                 "bound is inclusive; the buffer's index 0 is the lower bound %" PRId64
+                 ")", d, sb->name, lb, ub, sb->dims[d].step > 1 ? " (stepped)" : "",
+                 want[d], want[d] == 1 ? "" : "s", lb);
+    else
+        text_add(&t, " (dimension %d of image %s has extent %" PRId64 " at these "
+                 "parameter values, covering 0 .. %" PRId64 ": an image takes its "
+                 "extents, the number of points, not an inclusive upper bound)", d,
+                 sb->name, want[d], ub);
+    return PM_ERR_ARGUMENT;
+}
+
+/* A non-empty buffer's strides: its byte span fits the address space, and no two
+ * elements of an output share an address. */
+static pm_status check_strides(const pm_signature *s, const pm_signature_buffer *sb,
+                               const pm_buffer *b, const char *expected, char *msg,
+                               size_t msg_size)
+{
     int64_t stride[PM_MAX_DIMS], lo, hi;
     pm_buffer_strides(b, stride);
     if (!pm_alias_span(b, stride, &lo, &hi)) {
         text t = {msg, msg_size, 0};
-        text_add(&t, "%s: %s buffer %s: its strides {", s->name, role, sb->name);
+        text_add(&t, "%s: %s buffer %s: its strides {", s->name, role_of(sb), sb->name);
         for (int d = 0; d < b->ndims; d++)
             text_add(&t, "%s%" PRId64, d ? ", " : "", stride[d]);
         text_add(&t, "} over %s reach beyond the address space", expected);
@@ -518,15 +548,53 @@ static pm_status check_buffer(const pm_signature *s, const pm_value *params, int
     return PM_OK;
 }
 
+/* One buffer: type, ndims, extents, data, and a byte span that fits. */
+static pm_status check_buffer(const pm_signature *s, const pm_value *params, int i,
+                              const pm_buffer *b, char *msg, size_t msg_size)
+{
+    const pm_signature_buffer *sb = &s->buffers[i];
+    const char *role = role_of(sb);
+    int64_t want[PM_MAX_DIMS];
+    pm_status st = expected_extents(s, params, sb, want, msg, msg_size);
+    if (st != PM_OK)
+        return st;
+    char expected[256];
+    describe_shape(expected, sizeof expected, sb, want);
+    if (b->type != sb->type || b->ndims != sb->ndims) {
+        snprintf(msg, msg_size, "%s: %s buffer %s has type %s with %d dimension%s; expected %s",
+                 s->name, role, sb->name, pm_type_name(b->type), b->ndims,
+                 b->ndims == 1 ? "" : "s", expected);
+        return PM_ERR_ARGUMENT;
+    }
+    for (int d = 0; d < sb->ndims; d++)
+        if (b->extent[d] != want[d])
+            return extent_mismatch(s, params, sb, b, d, want, expected, msg, msg_size);
+    int64_t count, bytes;
+    if (!pm_ck_count(sb->ndims, want, &count) ||
+        !pm_ck_mul(count, (int64_t)pm_type_size(sb->type), &bytes)) {
+        snprintf(msg, msg_size, "%s: %s buffer %s (%s) would hold more than 2^63 bytes",
+                 s->name, role, sb->name, expected);
+        return PM_ERR_ARGUMENT;
+    }
+    if (count > 0 && !b->data) {
+        snprintf(msg, msg_size, "%s: %s buffer %s has no data (expected %s)", s->name, role,
+                 sb->name, expected);
+        return PM_ERR_ARGUMENT;
+    }
+    if (count == 0)
+        return PM_OK;
+    return check_strides(s, sb, b, expected, msg, msg_size);
+}
+
 static int64_t buffer_count(const pm_buffer *b)
 {
     int64_t count;
     return pm_ck_count(b->ndims, b->extent, &count) ? count : 0;
 }
 
-pm_status pm_signature_check(const pm_signature *s, const pm_value *params,
-                             const pm_buffer *inputs, const pm_buffer *outputs,
-                             char *msg, size_t msg_size)
+/* The parameter values: present, and each fits its type. */
+static pm_status check_params(const pm_signature *s, const pm_value *params, char *msg,
+                              size_t msg_size)
 {
     if (s->nparams > 0 && !params) {
         snprintf(msg, msg_size, "%s: parameter values are NULL (%d expected)", s->name,
@@ -540,8 +608,14 @@ pm_status pm_signature_check(const pm_signature *s, const pm_value *params,
             return PM_ERR_ARGUMENT;
         }
     }
-    /* Every stage's domain: bounds and extents must fit an int64 (the interpreter and the
-     * compiled code compute with them). */
+    return PM_OK;
+}
+
+/* Every stage's domain: bounds and extents must fit an int64 (the interpreter and the
+ * compiled code compute with them). */
+static pm_status check_domains(const pm_signature *s, const pm_value *params, char *msg,
+                               size_t msg_size)
+{
     for (int i = 0; i < s->ndomains; i++) {
         const pm_signature_domain *dm = &s->domains[i];
         for (int d = 0; d < dm->ndims; d++) {
@@ -554,7 +628,13 @@ pm_status pm_signature_check(const pm_signature *s, const pm_value *params,
             }
         }
     }
-    /* A window lies inside every output of the whole image. */
+    return PM_OK;
+}
+
+/* A window lies inside every output of the whole image. */
+static pm_status check_window(const pm_signature *s, const pm_value *params, char *msg,
+                              size_t msg_size)
+{
     for (int d = 0; d < s->window_dims; d++) {
         int at = s->nparams - 2 * s->window_dims + 2 * d;
         int64_t lo = params[at].i, n = params[at + 1].i;
@@ -572,20 +652,15 @@ pm_status pm_signature_check(const pm_signature *s, const pm_value *params,
             }
         }
     }
-    if ((s->ninputs > 0 && !inputs) || (s->noutputs > 0 && !outputs)) {
-        snprintf(msg, msg_size, "%s: the %s buffer list is NULL", s->name,
-                 s->ninputs > 0 && !inputs ? "input" : "output");
-        return PM_ERR_ARGUMENT;
-    }
+    return PM_OK;
+}
+
+/* An output that shares memory with an input or another output would make the result
+ * depend on the order of evaluation. Disjoint byte ranges answer at once. */
+static pm_status check_overlaps(const pm_signature *s, const pm_buffer *inputs,
+                                const pm_buffer *outputs, char *msg, size_t msg_size)
+{
     int nbuf = s->ninputs + s->noutputs;
-    for (int i = 0; i < nbuf; i++) {
-        pm_status st = check_buffer(s, params, i, buffer_at(s, inputs, outputs, i), msg,
-                                    msg_size);
-        if (st != PM_OK)
-            return st;
-    }
-    /* An output that shares memory with an input or another output would make the
-     * result depend on the order of evaluation. Disjoint byte ranges answer at once. */
     for (int i = s->ninputs; i < nbuf; i++) {
         const pm_buffer *bi = buffer_at(s, inputs, outputs, i);
         if (buffer_count(bi) == 0)
@@ -609,4 +684,28 @@ pm_status pm_signature_check(const pm_signature *s, const pm_value *params,
         }
     }
     return PM_OK;
+}
+
+pm_status pm_signature_check(const pm_signature *s, const pm_value *params,
+                             const pm_buffer *inputs, const pm_buffer *outputs,
+                             char *msg, size_t msg_size)
+{
+    pm_status st = check_params(s, params, msg, msg_size);
+    if (st == PM_OK)
+        st = check_domains(s, params, msg, msg_size);
+    if (st == PM_OK)
+        st = check_window(s, params, msg, msg_size);
+    if (st != PM_OK)
+        return st;
+    if ((s->ninputs > 0 && !inputs) || (s->noutputs > 0 && !outputs)) {
+        snprintf(msg, msg_size, "%s: the %s buffer list is NULL", s->name,
+                 s->ninputs > 0 && !inputs ? "input" : "output");
+        return PM_ERR_ARGUMENT;
+    }
+    for (int i = 0; i < s->ninputs + s->noutputs; i++) {
+        st = check_buffer(s, params, i, buffer_at(s, inputs, outputs, i), msg, msg_size);
+        if (st != PM_OK)
+            return st;
+    }
+    return check_overlaps(s, inputs, outputs, msg, msg_size);
 }

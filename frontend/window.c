@@ -566,7 +566,9 @@ static pm_expr *param_named(pm_ctx *ctx, const char *fmt, int d)
     return pm_param(ctx, PM_I64, name);
 }
 
-static pm_status make_window(pm_pipeline *p, pm_pipeline **out)
+/* A pipeline runs on windows when its outputs share a rank, have unit steps, and no
+ * parameter takes a name the window form gives its own. */
+static pm_status check_windowable(const pm_pipeline *p)
 {
     pm_ctx *ctx = p->ctx;
     if (p->window)
@@ -591,6 +593,14 @@ static pm_status make_window(pm_pipeline *p, pm_pipeline **out)
             return pm_ctx_error(ctx, PM_ERR_UNSUPPORTED, "%s: cannot run on windows: its "
                                 "parameter %s takes a name the window form gives its own",
                                 p->name, p->params[i]->name);
+    return PM_OK;
+}
+
+/* The window form's record, a copy of p's with the window's parameters (offset and size
+ * per dimension) after p's own; its bounds tables allocated, not yet filled. */
+static pm_status window_alloc(pm_pipeline *p, int ndims, pm_pipeline **out)
+{
+    pm_ctx *ctx = p->ctx;
     pm_pipeline *pw = pm_ctx_alloc(ctx, sizeof *pw);
     pm_window *win = pm_ctx_alloc(ctx, sizeof *win);
     if (!pw || !win)
@@ -631,10 +641,16 @@ static pm_status make_window(pm_pipeline *p, pm_pipeline **out)
         pw->param_slot[i] = -1;
     for (int i = 0; i < np; i++)
         pw->param_slot[pw->params[i]->id] = i;
+    *out = pw;
+    return PM_OK;
+}
 
-    pm_status st = measure_halo(pw, win);
-    if (st != PM_OK)
-        return st;
+/* Once the halo is measured: each input's block (the window widened by the halo, clipped
+ * to the image; the whole extent in a dimension no window dimension ties) and each
+ * output's window. */
+static void window_bounds(const pm_pipeline *p, pm_window *win)
+{
+    pm_ctx *ctx = p->ctx;
     for (int i = 0; i < p->ninputs; i++) {
         const pm_func *in = p->inputs[i];
         for (int e = 0; e < in->ndims; e++) {
@@ -652,11 +668,27 @@ static pm_status make_window(pm_pipeline *p, pm_pipeline **out)
         }
     }
     for (int o = 0; o < p->noutputs; o++)
-        for (int d = 0; d < ndims; d++) {
+        for (int d = 0; d < win->ndims; d++) {
             pm_expr *first = pm_add(p->outputs[o]->intervals[d]->lb, win->lo[d]);
             win->out_lb[o * PM_MAX_DIMS + d] = first;
             win->out_ub[o * PM_MAX_DIMS + d] = pm_addi(pm_add(first, win->n[d]), -1);
         }
+}
+
+static pm_status make_window(pm_pipeline *p, pm_pipeline **out)
+{
+    pm_ctx *ctx = p->ctx;
+    pm_status st = check_windowable(p);
+    if (st != PM_OK)
+        return st;
+    pm_pipeline *pw = NULL;
+    st = window_alloc(p, p->outputs[0]->ndims, &pw);
+    if (st != PM_OK || !pw)
+        return st;
+    st = measure_halo(pw, pw->window);
+    if (st != PM_OK)
+        return st;
+    window_bounds(p, pw->window);
     if (pm_ctx_recorded(ctx) != PM_OK)
         return pm_ctx_recorded(ctx);
     p->window_form = pw;
