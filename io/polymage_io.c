@@ -343,40 +343,78 @@ static void jpeg_job_init_errors(jpeg_job *j)
     j->mgr.output_message = jpeg_job_silent;
 }
 
+/* After libjpeg gave up (jpeg_job_exit jumped back): the partial pixels freed and the
+ * message classified as out of memory, truncated, unsupported or corrupted. */
+static pm_io_status jpeg_failed(jpeg_job *j, pm_io_error *e)
+{
+    jpeg_destroy_decompress(&j->d);
+    if (j->out) {
+        free(j->out->px);
+        j->out->px = NULL;
+    }
+    if (j->nomem)
+        return fail(e, PM_IO_ERR_NOMEM, j->name, "%s", j->msg);
+    if (strstr(j->msg, "Premature end"))
+        return fail(e, PM_IO_ERR_CORRUPT, j->name, "truncated file: %s", j->msg);
+    if (strstr(j->msg, "Unsupported"))
+        return fail(e, PM_IO_ERR_UNSUPPORTED, j->name, "unsupported JPEG: %s", j->msg);
+    return fail(e, PM_IO_ERR_CORRUPT, j->name, "corrupted JPEG: %s", j->msg);
+}
+
+/* Grey decodes as grey, YCbCr and RGB as RGB: the channels, 0 for another colour space
+ * (CMYK, YCCK). */
+static int jpeg_channels(struct jpeg_decompress_struct *d)
+{
+    switch (d->jpeg_color_space) {
+    case JCS_GRAYSCALE:
+        d->out_color_space = JCS_GRAYSCALE;
+        return 1;
+    case JCS_YCbCr:
+    case JCS_RGB:
+        d->out_color_space = JCS_RGB;
+        return 3;
+    default:
+        return 0;
+    }
+}
+
+/* The scanlines into r->px, which grows as they are decoded: a corrupted header claiming
+ * a huge picture fails at the data's end before its memory is taken. Jumps back to
+ * jpeg_run's setjmp when out of memory. */
+static void jpeg_read_rows(jpeg_job *j, raw *r)
+{
+    while (j->d.output_scanline < j->d.output_height) {
+        size_t at = j->d.output_scanline;
+        if (at == j->rows_cap) {
+            size_t cap = at ? at * 2 : 64;
+            cap = cap > (size_t)r->rows ? (size_t)r->rows : cap;
+            uint8_t *p = realloc(r->px, cap * r->row_bytes);
+            if (!p) {
+                snprintf(j->msg, sizeof j->msg, "out of memory for %lld x %lld pixels",
+                         (long long)r->rows, (long long)r->cols);
+                j->nomem = 1;
+                longjmp(j->jump, 1);
+            }
+            r->px = p;
+            j->rows_cap = cap;
+        }
+        JSAMPROW row = r->px + at * r->row_bytes;
+        jpeg_read_scanlines(&j->d, &row, 1);
+    }
+}
+
 static pm_io_status jpeg_run(jpeg_job *j, const void *data, size_t size, pm_io_info *info,
                              pm_io_error *e)
 {
     jpeg_job_init_errors(j);
     j->d.err = &j->mgr;
-    if (setjmp(j->jump)) {
-        jpeg_destroy_decompress(&j->d);
-        if (j->out) {
-            free(j->out->px);
-            j->out->px = NULL;
-        }
-        if (j->nomem)
-            return fail(e, PM_IO_ERR_NOMEM, j->name, "%s", j->msg);
-        if (strstr(j->msg, "Premature end"))
-            return fail(e, PM_IO_ERR_CORRUPT, j->name, "truncated file: %s", j->msg);
-        if (strstr(j->msg, "Unsupported"))
-            return fail(e, PM_IO_ERR_UNSUPPORTED, j->name, "unsupported JPEG: %s", j->msg);
-        return fail(e, PM_IO_ERR_CORRUPT, j->name, "corrupted JPEG: %s", j->msg);
-    }
+    if (setjmp(j->jump))
+        return jpeg_failed(j, e);
     jpeg_create_decompress(&j->d);
     jpeg_mem_src(&j->d, (const unsigned char *)data, (unsigned long)size);
     jpeg_read_header(&j->d, TRUE);
-    int channels = 0;
-    switch (j->d.jpeg_color_space) {
-    case JCS_GRAYSCALE:
-        j->d.out_color_space = JCS_GRAYSCALE;
-        channels = 1;
-        break;
-    case JCS_YCbCr:
-    case JCS_RGB:
-        j->d.out_color_space = JCS_RGB;
-        channels = 3;
-        break;
-    default:
+    int channels = jpeg_channels(&j->d);
+    if (channels == 0) {
         jpeg_destroy_decompress(&j->d);
         return fail(e, PM_IO_ERR_UNSUPPORTED, j->name,
                     "unsupported JPEG colour space %d (CMYK or YCCK): only grey and colour "
@@ -409,26 +447,7 @@ static pm_io_status jpeg_run(jpeg_job *j, const void *data, size_t size, pm_io_i
                  (int)j->d.output_components, channels);
         longjmp(j->jump, 1);
     }
-    /* The rows grow as they are decoded: a corrupted header claiming a huge picture fails
-     * at the data's end before its memory is taken. */
-    while (j->d.output_scanline < j->d.output_height) {
-        size_t at = j->d.output_scanline;
-        if (at == j->rows_cap) {
-            size_t cap = at ? at * 2 : 64;
-            cap = cap > (size_t)r->rows ? (size_t)r->rows : cap;
-            uint8_t *p = realloc(r->px, cap * r->row_bytes);
-            if (!p) {
-                snprintf(j->msg, sizeof j->msg, "out of memory for %lld x %lld pixels",
-                         (long long)r->rows, (long long)r->cols);
-                j->nomem = 1;
-                longjmp(j->jump, 1);
-            }
-            r->px = p;
-            j->rows_cap = cap;
-        }
-        JSAMPROW row = r->px + at * r->row_bytes;
-        jpeg_read_scanlines(&j->d, &row, 1);
-    }
+    jpeg_read_rows(j, r);
     jpeg_finish_decompress(&j->d);
     jpeg_destroy_decompress(&j->d);
     return ok(e);
@@ -994,6 +1013,42 @@ static int ends_with(const char *s, const char *suffix)
     return 1;
 }
 
+/* The JPEG branch of encode_named: JPEG's own limits (8 bits, grey or RGB, a quality in
+ * 1..100, JPEG_MAX_DIMENSION a side), then the encoding into *data. */
+static pm_io_status encode_jpeg_named(const pm_buffer *img, int quality, const char *name,
+                                      int channels, int depth, const char *shape, void **data,
+                                      size_t *size, pm_io_error *e)
+{
+    int64_t rows = img->extent[img->ndims - 2], cols = img->extent[img->ndims - 1];
+    if (depth != 8)
+        return fail(e, PM_IO_ERR_UNSUPPORTED, name,
+                    "unsupported bit depth %d for JPEG: JPEG is written with 8 bits", depth);
+    if (channels != 1 && channels != 3)
+        return fail(e, PM_IO_ERR_UNSUPPORTED, name,
+                    "a JPEG holds grey or RGB, not %d channels (%s): drop the alpha or write PNG",
+                    channels, shape);
+    if (quality < 1 || quality > 100)
+        return fail(e, PM_IO_ERR_ARGUMENT, name, "jpeg_quality %d is not in 1..100", quality);
+    if (rows > JPEG_MAX_DIMENSION || cols > JPEG_MAX_DIMENSION)
+        return fail(e, PM_IO_ERR_TOO_LARGE, name,
+                    "%lld x %lld pixels: a JPEG has at most %d a side", (long long)rows,
+                    (long long)cols, (int)JPEG_MAX_DIMENSION);
+    size_t row_bytes = (size_t)cols * (size_t)channels;
+    jpeg_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return fail(e, PM_IO_ERR_NOMEM, name, "out of memory");
+    j->name = name;
+    int64_t s[3];
+    picture_strides(img, s);
+    pm_io_status st = jpeg_encode(j, img, s, channels, quality, row_bytes, e);
+    if (st == PM_IO_OK) {
+        *data = j->mem;
+        *size = j->mem_size;
+    }
+    free(j);
+    return st;
+}
+
 /* Encodes with options already read (read_options). */
 static pm_io_status encode_named(const pm_buffer *img, pm_io_write_options o, const char *name,
                                  pm_io_format format, void **data, size_t *size, pm_io_error *e)
@@ -1026,37 +1081,10 @@ static pm_io_status encode_named(const pm_buffer *img, pm_io_write_options o, co
     int depth = o.bit_depth ? o.bit_depth : img->type == PM_U16 ? 16 : 8;
     if (depth != 8 && depth != 16)
         return fail(e, PM_IO_ERR_UNSUPPORTED, name, "unsupported bit depth %d: 8 or 16", depth);
+    if (format == PM_IO_JPEG)
+        return encode_jpeg_named(img, o.jpeg_quality, name, channels, depth, shape, data, size,
+                                 e);
     size_t row_bytes;
-    if (format == PM_IO_JPEG) {
-        if (depth != 8)
-            return fail(e, PM_IO_ERR_UNSUPPORTED, name,
-                        "unsupported bit depth %d for JPEG: JPEG is written with 8 bits", depth);
-        if (channels != 1 && channels != 3)
-            return fail(e, PM_IO_ERR_UNSUPPORTED, name,
-                        "a JPEG holds grey or RGB, not %d channels (%s): drop the alpha or write PNG",
-                        channels, shape);
-        if (o.jpeg_quality < 1 || o.jpeg_quality > 100)
-            return fail(e, PM_IO_ERR_ARGUMENT, name, "jpeg_quality %d is not in 1..100",
-                        o.jpeg_quality);
-        if (rows > JPEG_MAX_DIMENSION || cols > JPEG_MAX_DIMENSION)
-            return fail(e, PM_IO_ERR_TOO_LARGE, name,
-                        "%lld x %lld pixels: a JPEG has at most %d a side", (long long)rows,
-                        (long long)cols, (int)JPEG_MAX_DIMENSION);
-        row_bytes = (size_t)cols * (size_t)channels;
-        jpeg_job *j = calloc(1, sizeof *j);
-        if (!j)
-            return fail(e, PM_IO_ERR_NOMEM, name, "out of memory");
-        j->name = name;
-        int64_t s[3];
-        picture_strides(img, s);
-        pm_io_status st = jpeg_encode(j, img, s, channels, o.jpeg_quality, row_bytes, e);
-        if (st == PM_IO_OK) {
-            *data = j->mem;
-            *size = j->mem_size;
-        }
-        free(j);
-        return st;
-    }
     if (o.png_compression < -1 || o.png_compression > 9)
         return fail(e, PM_IO_ERR_ARGUMENT, name, "png_compression %d is not in -1..9",
                     o.png_compression);
