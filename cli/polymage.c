@@ -237,6 +237,100 @@ static bool parse_size(const char *s, int64_t *rows, int64_t *cols)
 
 enum { CMD_RUN, CMD_SAMPLE, CMD_EXPLAIN, CMD_BENCH };
 
+/* What an option parser made of argument a: not one of its options, a flag, an option
+ * that took the next argument as its value, or a bad value (the message given). */
+enum { OPT_NONE, OPT_FLAG, OPT_VALUE, OPT_BAD };
+
+/* The engine's options, shared by the commands; v is the next argument or NULL. */
+static int engine_option(int cmd, const char *a, const char *v, options *o)
+{
+    long long n;
+    bool runs_app = cmd == CMD_RUN || cmd == CMD_SAMPLE; /* --interp, --check, --print */
+    if (strcmp(a, "--threads") == 0) {
+        if (!v || !parse_int(v, 0, PM_MAX_THREADS, &n)) {
+            say("--threads needs a count 0..%d (PM_MAX_THREADS), got %s", PM_MAX_THREADS,
+                v ? v : "nothing");
+            return OPT_BAD;
+        }
+        o->threads = (int)n;
+        return OPT_VALUE;
+    } else if (strcmp(a, "--tile") == 0) {
+        if (!v || sscanf(v, "%d,%d", &o->tile[0], &o->tile[1]) < 1 || o->tile[0] < 0 ||
+            o->tile[1] < 0) {
+            say("--tile needs sizes A,B, got %s", v ? v : "nothing");
+            return OPT_BAD;
+        }
+        return OPT_VALUE;
+    } else if (strcmp(a, "--limit") == 0) {
+        if (!v || !parse_int(v, 0, 1 << 20, &n)) {
+            say("--limit needs a stage count 0..%d, got %s", 1 << 20, v ? v : "nothing");
+            return OPT_BAD;
+        }
+        o->group_limit = (int)n;
+        return OPT_VALUE;
+    } else if (strcmp(a, "--threshold") == 0) {
+        char *end;
+        errno = 0;
+        double t = v ? strtod(v, &end) : -1;
+        if (!v || errno || end == v || *end || !(t >= 0 && t <= 1)) {
+            say("--threshold needs a fraction 0..1, got %s", v ? v : "nothing");
+            return OPT_BAD;
+        }
+        o->threshold = t;
+        return OPT_VALUE;
+    } else if (strcmp(a, "--unfused") == 0) {
+        o->unfused = true;
+    } else if (runs_app && strcmp(a, "--interp") == 0) {
+        o->interp = true;
+    } else if (runs_app && strcmp(a, "--check") == 0) {
+        o->check = true;
+    } else if (runs_app && strcmp(a, "--print") == 0) {
+        o->print = true;
+    } else {
+        return OPT_NONE;
+    }
+    return OPT_FLAG;
+}
+
+/* The options of one command (--response, --rows, --size, -o, ...); an option whose value
+ * is missing is none of them, so that it is reported as incomplete. */
+static int command_option(int cmd, const char *a, const char *v, options *o)
+{
+    long long n;
+    if (cmd == CMD_RUN && strcmp(a, "--response") == 0 && v) {
+        o->response = v;
+    } else if (cmd == CMD_SAMPLE && (strcmp(a, "--rows") == 0 || strcmp(a, "--cols") == 0)) {
+        if (!v || !parse_int(v, 1, 1LL << 31, &n)) {
+            say("%s needs a positive integer, got %s", a, v ? v : "nothing");
+            return OPT_BAD;
+        }
+        *(strcmp(a, "--rows") == 0 ? &o->rows : &o->cols) = n;
+    } else if (cmd == CMD_SAMPLE && strcmp(a, "--out") == 0 && v) {
+        o->out_dir = v;
+    } else if ((cmd == CMD_EXPLAIN || cmd == CMD_BENCH) && strcmp(a, "--size") == 0) {
+        if (!v || !parse_size(v, &o->rows, &o->cols)) {
+            say("--size needs ROWSxCOLS such as 480x640, got %s", v ? v : "nothing");
+            return OPT_BAD;
+        }
+    } else if (cmd == CMD_BENCH && strcmp(a, "--runs") == 0) {
+        if (!v || !parse_int(v, 1, 100000, &n)) {
+            say("--runs needs a count 1..100000, got %s", v ? v : "nothing");
+            return OPT_BAD;
+        }
+        o->runs = (int)n;
+    } else if (cmd == CMD_EXPLAIN && strcmp(a, "-o") == 0 && v) {
+        o->diagram = v;
+    } else if (cmd == CMD_EXPLAIN && strcmp(a, "--phases") == 0 && v) {
+        o->phases = v;
+    } else if (cmd == CMD_EXPLAIN && strcmp(a, "--no-diagram") == 0) {
+        o->no_diagram = true;
+        return OPT_FLAG;
+    } else {
+        return OPT_NONE;
+    }
+    return OPT_VALUE;
+}
+
 /* 0 on success, 2 with a message on a bad command line, -1 after printing help. */
 static int parse(int cmd, int argc, char **argv, options *o, void (*help)(FILE *))
 {
@@ -244,102 +338,29 @@ static int parse(int cmd, int argc, char **argv, options *o, void (*help)(FILE *
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long long n;
-        bool runs_app = cmd == CMD_RUN || cmd == CMD_SAMPLE; /* --interp, --check, --print */
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             help(stdout);
             return -1;
-        } else if (strcmp(a, "--threads") == 0) {
-            if (!v || !parse_int(v, 0, PM_MAX_THREADS, &n)) {
-                say("--threads needs a count 0..%d (PM_MAX_THREADS), got %s", PM_MAX_THREADS,
-                    v ? v : "nothing");
-                return 2;
-            }
-            o->threads = (int)n;
+        }
+        int r = engine_option(cmd, a, v, o);
+        if (r == OPT_NONE)
+            r = command_option(cmd, a, v, o);
+        if (r == OPT_BAD)
+            return 2;
+        if (r == OPT_VALUE)
             i++;
-        } else if (strcmp(a, "--tile") == 0) {
-            if (!v || sscanf(v, "%d,%d", &o->tile[0], &o->tile[1]) < 1 || o->tile[0] < 0 ||
-                o->tile[1] < 0) {
-                say("--tile needs sizes A,B, got %s", v ? v : "nothing");
-                return 2;
-            }
-            i++;
-        } else if (strcmp(a, "--limit") == 0) {
-            if (!v || !parse_int(v, 0, 1 << 20, &n)) {
-                say("--limit needs a stage count 0..%d, got %s", 1 << 20, v ? v : "nothing");
-                return 2;
-            }
-            o->group_limit = (int)n;
-            i++;
-        } else if (strcmp(a, "--threshold") == 0) {
-            char *end;
-            errno = 0;
-            double t = v ? strtod(v, &end) : -1;
-            if (!v || errno || end == v || *end || !(t >= 0 && t <= 1)) {
-                say("--threshold needs a fraction 0..1, got %s", v ? v : "nothing");
-                return 2;
-            }
-            o->threshold = t;
-            i++;
-        } else if (strcmp(a, "--unfused") == 0) {
-            o->unfused = true;
-        } else if (runs_app && strcmp(a, "--interp") == 0) {
-            o->interp = true;
-        } else if (runs_app && strcmp(a, "--check") == 0) {
-            o->check = true;
-        } else if (runs_app && strcmp(a, "--print") == 0) {
-            o->print = true;
-        } else if (cmd == CMD_RUN && strcmp(a, "--response") == 0 && v) {
-            o->response = v;
-            i++;
-        } else if (cmd == CMD_SAMPLE && (strcmp(a, "--rows") == 0 || strcmp(a, "--cols") == 0)) {
-            if (!v || !parse_int(v, 1, 1LL << 31, &n)) {
-                say("%s needs a positive integer, got %s", a, v ? v : "nothing");
-                return 2;
-            }
-            *(strcmp(a, "--rows") == 0 ? &o->rows : &o->cols) = n;
-            i++;
-        } else if (cmd == CMD_SAMPLE && strcmp(a, "--out") == 0 && v) {
-            o->out_dir = v;
-            i++;
-        } else if ((cmd == CMD_EXPLAIN || cmd == CMD_BENCH) && strcmp(a, "--size") == 0) {
-            if (!v || !parse_size(v, &o->rows, &o->cols)) {
-                say("--size needs ROWSxCOLS such as 480x640, got %s", v ? v : "nothing");
-                return 2;
-            }
-            i++;
-        } else if (cmd == CMD_BENCH && strcmp(a, "--runs") == 0) {
-            if (!v || !parse_int(v, 1, 100000, &n)) {
-                say("--runs needs a count 1..100000, got %s", v ? v : "nothing");
-                return 2;
-            }
-            o->runs = (int)n;
-            i++;
-        } else if (cmd == CMD_EXPLAIN && strcmp(a, "-o") == 0 && v) {
-            o->diagram = v;
-            i++;
-        } else if (cmd == CMD_EXPLAIN && strcmp(a, "--phases") == 0 && v) {
-            o->phases = v;
-            i++;
-        } else if (cmd == CMD_EXPLAIN && strcmp(a, "--no-diagram") == 0) {
-            o->no_diagram = true;
-        } else if (a[0] == '-' && a[1] != '\0') {
+        if (r != OPT_NONE)
+            continue;
+        if (a[0] == '-' && a[1] != '\0') {
             say("unknown or incomplete option %s (see --help)", a);
             return 2;
-        } else {
-            int max = cmd == CMD_RUN ? 3 : 1;
-            if (positional >= max) {
-                say("unexpected argument %s (see --help)", a);
-                return 2;
-            }
-            if (positional == 0)
-                o->app = a;
-            else if (positional == 1)
-                o->in = a;
-            else
-                o->out = a;
-            positional++;
         }
+        if (positional >= (cmd == CMD_RUN ? 3 : 1)) {
+            say("unexpected argument %s (see --help)", a);
+            return 2;
+        }
+        *(positional == 0 ? &o->app : positional == 1 ? &o->in : &o->out) = a;
+        positional++;
     }
     if (cmd == CMD_SAMPLE && !o->app)
         o->app = "harris";
@@ -779,6 +800,69 @@ static int check_against_interpreter(app_run *r)
 
 /* ---- run -------------------------------------------------------------------------------- */
 
+/* The picture o->in as 8-bit interleaved pixels, what the apps' fill_from takes
+ * (pm_bytes_picture): *ch channels, RGBA for interpolate when the picture has alpha (its
+ * mask of known pixels). 0, or 1 after a message. */
+static int read_picture(const options *o, const pm_sample_app *app, pm_io_info *info,
+                        uint8_t **pixels, int *ch)
+{
+    double t0 = now_ms();
+    pm_io_error err;
+    if (pm_io_probe_file(o->in, info, &err) != PM_IO_OK) {
+        say("%s", err.message);
+        return 1;
+    }
+    if (info->rows < app->min_rows || info->cols < app->min_cols) {
+        say("%s is %lld x %lld pixels (rows x cols); %s needs at least %lld x %lld", o->in,
+            (long long)info->rows, (long long)info->cols, app->name, (long long)app->min_rows,
+            (long long)app->min_cols);
+        return 1;
+    }
+    bool alpha = strcmp(app->name, "interpolate") == 0 && (info->channels == 2 || info->channels == 4);
+    *ch = alpha ? 4 : info->channels >= 3 ? 3 : 1;
+    size_t bytes = (size_t)info->rows * (size_t)info->cols;
+    if (bytes > SIZE_MAX / 4) {
+        say("%s: too large", o->in);
+        return 1;
+    }
+    uint8_t *px = malloc(bytes * (size_t)*ch);
+    if (!px) {
+        say("%s: out of memory for %lld x %lld pixels", o->in, (long long)info->rows,
+            (long long)info->cols);
+        return 1;
+    }
+    int64_t ext[3] = {*ch, info->rows, info->cols};
+    pm_buffer b = pm_buffer_dense(px, PM_U8, 3, ext);
+    b.stride[0] = 1;
+    b.stride[1] = info->cols * *ch;
+    b.stride[2] = *ch;
+    if (pm_io_read_into(o->in, &b, &err) != PM_IO_OK) {
+        say("%s", err.message);
+        free(px);
+        return 1;
+    }
+    say("read %s: %lld x %lld %s %s, %d-bit, in %.1f ms", o->in, (long long)info->rows,
+        (long long)info->cols, info->format == PM_IO_PNG ? "PNG" : "JPEG",
+        info->channels == 1 ? "grey" : info->channels == 2 ? "grey + alpha"
+        : info->channels == 3 ? "RGB" : "RGBA", info->bit_depth, now_ms() - t0);
+    *pixels = px;
+    return 0;
+}
+
+/* The app's output picture into o->out: harris's marked corners (and its response with
+ * --response), any other app's first output rendered. 0, or 1 after a message. */
+static int write_output(const options *o, const app_run *r)
+{
+    if (strcmp(r->app->name, "harris") == 0) {
+        int corners = 0;
+        int rc = write_harris(o->out, o->response, &r->in[0], &r->out[0], &corners) ? 1 : 0;
+        if (!rc)
+            say("harris: %d corners marked", corners);
+        return rc;
+    }
+    return write_rendered(o->out, &r->out[0], pm_sample_render_flags(r->app)) ? 1 : 0;
+}
+
 static int cmd_run(const options *o)
 {
     const pm_sample_app *app = find_app(o->app);
@@ -792,51 +876,14 @@ static int cmd_run(const options *o)
         say("%s: the response's name must end in .png, .jpg or .jpeg", o->response);
         return 2;
     }
-    double t0 = now_ms();
     pm_io_info info;
-    pm_io_error err;
-    if (pm_io_probe_file(o->in, &info, &err) != PM_IO_OK) {
-        say("%s", err.message);
+    uint8_t *px = NULL;
+    int ch = 0;
+    if (read_picture(o, app, &info, &px, &ch))
         return 1;
-    }
-    if (info.rows < app->min_rows || info.cols < app->min_cols) {
-        say("%s is %lld x %lld pixels (rows x cols); %s needs at least %lld x %lld", o->in,
-            (long long)info.rows, (long long)info.cols, app->name, (long long)app->min_rows,
-            (long long)app->min_cols);
-        return 1;
-    }
-    /* 8-bit interleaved pixels: what the apps' fill_from takes (pm_bytes_picture); RGBA
-     * for interpolate when the picture has alpha (its mask of known pixels) */
-    bool alpha = strcmp(app->name, "interpolate") == 0 && (info.channels == 2 || info.channels == 4);
-    int ch = alpha ? 4 : info.channels >= 3 ? 3 : 1;
-    size_t bytes = (size_t)info.rows * (size_t)info.cols;
-    if (bytes > SIZE_MAX / 4) {
-        say("%s: too large", o->in);
-        return 1;
-    }
-    uint8_t *px = malloc(bytes * (size_t)ch);
-    if (!px) {
-        say("%s: out of memory for %lld x %lld pixels", o->in, (long long)info.rows,
-            (long long)info.cols);
-        return 1;
-    }
-    int64_t ext[3] = {ch, info.rows, info.cols};
-    pm_buffer b = pm_buffer_dense(px, PM_U8, 3, ext);
-    b.stride[0] = 1;
-    b.stride[1] = info.cols * ch;
-    b.stride[2] = ch;
-    if (pm_io_read_into(o->in, &b, &err) != PM_IO_OK) {
-        say("%s", err.message);
-        free(px);
-        return 1;
-    }
-    say("read %s: %lld x %lld %s %s, %d-bit, in %.1f ms", o->in, (long long)info.rows,
-        (long long)info.cols, info.format == PM_IO_PNG ? "PNG" : "JPEG",
-        info.channels == 1 ? "grey" : info.channels == 2 ? "grey + alpha"
-        : info.channels == 3 ? "RGB" : "RGBA", info.bit_depth, now_ms() - t0);
     pm_sample_picture pic = pm_bytes_picture(px, info.rows, info.cols, ch);
     app_run r;
-    t0 = now_ms();
+    double t0 = now_ms();
     int rc = app_prepare(&r, app, info.rows, info.cols, &pic, o->print) ? 1 : 0;
     if (!rc)
         say("%s: inputs made in %.1f ms", app->name, now_ms() - t0);
@@ -845,16 +892,8 @@ static int cmd_run(const options *o)
         rc = 1;
     if (!rc && o->check && !o->interp && check_against_interpreter(&r))
         rc = 1;
-    if (!rc) {
-        if (strcmp(app->name, "harris") == 0) {
-            int corners = 0;
-            rc = write_harris(o->out, o->response, &r.in[0], &r.out[0], &corners) ? 1 : 0;
-            if (!rc)
-                say("harris: %d corners marked", corners);
-        } else {
-            rc = write_rendered(o->out, &r.out[0], pm_sample_render_flags(app)) ? 1 : 0;
-        }
-    }
+    if (!rc)
+        rc = write_output(o, &r);
     if (!rc)
         printf("%s %s: %lld x %lld, %s %.1f ms, run %.2f ms -> %s\n", app->name, o->in,
                (long long)info.rows, (long long)info.cols,
@@ -1008,6 +1047,65 @@ static const struct {
              "pipeline), then machine code in ORC LLJIT"},
 };
 
+/* The explanation on stdout: the compiler's steps, then the kept texts (graph, groups,
+ * storage, and the phases --phases asks for). */
+static void print_explanation(const options *o, const pm_sample_app *app, pm_kernel *k,
+                              int64_t rows, int64_t cols)
+{
+    printf("%s (%s), compiled for %lld x %lld%s in %.1f ms\n\n", app->name, app->title,
+           (long long)rows, (long long)cols, o->unfused ? " with fusion off" : "",
+           pm_kernel_compile_ms(k));
+    printf("The compiler's steps (each one's time is on stderr, PM_TIME):\n");
+    for (size_t i = 0; i < sizeof compiler_steps / sizeof compiler_steps[0]; i++)
+        printf("  %2zu %-9s %s\n", i + 1, compiler_steps[i].step, compiler_steps[i].what);
+    const char *shown[] = {"graph", "groups", "storage"};
+    for (size_t i = 0; i < 3; i++)
+        printf("\n== %s ==\n%s", shown[i], pm_kernel_dump(k, shown[i]));
+    if (o->phases) {
+        const char *more[] = {"domains", "schedule", "ast", "llvm"};
+        bool all = strstr(o->phases, "all") != NULL;
+        for (size_t i = 0; i < 4; i++) {
+            const char *text = pm_kernel_dump(k, more[i]);
+            if ((all || strstr(o->phases, more[i])) && text)
+                printf("\n== %s ==\n%s", more[i], text);
+        }
+    }
+    printf("\n");
+}
+
+/* The grouping diagram into -o's file or APP_groups.svg: SVG through Graphviz's dot when
+ * it is on PATH, DOT text otherwise or for a .dot name. 0, or 1 after a message. */
+static int write_diagram(const options *o, const pm_sample_app *app, pm_kernel *k)
+{
+    const char *dot = pm_kernel_dump(k, "dot");
+    bool have_dot = on_path("dot");
+    char file[4096];
+    if (o->diagram)
+        snprintf(file, sizeof file, "%s", o->diagram);
+    else
+        snprintf(file, sizeof file, "%s_groups.%s", app->name, have_dot ? "svg" : "dot");
+    bool want_svg = !has_extension(file, ".dot");
+    if (!dot) {
+        say("%s: no grouping diagram was kept", app->name);
+        return 1;
+    }
+    if (want_svg && have_dot) {
+        if (make_parent(file) || dot_to_svg(dot, file)) {
+            say("dot could not write %s", file);
+            return 1;
+        }
+        say("wrote the grouping diagram %s (SVG, Graphviz dot)", file);
+        return 0;
+    }
+    if (want_svg)
+        say("Graphviz's dot is not on PATH: %s gets the DOT text (install graphviz "
+            "for SVG)", file);
+    if (write_text(file, dot))
+        return 1;
+    say("wrote the grouping diagram %s (DOT text)", file);
+    return 0;
+}
+
 static int cmd_explain(const options *o)
 {
     const pm_sample_app *app = find_app(o->app);
@@ -1054,56 +1152,10 @@ static int cmd_explain(const options *o)
         say("%s: the compiler's texts are not available", app->name);
         rc = 1;
     }
-    if (!rc) {
-        printf("%s (%s), compiled for %lld x %lld%s in %.1f ms\n\n", app->name, app->title,
-               (long long)rows, (long long)cols, o->unfused ? " with fusion off" : "",
-               pm_kernel_compile_ms(k));
-        printf("The compiler's steps (each one's time is on stderr, PM_TIME):\n");
-        for (size_t i = 0; i < sizeof compiler_steps / sizeof compiler_steps[0]; i++)
-            printf("  %2zu %-9s %s\n", i + 1, compiler_steps[i].step, compiler_steps[i].what);
-        const char *shown[] = {"graph", "groups", "storage"};
-        for (size_t i = 0; i < 3; i++)
-            printf("\n== %s ==\n%s", shown[i], pm_kernel_dump(k, shown[i]));
-        if (o->phases) {
-            const char *more[] = {"domains", "schedule", "ast", "llvm"};
-            bool all = strstr(o->phases, "all") != NULL;
-            for (size_t i = 0; i < 4; i++) {
-                const char *text = pm_kernel_dump(k, more[i]);
-                if ((all || strstr(o->phases, more[i])) && text)
-                    printf("\n== %s ==\n%s", more[i], text);
-            }
-        }
-        printf("\n");
-    }
-    if (!rc && !o->no_diagram) {
-        const char *dot = pm_kernel_dump(k, "dot");
-        bool have_dot = on_path("dot");
-        char file[4096];
-        if (o->diagram)
-            snprintf(file, sizeof file, "%s", o->diagram);
-        else
-            snprintf(file, sizeof file, "%s_groups.%s", app->name, have_dot ? "svg" : "dot");
-        bool want_svg = !has_extension(file, ".dot");
-        if (!dot) {
-            say("%s: no grouping diagram was kept", app->name);
-            rc = 1;
-        } else if (want_svg && have_dot) {
-            if (make_parent(file) || dot_to_svg(dot, file)) {
-                say("dot could not write %s", file);
-                rc = 1;
-            } else {
-                say("wrote the grouping diagram %s (SVG, Graphviz dot)", file);
-            }
-        } else {
-            if (want_svg)
-                say("Graphviz's dot is not on PATH: %s gets the DOT text (install graphviz "
-                    "for SVG)", file);
-            if (write_text(file, dot))
-                rc = 1;
-            else
-                say("wrote the grouping diagram %s (DOT text)", file);
-        }
-    }
+    if (!rc)
+        print_explanation(o, app, k, rows, cols);
+    if (!rc && !o->no_diagram)
+        rc = write_diagram(o, app, k);
     pm_kernel_free(k);
     pm_jit_free(jit);
     pm_ctx_free(ctx);
