@@ -137,3 +137,41 @@ double check_buffer_maxdiff(const pm_buffer *a, const pm_buffer *b)
     }
     return worst;
 }
+
+pm_pipeline *check_blur_pipeline(pm_ctx *ctx)
+{
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+    pm_func *I = pm_image(ctx, "I", PM_F32, R, C);
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_interval *rows = pm_interval_new(pm_int(ctx, 1), pm_addi(R, -2), 1);
+    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1);
+    pm_func *blur = pm_func_new(ctx, "blur", PM_F32, 2, pm_exprs(x, y), pm_intervals(rows, cols));
+    pm_func_define_expr(blur, pm_mulf(pm_add(pm_add(pm_call(I, pm_addi(x, -1), y), pm_call(I, x, y)),
+                                             pm_call(I, pm_addi(x, 1), y)),
+                                      1.0 / 3.0));
+    pm_pipeline *p = NULL;
+    pm_status s = pm_pipeline_new(ctx, "blur", 2, pm_exprs(R, C), 1, (pm_func *const[]){I}, 1,
+                                  (pm_func *const[]){blur}, &p);
+    if (!CHECK_STATUS(s, PM_OK))
+        fprintf(stderr, "  blur: %s\n", pm_ctx_errmsg(ctx));
+    return p;
+}
+
+void check_blur_case_new(check_blur_case *c, pm_pipeline *p, int64_t rows, int64_t cols,
+                         unsigned seed)
+{
+    c->params[0] = PM_I(rows);
+    c->params[1] = PM_I(cols);
+    c->in = check_buffer_new(PM_F32, 2, (int64_t[]){rows, cols});
+    check_fill(&c->in, seed, false);
+    c->want = check_buffer_new(PM_F32, 2, (int64_t[]){rows - 2, cols});
+    c->got = check_buffer_new(PM_F32, 2, (int64_t[]){rows - 2, cols});
+    CHECK_STATUS(pm_interpret(p, c->params, &c->in, &c->want), PM_OK);
+}
+
+void check_blur_case_free(check_blur_case *c)
+{
+    check_buffer_free(&c->in);
+    check_buffer_free(&c->want);
+    check_buffer_free(&c->got);
+}

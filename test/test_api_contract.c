@@ -22,50 +22,6 @@
 
 static pm_jit *jit;
 
-/* blur(x, y) = (I(x-1, y) + I(x, y) + I(x+1, y)) / 3 over 1 <= x <= R-2, 0 <= y < C:
- * output extents (R-2) x C, input R x C (f32). */
-static pm_pipeline *build_blur(pm_ctx *ctx)
-{
-    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
-    pm_func *I = pm_image(ctx, "I", PM_F32, R, C);
-    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
-    pm_interval *rows = pm_interval_new(pm_int(ctx, 1), pm_addi(R, -2), 1);
-    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1);
-    pm_func *blur = pm_func_new(ctx, "blur", PM_F32, 2, pm_exprs(x, y), pm_intervals(rows, cols));
-    pm_func_define_expr(blur, pm_mulf(pm_add(pm_add(pm_call(I, pm_addi(x, -1), y), pm_call(I, x, y)),
-                                             pm_call(I, pm_addi(x, 1), y)),
-                                      1.0 / 3.0));
-    pm_pipeline *p = NULL;
-    pm_status s = pm_pipeline_new(ctx, "blur", 2, pm_exprs(R, C), 1, (pm_func *const[]){I}, 1,
-                                  (pm_func *const[]){blur}, &p);
-    if (!CHECK_STATUS(s, PM_OK))
-        fprintf(stderr, "  blur: %s\n", pm_ctx_errmsg(ctx));
-    return p;
-}
-
-typedef struct blur_case {
-    pm_value params[2];
-    pm_buffer in, want, got;
-} blur_case;
-
-static void blur_case_new(blur_case *c, pm_pipeline *p, int64_t rows, int64_t cols, unsigned seed)
-{
-    c->params[0] = PM_I(rows);
-    c->params[1] = PM_I(cols);
-    c->in = check_buffer_new(PM_F32, 2, (int64_t[]){rows, cols});
-    check_fill(&c->in, seed, false);
-    c->want = check_buffer_new(PM_F32, 2, (int64_t[]){rows - 2, cols});
-    c->got = check_buffer_new(PM_F32, 2, (int64_t[]){rows - 2, cols});
-    CHECK_STATUS(pm_interpret(p, c->params, &c->in, &c->want), PM_OK);
-}
-
-static void blur_case_free(blur_case *c)
-{
-    check_buffer_free(&c->in);
-    check_buffer_free(&c->want);
-    check_buffer_free(&c->got);
-}
-
 /* ---- options ------------------------------------------------------------------------- */
 
 static void test_options(void)
@@ -129,7 +85,7 @@ static void test_options_size(pm_jit *jit)
     CHECK_CONTAINS(err.message, "pm_jit_options.size = 0");
 
     pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_blur(ctx);
+    pm_pipeline *p = check_blur_pipeline(ctx);
     const size_t bad_compile_sizes[] = {0, sizeof(pm_compile_options) - 4,
                                         sizeof(pm_compile_options) + 8, (size_t)-1};
     for (size_t i = 0; i < sizeof bad_compile_sizes / sizeof bad_compile_sizes[0]; i++) {
@@ -186,7 +142,7 @@ static void test_options_size(pm_jit *jit)
 static void test_compile_errors(pm_jit *jit)
 {
     pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_blur(ctx);
+    pm_pipeline *p = check_blur_pipeline(ctx);
     pm_error err;
 
     CHECK(pm_jit_compile(NULL, p, NULL, NULL, &err) == NULL);
@@ -265,7 +221,7 @@ static void test_compile_errors(pm_jit *jit)
 static void test_nondefault_options(pm_jit *jit)
 {
     pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_blur(ctx);
+    pm_pipeline *p = check_blur_pipeline(ctx);
     static const int64_t sizes[][2] = {{3, 1}, {10, 64}, {37, 150}, {9, 200}};
     for (int fusion = 0; fusion <= 1; fusion++) {
         pm_compile_options co = pm_compile_options_default();
@@ -281,14 +237,14 @@ static void test_nondefault_options(pm_jit *jit)
             continue;
         }
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-            blur_case c;
-            blur_case_new(&c, p, sizes[i][0], sizes[i][1], 7u + (unsigned)i);
+            check_blur_case c;
+            check_blur_case_new(&c, p, sizes[i][0], sizes[i][1], 7u + (unsigned)i);
             CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &c.got, &err), PM_OK);
             double d = check_buffer_maxdiff(&c.want, &c.got);
             if (!CHECK(d <= 1e-6))
                 fprintf(stderr, "  fusion %d, %lld x %lld: max|diff| %g\n", fusion,
                         (long long)sizes[i][0], (long long)sizes[i][1], d);
-            blur_case_free(&c);
+            check_blur_case_free(&c);
         }
         pm_kernel_free(k);
     }
@@ -305,7 +261,7 @@ static void test_threads_limit(pm_jit *jit)
     pm_error err;
     const int too_many[] = {PM_MAX_THREADS + 1, 50000, 100000, 2147483647};
     pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_blur(ctx);
+    pm_pipeline *p = check_blur_pipeline(ctx);
     for (size_t i = 0; i < sizeof too_many / sizeof too_many[0]; i++) {
         char want[64];
         pm_jit_options jo = pm_jit_options_default();
@@ -327,11 +283,11 @@ static void test_threads_limit(pm_jit *jit)
     co.threads = PM_MAX_THREADS;
     pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(64), PM_I(64)}, &co, &err);
     if (CHECK(k != NULL)) {
-        blur_case c;
-        blur_case_new(&c, p, 70, 33, 5u);
+        check_blur_case c;
+        check_blur_case_new(&c, p, 70, 33, 5u);
         CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &c.got, &err), PM_OK);
         CHECK(check_buffer_maxdiff(&c.want, &c.got) <= 1e-6);
-        blur_case_free(&c);
+        check_blur_case_free(&c);
     } else {
         fprintf(stderr, "  threads = 1024: %s\n", err.message);
     }
@@ -388,7 +344,7 @@ static void test_size_rule(pm_jit *jit)
 static void test_blur(pm_jit *jit)
 {
     pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_blur(ctx);
+    pm_pipeline *p = check_blur_pipeline(ctx);
     pm_error err;
     pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(64), PM_I(64)}, NULL, &err);
     if (!CHECK(k != NULL)) {
@@ -399,7 +355,7 @@ static void test_blur(pm_jit *jit)
     /* The kernel does not keep the pipeline: free the context first. */
     pm_ctx_free(ctx);
     ctx = pm_ctx_new();
-    p = build_blur(ctx);
+    p = check_blur_pipeline(ctx);
     CHECK(pm_kernel_compile_ms(k) > 0);
 
     /* (results at many sizes: test_compiled.c, test_blur_sizes) */
@@ -407,8 +363,8 @@ static void test_blur(pm_jit *jit)
     /* A strided view: the output is the left half of a wider buffer; the right half
      * must stay untouched. */
     {
-        blur_case c;
-        blur_case_new(&c, p, 20, 10, 3u);
+        check_blur_case c;
+        check_blur_case_new(&c, p, 20, 10, 3u);
         pm_buffer wide = check_buffer_new(PM_F32, 2, (int64_t[]){18, 20});
         for (int i = 0; i < 18 * 20; i++)
             ((float *)wide.data)[i] = -1.0f;
@@ -425,13 +381,13 @@ static void test_blur(pm_jit *jit)
             }
         CHECK(ok);
         check_buffer_free(&wide);
-        blur_case_free(&c);
+        check_blur_case_free(&c);
     }
 
     /* Argument errors: reported before any code runs, naming the buffer or parameter. */
     {
-        blur_case c;
-        blur_case_new(&c, p, 10, 12, 5u);
+        check_blur_case c;
+        check_blur_case_new(&c, p, 10, 12, 5u);
         for (int i = 0; i < 8 * 12; i++)
             ((float *)c.got.data)[i] = 42.0f;
         pm_buffer bad_ext = c.got;
@@ -466,7 +422,7 @@ static void test_blur(pm_jit *jit)
         /* And the kernel still works afterwards. */
         CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &c.got, &err), PM_OK);
         CHECK(check_buffer_maxdiff(&c.want, &c.got) <= 1e-6);
-        blur_case_free(&c);
+        check_blur_case_free(&c);
     }
     pm_kernel_free(k);
     pm_ctx_free(ctx);
@@ -477,7 +433,7 @@ static void test_blur(pm_jit *jit)
 static void test_dumps(pm_jit *jit)
 {
     pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_blur(ctx);
+    pm_pipeline *p = check_blur_pipeline(ctx);
     pm_error err;
     pm_compile_options co = pm_compile_options_default();
     co.dump = ""; /* print nothing, whatever PM_DUMP says */
@@ -653,7 +609,7 @@ void check_stats_consistent(const char *what, const pm_kernel *k)
 static void test_compile_stats(pm_jit *jit)
 {
     pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_blur(ctx);
+    pm_pipeline *p = check_blur_pipeline(ctx);
     pm_error err;
     pm_kernel *k = pm_jit_compile(jit, p, NULL, NULL, &err);
     if (CHECK(k != NULL)) {
@@ -859,9 +815,9 @@ static void test_lifetimes(void)
     if (!CHECK(jit != NULL))
         return;
     pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_blur(ctx);
-    blur_case c;
-    blur_case_new(&c, p, 9, 9, 1u);
+    pm_pipeline *p = check_blur_pipeline(ctx);
+    check_blur_case c;
+    check_blur_case_new(&c, p, 9, 9, 1u);
     int ok = 0;
     for (int i = 0; i < 30; i++) {
         pm_compile_options co = pm_compile_options_default();
@@ -886,7 +842,7 @@ static void test_lifetimes(void)
         CHECK_STATUS(pm_kernel_run(k2, c.params, &c.in, &c.got, &err), PM_OK);
     CHECK(check_buffer_maxdiff(&c.want, &c.got) <= 1e-6);
     pm_kernel_free(k2);
-    blur_case_free(&c);
+    check_blur_case_free(&c);
     pm_ctx_free(ctx);
 }
 
@@ -897,7 +853,7 @@ enum { NRUNNERS = 4, RUNS = 20 };
 typedef struct runner {
     pm_kernel *k;
     pm_pipeline *p; /* read-only here: only pm_interpret in the main thread uses ctx */
-    blur_case c;
+    check_blur_case c;
     int failures;
 } runner;
 
@@ -924,9 +880,9 @@ static void *compiler_main(void *arg)
 {
     compiler *cm = arg;
     pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_blur(ctx);
-    blur_case c;
-    blur_case_new(&c, p, 31, 45, 2u);
+    pm_pipeline *p = check_blur_pipeline(ctx);
+    check_blur_case c;
+    check_blur_case_new(&c, p, 31, 45, 2u);
     for (int i = 0; i < 4; i++) {
         pm_error err;
         pm_compile_options co = pm_compile_options_default();
@@ -937,7 +893,7 @@ static void *compiler_main(void *arg)
             cm->failures++;
         pm_kernel_free(k);
     }
-    blur_case_free(&c);
+    check_blur_case_free(&c);
     pm_ctx_free(ctx);
     return NULL;
 }
@@ -945,7 +901,7 @@ static void *compiler_main(void *arg)
 static void test_concurrency(pm_jit *jit)
 {
     pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_blur(ctx);
+    pm_pipeline *p = check_blur_pipeline(ctx);
     pm_error err;
     pm_compile_options co = pm_compile_options_default();
     co.threads = 2;
@@ -958,14 +914,14 @@ static void test_concurrency(pm_jit *jit)
     pthread_t tids[NRUNNERS];
     for (int i = 0; i < NRUNNERS; i++) {
         runners[i] = (runner){.k = k, .p = p};
-        blur_case_new(&runners[i].c, p, 40 + 13 * i, 50 + 7 * i, 100u + (unsigned)i);
+        check_blur_case_new(&runners[i].c, p, 40 + 13 * i, 50 + 7 * i, 100u + (unsigned)i);
     }
     for (int i = 0; i < NRUNNERS; i++)
         CHECK(pthread_create(&tids[i], NULL, runner_main, &runners[i]) == 0);
     for (int i = 0; i < NRUNNERS; i++) {
         pthread_join(tids[i], NULL);
         CHECK(runners[i].failures == 0);
-        blur_case_free(&runners[i].c);
+        check_blur_case_free(&runners[i].c);
     }
     pm_kernel_free(k);
     pm_ctx_free(ctx);

@@ -1300,56 +1300,12 @@ static void test_concurrent_harris(void)
     pm_ctx_free(ctx);
 }
 
-/* blur(x, y) = (I(x-1, y) + I(x, y) + I(x+1, y)) / 3 over 1 <= x <= R-2, 0 <= y < C:
- * output extents (R-2) x C, input R x C (f32). */
-static pm_pipeline *build_blur(pm_ctx *ctx)
-{
-    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
-    pm_func *I = pm_image(ctx, "I", PM_F32, R, C);
-    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
-    pm_interval *rows = pm_interval_new(pm_int(ctx, 1), pm_addi(R, -2), 1);
-    pm_interval *cols = pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1);
-    pm_func *blur = pm_func_new(ctx, "blur", PM_F32, 2, pm_exprs(x, y), pm_intervals(rows, cols));
-    pm_func_define_expr(blur, pm_mulf(pm_add(pm_add(pm_call(I, pm_addi(x, -1), y), pm_call(I, x, y)),
-                                             pm_call(I, pm_addi(x, 1), y)),
-                                      1.0 / 3.0));
-    pm_pipeline *p = NULL;
-    pm_status s = pm_pipeline_new(ctx, "blur", 2, pm_exprs(R, C), 1, (pm_func *const[]){I}, 1,
-                                  (pm_func *const[]){blur}, &p);
-    if (!CHECK_STATUS(s, PM_OK))
-        fprintf(stderr, "  blur: %s\n", pm_ctx_errmsg(ctx));
-    return p;
-}
-
-typedef struct blur_case {
-    pm_value params[2];
-    pm_buffer in, want, got;
-} blur_case;
-
-static void blur_case_new(blur_case *c, pm_pipeline *p, int64_t rows, int64_t cols, unsigned seed)
-{
-    c->params[0] = PM_I(rows);
-    c->params[1] = PM_I(cols);
-    c->in = check_buffer_new(PM_F32, 2, (int64_t[]){rows, cols});
-    check_fill(&c->in, seed, false);
-    c->want = check_buffer_new(PM_F32, 2, (int64_t[]){rows - 2, cols});
-    c->got = check_buffer_new(PM_F32, 2, (int64_t[]){rows - 2, cols});
-    CHECK_STATUS(pm_interpret(p, c->params, &c->in, &c->want), PM_OK);
-}
-
-static void blur_case_free(blur_case *c)
-{
-    check_buffer_free(&c->in);
-    check_buffer_free(&c->want);
-    check_buffer_free(&c->got);
-}
-
 /* The blur at sizes around vectors and tiles, 1-row outputs, and a size far from the
  * estimate; the kernel outlives the context it was compiled from. */
 static void test_blur_sizes(void)
 {
     pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_blur(ctx);
+    pm_pipeline *p = check_blur_pipeline(ctx);
     pm_error err;
     pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(64), PM_I(64)}, NULL, &err);
     if (!CHECK(k != NULL)) {
@@ -1360,17 +1316,17 @@ static void test_blur_sizes(void)
     /* The kernel does not keep the pipeline: free the context first. */
     pm_ctx_free(ctx);
     ctx = pm_ctx_new();
-    p = build_blur(ctx);
+    p = check_blur_pipeline(ctx);
     static const int64_t sizes[][2] = {{3, 1}, {3, 17}, {5, 33}, {64, 64}, {130, 7}, {257, 300}};
     for (int s = 0; s < 6; s++) {
-        blur_case c;
-        blur_case_new(&c, p, sizes[s][0], sizes[s][1], 7u + (unsigned)s);
+        check_blur_case c;
+        check_blur_case_new(&c, p, sizes[s][0], sizes[s][1], 7u + (unsigned)s);
         CHECK_STATUS(pm_kernel_run(k, c.params, &c.in, &c.got, &err), PM_OK);
         double d = check_buffer_maxdiff(&c.want, &c.got);
         if (!CHECK(d <= 1e-6))
             fprintf(stderr, "  blur %lldx%lld: max diff %g (%s)\n", (long long)sizes[s][0],
                     (long long)sizes[s][1], d, err.message);
-        blur_case_free(&c);
+        check_blur_case_free(&c);
     }
     pm_kernel_free(k);
     pm_ctx_free(ctx);
@@ -1381,9 +1337,9 @@ static void test_blur_sizes(void)
 static void test_thread_counts(void)
 {
     pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_blur(ctx);
-    blur_case c;
-    blur_case_new(&c, p, 101, 77, 11u);
+    pm_pipeline *p = check_blur_pipeline(ctx);
+    check_blur_case c;
+    check_blur_case_new(&c, p, 101, 77, 11u);
     static const int threads[] = {1, 2, 3, 8};
     static const int widths[] = {0, 1, 4, 16};
     for (int t = 0; t < 4; t++) {
@@ -1402,7 +1358,7 @@ static void test_thread_counts(void)
         CHECK(check_buffer_maxdiff(&c.want, &c.got) <= 1e-6);
         pm_kernel_free(k);
     }
-    blur_case_free(&c);
+    check_blur_case_free(&c);
     pm_ctx_free(ctx);
 }
 
