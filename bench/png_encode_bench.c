@@ -1,5 +1,5 @@
 /* png_encode_bench.c — what encoding the image service's answers costs, measured (not a
- * test; issue 41, Deliver 1):
+ * test):
  *
  *   pm_png_encode_bench [--reps N] [--size RxC] [--apps a,b,...] [--only s1,s2,...]
  *
@@ -10,7 +10,7 @@
  * is then encoded by every configuration below, once to warm up and N times timed (9 by
  * default; in rounds: each round times every configuration once); a line gives the median, the fastest and the slowest run, the bytes, and the
  * size and speed next to "old" (pm_io_encode with default options, the service's
- * encoder before issue 41: libpng, zlib level 6, libpng's adaptive filters and its
+ * encoder before samples/serve/png_codec.c: libpng, zlib level 6, libpng's adaptive filters and its
  * Z_FILTERED strategy, the pixels converted sample by sample by polymage_io). Every PNG
  * is decoded once and compared with the picture.
  *
@@ -179,7 +179,7 @@ static void *spng_encode(const picture *p, const config *c, size_t *size)
 }
 #endif
 
-/* ---- polymage_io (the path before issue 41) -------------------------------------------- */
+/* ---- polymage_io (the service's path before png_codec.c) ------------------------------- */
 
 static void *pmio_encode(const picture *p, const config *c, size_t *size)
 {

@@ -1,4 +1,5 @@
-/* test_bad_input.c — hostile input, one test per case of issue 8 and per earlier finding.
+/* test_bad_input.c — hostile input, one test per case below (each once a crash, a wrong
+ * size or undefined behaviour).
  *
  * Every case checks the status and the message, for the interpreter and for a compiled
  * kernel where both apply, and that nothing reaches stderr (isl's messages included). The

@@ -1,5 +1,5 @@
 /* test_samples_pictures.c — the pictures the sample apps give, as the polymage command
- * and the image service show them (issue 39 item 5):
+ * and the image service show them:
  *  - every app at odd sizes (1x1, 7x9, 33x65, 101x203, 203x133 where the app accepts
  *    them, its smallest picture made odd with three or four columns more, interpolate at
  *    954x1440 and 1001x1203): compiled once at the app's quick size, run at each size,
@@ -159,7 +159,7 @@ static int app_sizes(const pm_sample_app *app, int64_t (*sizes)[2])
         }
     sizes[n][0] = app->min_rows | 1;
     sizes[n++][1] = (app->min_cols + 3) | 1;
-    if (strcmp(app->name, "interpolate") == 0) { /* the sizes issue 39 found black edges at */
+    if (strcmp(app->name, "interpolate") == 0) { /* the sizes that once had black edges */
         sizes[n][0] = 954, sizes[n++][1] = 1440;
         sizes[n][0] = 1001, sizes[n++][1] = 1203;
     }

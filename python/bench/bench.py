@@ -42,7 +42,7 @@ except ImportError:                    # until then: the C samples' pipelines, b
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
-# The targets of issue 40 at 2 threads: OpenCV's median / polymage's at least this much.
+# The package's targets at 2 threads: OpenCV's median / polymage's at least this much.
 TARGETS = {"blur_rgb": 1.0, "sobel": 1.0, "unsharp_mask": 1.5, "harris": 1.5}
 CALL_COST_TARGET_US = 5.0
 
@@ -547,7 +547,7 @@ def main(argv=None):
 
     print(f"\nload average at the end: {_load()} (other processes on the cores; a kernel on 2 "
           f"threads waits at its end for both)")
-    print("\ntargets (issue 40, at 2 threads):")
+    print("\ntargets (at 2 threads):")
     for name, want in TARGETS.items():
         if (name, 2) in ratios:
             got = ratios[(name, 2)]

@@ -188,7 +188,7 @@ def main(argv=None):
     n = a.size or (1024 if a.quick else 16384)
     chunk = tuple(int(v) for v in a.chunk.split("x")) if a.chunk else (n // 2, n)
     ok, ratios = run(n, chunk, a.rounds or (1 if a.quick else 3), a.runs or 2)
-    print("\ntargets (issue 40):")
+    print("\ntargets:")
     report_targets(ratios)
     return 0 if ok else 1
 

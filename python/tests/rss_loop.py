@@ -1,4 +1,4 @@
-"""Leak check (issue 40): N compile+run calls of one pipeline (cache hits after the first,
+"""Leak check: N compile+run calls of one pipeline (cache hits after the first,
 and every 10th call a pipeline rebuilt from the canonical text) plus 100 distinct sizes
 (compiled per size bucket of the jit: a dozen compiles into a cache of at most 4 kernels,
 so most are evicted), printing RSS after the first 1,000 calls and at the end; the bound

@@ -1,5 +1,5 @@
-"""The package's contract with bad input and its resources (issue 40, "Done when"). Each
-item is tested once; those tested elsewhere first:
+"""The package's contract with bad input and its resources. Each item is tested
+once; those tested elsewhere first:
 
 - a wrong dtype: test_errors.py test_wrong_dtype; a wrong rank: test_wrong_rank; a
   read-only output: test_read_only_output; a closed kernel: test_closed_kernel; a stride 0
