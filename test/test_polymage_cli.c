@@ -1,4 +1,4 @@
-/* test_polymage_cli.c — the `polymage` command (cli/polymage.c), run as a process:
+/* test_polymage_cli.c — the `polymage` command (cli/command.c), run as a process:
  *  - --help for the command and each subcommand;
  *  - run on PNGs and a JPEG this test writes: the output is a valid PNG of the picture's
  *    size, and unsharp_mask's is the interpreter's result on the same picture rendered the

@@ -1,4 +1,4 @@
-/* polymage.c — the `polymage` command: the bundled apps on the user's pictures, the
+/* command.c — the `polymage` command: the bundled apps on the user's pictures, the
  * compiler's decisions, and timings.
  *
  *   polymage run APP IN OUT [options]   the app on a PNG or JPEG picture, its output to OUT
