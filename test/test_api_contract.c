@@ -496,7 +496,7 @@ static void test_dump_names(pm_jit *jit)
     static const char *const steps[] = {"graph", "poly",     "inline", "group", "align",
                                         "tile",  "storage", "schedule", "ast",  "llvm"};
     pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = build_blur(ctx);
+    pm_pipeline *p = check_blur_pipeline(ctx);
     pm_error err;
     pm_compile_options co = pm_compile_options_default();
     co.dump = "";
