@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "image_io.h"
 #include "polymage.h"
+#include "codegen/codegen.h"
 #include "polymage_io.h"
 #include "samples.h"
 
@@ -145,7 +146,8 @@ static void help_explain(FILE *to)
         "\n"
         "options:\n"
         "  --size RxC      the estimates (rows x cols of the picture)\n"
-        "  --phases LIST   more texts: domains, schedule, ast, llvm (comma-separated) or all\n"
+        "  --phases LIST   more texts: domains, schedule, ast, lower, llvm (comma-separated)\n"
+        "                  or all\n"
         "  -o FILE         the diagram's file (default APP_groups.svg, or APP_groups.dot\n"
         "                  without dot); a name ending in .dot gets DOT text\n"
         "  --no-diagram    text only\n"
@@ -1031,22 +1033,6 @@ static int write_text(const char *file, const char *text)
     return 0;
 }
 
-static const struct {
-    const char *step, *what;
-} compiler_steps[] = {
-    {"graph", "the stage graph straight from the definitions"},
-    {"poly", "polyhedral form: each stage's domain and each read as isl sets and maps"},
-    {"inline", "point-wise and read-once stages inlined into their consumers"},
-    {"group", "stages grouped greedily at the estimates (the live-outs of the groups)"},
-    {"align", "each member's dimensions aligned and scaled to its group's live-out"},
-    {"tile", "overlapped tiles per group; sizes from the run-time model"},
-    {"storage", "tile scratchpads, full buffers, slots shared by disjoint lifetimes"},
-    {"schedule", "the isl schedule tree (parallel mark, tiles, footprints)"},
-    {"ast", "the isl AST"},
-    {"llvm", "LLVM IR with <W x T> vectors and GOMP_parallel, optimized (the tuned "
-             "pipeline), then machine code in ORC LLJIT"},
-};
-
 /* The explanation on stdout: the compiler's steps, then the kept texts (graph, groups,
  * storage, and the phases --phases asks for). */
 static void print_explanation(const options *o, const pm_sample_app *app, pm_kernel *k,
@@ -1056,15 +1042,18 @@ static void print_explanation(const options *o, const pm_sample_app *app, pm_ker
            (long long)rows, (long long)cols, o->unfused ? " with fusion off" : "",
            pm_kernel_compile_ms(k));
     printf("The compiler's steps (each one's time is on stderr, PM_TIME):\n");
-    for (size_t i = 0; i < sizeof compiler_steps / sizeof compiler_steps[0]; i++)
-        printf("  %2zu %-9s %s\n", i + 1, compiler_steps[i].step, compiler_steps[i].what);
+    for (int i = 0; i < pm_codegen_step_count(); i++) { /* codegen/driver.c's table */
+        const char *step, *what, *stat;
+        pm_codegen_step_info(i, &step, &what, &stat);
+        printf("  %2d %-9s %s\n", i + 1, step, what);
+    }
     const char *shown[] = {"graph", "groups", "storage"};
     for (size_t i = 0; i < 3; i++)
         printf("\n== %s ==\n%s", shown[i], pm_kernel_dump(k, shown[i]));
     if (o->phases) {
-        const char *more[] = {"domains", "schedule", "ast", "llvm"};
+        const char *more[] = {"domains", "schedule", "ast", "lower", "llvm"};
         bool all = strstr(o->phases, "all") != NULL;
-        for (size_t i = 0; i < 4; i++) {
+        for (size_t i = 0; i < 5; i++) {
             const char *text = pm_kernel_dump(k, more[i]);
             if ((all || strstr(o->phases, more[i])) && text)
                 printf("\n== %s ==\n%s", more[i], text);
@@ -1138,7 +1127,7 @@ static int cmd_explain(const options *o)
     pm_jit_set_policy(jit, &policy, NULL);
     pm_compile_options co = compile_options(o);
     /* the texts shown below, kept (a compile makes none unless asked) */
-    co.keep = o->phases ? "graph,groups,storage,dot,domains,schedule,ast,llvm"
+    co.keep = o->phases ? "graph,groups,storage,dot,domains,schedule,ast,lower,llvm"
                         : "graph,groups,storage,dot";
     pm_error err;
     say("%s: compiling for %lld x %lld", app->name, (long long)rows, (long long)cols);
