@@ -132,6 +132,7 @@ static pm_status step_storage(compile *c)
 
 static pm_status step_schedule(compile *c)
 {
+    pm_schedule_parallel_dims(c->poly, c->plan);
     c->group_sched = calloc((size_t)c->plan->ngroups + 1, sizeof *c->group_sched);
     if (!c->group_sched)
         return pm_error_set(c->err, PM_ERR_NOMEM, "%s: out of memory", c->p->name);

@@ -56,7 +56,10 @@ pm_plan *pm_plan_new(const pm_poly *poly, const pm_options *o, const pm_value *e
     plan->group_of = calloc((size_t)n + 1, sizeof *plan->group_of);
     plan->est_lb = calloc((size_t)(n + 1) * PM_MAX_DIMS, sizeof *plan->est_lb);
     plan->est_ub = calloc((size_t)(n + 1) * PM_MAX_DIMS, sizeof *plan->est_ub);
-    if (!plan->inlined || !plan->group_of || !plan->est_lb || !plan->est_ub) {
+    plan->parallel_dim = calloc((size_t)poly->nstmts + 1, sizeof *plan->parallel_dim);
+    plan->channel_dim = calloc((size_t)poly->nstmts + 1, sizeof *plan->channel_dim);
+    if (!plan->inlined || !plan->group_of || !plan->est_lb || !plan->est_ub ||
+        !plan->parallel_dim || !plan->channel_dim) {
         pm_plan_free(plan);
         return NULL;
     }
@@ -94,6 +97,8 @@ void pm_plan_free(pm_plan *plan)
     free(plan->group_of);
     free(plan->est_lb);
     free(plan->est_ub);
+    free(plan->parallel_dim);
+    free(plan->channel_dim);
     free(plan);
 }
 

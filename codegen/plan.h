@@ -74,6 +74,10 @@ typedef struct pm_plan {
     pm_group *groups;             /* in execution order                                   */
     double *est_lb, *est_ub;      /* per stage and dimension (stage*PM_MAX_DIMS + d): the
                                      domain's bounds at the estimates                     */
+    int *parallel_dim;            /* per poly statement: the dimension run in parallel, or
+                                     -1 (the schedule phase's choice)                     */
+    int *channel_dim;             /* per update statement: a dimension of a few fixed
+                                     iterations free to run innermost, or -1 (schedule)   */
 } pm_plan;
 
 pm_plan *pm_plan_new(const pm_poly *poly, const pm_options *o, const pm_value *estimates);

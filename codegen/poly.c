@@ -461,12 +461,6 @@ static bool dim_always_zero(__isl_keep isl_set *deltas, int k)
     return empty == isl_bool_true;
 }
 
-static bool small_constant_extent(const pm_interval *iv)
-{
-    return iv->lb->kind == PM_EXPR_INT && iv->ub->kind == PM_EXPR_INT &&
-           (iv->ub->ival - iv->lb->ival) / iv->step + 1 <= 4;
-}
-
 /* Distances between update instances that may write the same cell: pairs r, r' of the
  * reduction domain whose affine index components are equal (a data-dependent component,
  * like a histogram's bin, may be anything). NULL when the reduction reads itself (then
@@ -575,9 +569,8 @@ static void bin_facts(pm_poly_stmt *s, const pm_func *f)
 
 static void stmt_dependences(const pm_poly *poly, pm_poly_stmt *s)
 {
-    s->parallel_dim = -1;
+    s->free_dims = 0;
     s->vectorizable = false;
-    s->free_channel_dim = -1;
     s->distinct_cell_dims = 0;
     if (s->ndims == 0)
         return;
@@ -587,64 +580,39 @@ static void stmt_dependences(const pm_poly *poly, pm_poly_stmt *s)
         isl_set *deltas = update_distances(poly, s);
         if (!deltas)
             return;
-        for (int k = 0; k < s->ndims && k < 32; k++)
+        for (int k = 0; k < s->ndims && k < 32; k++) {
             if (dim_always_zero(deltas, k))
                 s->distinct_cell_dims |= 1u << k;
-        for (int k = 0; k < s->ndims; k++)
-            if (dim_free(deltas, k)) {
-                pm_func *f = poly->stages[s->stage].func;
-                /* past a few fixed iterations (channels), as for cases below */
-                if (k + 1 < s->ndims && small_constant_extent(f->rintervals[k]) &&
-                    dim_free(deltas, k + 1)) {
-                    s->free_channel_dim = k;
-                    k++;
-                }
-                s->parallel_dim = k;
-                break;
-            }
+            if (dim_free(deltas, k))
+                s->free_dims |= 1u << k;
+        }
         isl_set_free(deltas);
         return;
     }
     bool nonaffine = false;
     isl_set *deltas = s->kind == PM_STMT_CASE ? self_distances(poly, s, &nonaffine) : NULL;
     if (!nonaffine) {
-        for (int k = 0; k < s->ndims; k++)
-            if (dim_free(deltas, k)) {
-                s->parallel_dim = k;
-                break;
-            }
-        /* A few fixed iterations (colour channels) split badly over threads: when the
-         * next dimension is free too, run that one in parallel instead. */
-        int k = s->parallel_dim;
-        pm_func *f = poly->stages[s->stage].func;
-        if (k >= 0 && k + 1 < s->ndims && small_constant_extent(f->intervals[k]) &&
-            dim_free(deltas, k + 1))
-            s->parallel_dim = k + 1;
-        s->vectorizable = dim_free(deltas, s->ndims - 1);
+        for (int k = 0; k < s->ndims && k < 32; k++)
+            if (dim_free(deltas, k))
+                s->free_dims |= 1u << k;
+        s->vectorizable = s->ndims <= 32 && (s->free_dims & (1u << (s->ndims - 1)));
     }
     isl_set_free(deltas);
 }
 
-/* The parallel dimension is a property of the band shared by a function's case
- * statements: take the most conservative one. */
+/* The innermost dimension is a property of the band shared by a function's case
+ * statements: vectorizable only when it is free in all of them. */
 static void stage_agree(pm_poly *poly, pm_poly_stage *st)
 {
-    int par = 0;
     bool vec = true;
     for (int i = 0; i < st->nstmts; i++) {
         pm_poly_stmt *s = &poly->stmts[st->first_stmt + i];
         if (s->kind != PM_STMT_CASE)
             return;
-        if (s->parallel_dim < 0 || par < 0)
-            par = -1;
-        else if (s->parallel_dim > par)
-            par = s->parallel_dim;
         vec = vec && s->vectorizable;
     }
-    for (int i = 0; i < st->nstmts; i++) {
-        poly->stmts[st->first_stmt + i].parallel_dim = par;
+    for (int i = 0; i < st->nstmts; i++)
         poly->stmts[st->first_stmt + i].vectorizable = vec;
-    }
 }
 
 /* ---- building ---------------------------------------------------------------------- */
@@ -1725,7 +1693,14 @@ static void print_stmt(pm_str *out, const pm_poly *poly, const pm_poly_stmt *s, 
     static const char *sk[] = {"case", "init", "update"};
     pm_str_append(out, "%s%s %s: ", in, sk[s->kind], s->name);
     print_isl(out, isl_set_to_str(s->domain));
-    pm_str_append(out, "\n%s  parallel dim %d, %s\n", in, s->parallel_dim,
+    pm_str_append(out, "\n%s  free of dependences in dims", in);
+    bool any = false;
+    for (int k = 0; k < s->ndims && k < 32; k++)
+        if (s->free_dims & (1u << k)) {
+            pm_str_append(out, " %d", k);
+            any = true;
+        }
+    pm_str_append(out, "%s, %s\n", any ? "" : " none",
                   s->vectorizable ? "vectorizable" : "not vectorizable");
     if (s->kind == PM_STMT_UPDATE) {
         pm_str_append(out, "%s  written index checked at run time in dims", in);

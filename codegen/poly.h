@@ -34,9 +34,9 @@
  *    when every point read lies inside the callee's box (else code generation clamps);
  *    a data-dependent read (no map) is proven through the bounds of its arguments
  *    (pm_isl_pw_aff_bounds: a clamped or narrow-typed index).
- *  - dependences: for each statement, the outermost dimension that carries no
- *    dependence (parallel_dim, -1 for none) and whether the innermost one is free
- *    (vectorizable). Self-reading functions (f(t,x) reads f(t-1,..)) are measured with
+ *  - dependences: for each statement, the dimensions that carry no dependence
+ *    (free_dims; the schedule phase picks the parallel one) and whether the innermost
+ *    one is free (vectorizable). Self-reading functions (f(t,x) reads f(t-1,..)) are measured with
  *    isl dependence distances; a data-dependent self read makes the statement fully
  *    sequential. A reduction update may run in parallel along the outermost dimension
  *    whose instances never write a common cell (equal affine index components; a
@@ -97,11 +97,10 @@ typedef struct pm_poly_stmt {
     const pm_expr *residual[PM_POLY_MAX_RESIDUAL]; /* run-time conjuncts of the case   */
     int naccesses;
     pm_poly_access *accesses;
-    int parallel_dim;        /* outermost dimension free of carried dependences, or -1 */
-    bool vectorizable;       /* innermost dimension free of carried dependences        */
-    int free_channel_dim;    /* PM_STMT_UPDATE: a dimension of a few fixed iterations
-                                whose instances never write a common cell (so it may
-                                run innermost with results unchanged), or -1           */
+    unsigned free_dims;      /* bit k: no dependence is carried at depth k (the outer
+                                dimensions equal); an update: no two instances that may
+                                write a common cell differ first in dimension k          */
+    bool vectorizable;       /* innermost dimension free, in every case of the stage   */
     unsigned distinct_cell_dims; /* PM_STMT_UPDATE: bit k set when two instances that
                                 may write a common cell always agree in dimension k (a
                                 histogram's cell column): that loop may move anywhere

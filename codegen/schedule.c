@@ -97,13 +97,15 @@ static bool constant_extent(const pm_interval *iv, int64_t *n)
  *    the window consecutive updates go to different cells and overlap (bilateral grid's
  *    grid: for each of the 9 x 9 window offsets, a row of cells). The parallel
  *    dimension stays outside. */
-static bool update_order(const pm_poly *poly, const pm_poly_stmt *s, int *order, int *moved)
+static bool update_order(const pm_poly *poly, const pm_plan *plan, const pm_poly_stmt *s,
+                         int *order, int *moved)
 {
-    int n = s->ndims, ch = s->free_channel_dim;
+    int si = (int)(s - poly->stmts);
+    int n = s->ndims, ch = plan->channel_dim[si];
     *moved = -1;
     const pm_func *f = poly->stages[s->stage].func;
     int column = -1;
-    for (int k = n - 1; k > s->parallel_dim && k >= 0; k--) {
+    for (int k = n - 1; k > plan->parallel_dim[si] && k >= 0; k--) {
         if (k == ch)
             continue;
         if (k < 32 && (s->distinct_cell_dims & (1u << k))) {
@@ -150,10 +152,11 @@ static bool update_order(const pm_poly *poly, const pm_poly_stmt *s, int *order,
  * of a gather and a scatter of the cell per update (bilateral grid's histogram: 15 bins,
  * 9 x 9 windows). The order of each cell's updates is unchanged: the block loop only
  * splits the column, which the window's loops already enclosed. */
-static bool private_rows(const pm_poly *poly, const pm_poly_stmt *s, int column, int lanes)
+static bool private_rows(const pm_poly *poly, const pm_plan *plan, const pm_poly_stmt *s,
+                         int column, int lanes)
 {
     const pm_func *f = poly->stages[s->stage].func;
-    int ch = s->free_channel_dim;
+    int ch = plan->channel_dim[s - poly->stmts];
     if (lanes <= 1 || column < 0 || s->bin_extent <= 0 || s->bin_extent > lanes ||
         f->rintervals[column]->lb->kind != PM_EXPR_INT || f->rintervals[column]->step != 1 ||
         (ch >= 0 && (ch >= 32 || (s->row_free_dims & (1u << ch)))))
@@ -192,19 +195,20 @@ static __isl_give isl_multi_union_pw_aff *update_band(const pm_poly_stmt *s, con
 /* update_order's loops with the column split into blocks of `lanes` (private_rows): the
  * outer dimensions and the block, a PM_MARK_PRIVATE mark, then the window, the column
  * and the channel (unrolled). */
-static __isl_give isl_schedule *private_schedule(const pm_poly *poly, int first,
-                                                 const int *order, int column, int lanes)
+static __isl_give isl_schedule *private_schedule(const pm_poly *poly, const pm_plan *plan,
+                                                 int first, const int *order, int column,
+                                                 int lanes)
 {
     const pm_poly_stmt *s = &poly->stmts[first];
     const pm_func *f = poly->stages[s->stage].func;
-    int n = s->ndims, ch = s->free_channel_dim;
+    int n = s->ndims, ch = plan->channel_dim[first];
     int outer[2 * PM_MAX_DIMS + 1], inner[2 * PM_MAX_DIMS + 1], no = 0, ni = 0, par = -1;
     for (int j = 0; j < n; j++) {
         int k = order[j];
         if (k == column || k == ch || k > column) {
             inner[ni++] = k;
         } else {
-            if (k == s->parallel_dim)
+            if (k == plan->parallel_dim[first])
                 par = no;
             outer[no++] = k;
         }
@@ -228,7 +232,8 @@ static __isl_give isl_schedule *private_schedule(const pm_poly *poly, int first,
 }
 
 /* The band of a reduction's updates in the order of update_order. */
-static __isl_give isl_schedule *update_schedule(const pm_poly *poly, int first, const int *order)
+static __isl_give isl_schedule *update_schedule(const pm_poly *poly, const pm_plan *plan,
+                                                int first, const int *order)
 {
     const pm_poly_stmt *s = &poly->stmts[first];
     int n = s->ndims;
@@ -239,7 +244,7 @@ static __isl_give isl_schedule *update_schedule(const pm_poly *poly, int first, 
     isl_aff_list *out = isl_aff_list_alloc(isl_space_get_ctx(sp), n);
     int par = -1;
     for (int j = 0; j < n; j++) {
-        if (order[j] == s->parallel_dim)
+        if (order[j] == plan->parallel_dim[first])
             par = j;
         out = isl_aff_list_add(out, isl_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(sp)),
                                                           isl_dim_set, (unsigned)order[j]));
@@ -256,21 +261,23 @@ static __isl_give isl_schedule *update_schedule(const pm_poly *poly, int first, 
     node = isl_schedule_node_child(node, 0);
     /* the channel loop unrolled by isl: LLVM's unroller is off (engine), and the
      * channels' shared work (the read, the bin) is common only in straight-line code */
-    if (s->free_channel_dim >= 0 && order[n - 1] == s->free_channel_dim)
+    if (plan->channel_dim[first] >= 0 && order[n - 1] == plan->channel_dim[first])
         node = isl_schedule_node_band_member_set_ast_loop_type(node, n - 1, isl_ast_loop_unroll);
     return parallel_from(node, par);
 }
 
 /* A schedule for statements first..first+n-1 sharing one band. */
-static __isl_give isl_schedule *band_schedule(const pm_poly *poly, int first, int n, int lanes)
+static __isl_give isl_schedule *band_schedule(const pm_poly *poly, const pm_plan *plan, int first,
+                                              int n)
 {
+    int lanes = plan->o.vector_width;
     const pm_poly_stmt *s = &poly->stmts[first];
     int order[PM_MAX_DIMS + PM_MAX_DIMS], column = -1;
     if (n == 1 && s->kind == PM_STMT_UPDATE && s->ndims <= (int)(sizeof order / sizeof *order) &&
-        update_order(poly, s, order, &column) && nonempty(poly, first, 1))
-        return private_rows(poly, s, column, lanes)
-                   ? private_schedule(poly, first, order, column, lanes)
-                   : update_schedule(poly, first, order);
+        update_order(poly, plan, s, order, &column) && nonempty(poly, first, 1))
+        return private_rows(poly, plan, s, column, lanes)
+                   ? private_schedule(poly, plan, first, order, column, lanes)
+                   : update_schedule(poly, plan, first, order);
     isl_union_set *dom = domains(poly, first, n);
     /* An empty domain has no space to build a band from (isl fails, and the failure
      * used to drop every earlier stage from the sequence: fuzz seed 18). */
@@ -284,7 +291,7 @@ static __isl_give isl_schedule *band_schedule(const pm_poly *poly, int first, in
     node = isl_schedule_node_child(node, 0);
     for (int d = 0; d < s->ndims; d++)
         node = isl_schedule_node_band_member_set_ast_loop_type(node, d, isl_ast_loop_separate);
-    return parallel_from(node, s->parallel_dim);
+    return parallel_from(node, plan->parallel_dim[first]);
 }
 
 /* a then b; NULL when either is (a failure never silently drops a part). */
@@ -822,12 +829,65 @@ static __isl_give isl_schedule *group_part(const pm_poly *poly, const pm_plan *p
     if (gr->tiled)
         return group_schedule(poly, plan, g);
     const pm_poly_stage *st = &poly->stages[gr->liveout];
-    int lanes = plan->o.vector_width;
     if (poly->stmts[st->first_stmt].kind == PM_STMT_CASE)
-        return band_schedule(poly, st->first_stmt, st->nstmts, lanes);
+        return band_schedule(poly, plan, st->first_stmt, st->nstmts);
     /* reduction: init over the variable domain, then updates in order */
-    return seq(band_schedule(poly, st->first_stmt, 1, lanes),
-               band_schedule(poly, st->first_stmt + 1, 1, lanes));
+    return seq(band_schedule(poly, plan, st->first_stmt, 1),
+               band_schedule(poly, plan, st->first_stmt + 1, 1));
+}
+
+/* ---- which dimension runs in parallel ------------------------------------------------- */
+
+static bool small_constant_extent(const pm_interval *iv)
+{
+    return iv->lb->kind == PM_EXPR_INT && iv->ub->kind == PM_EXPR_INT &&
+           (iv->ub->ival - iv->lb->ival) / iv->step + 1 <= 4;
+}
+
+static bool free_at(const pm_poly_stmt *s, int k)
+{
+    return k >= 0 && k < s->ndims && k < 32 && (s->free_dims & (1u << k));
+}
+
+/* A statement's parallel dimension: the outermost free one. A few fixed iterations
+ * (colour channels) split badly over threads: when the next dimension is free too, that
+ * one runs in parallel instead (an update's channel then runs innermost). */
+static void choose_stmt_parallel(const pm_poly *poly, const pm_poly_stmt *s, int *par,
+                                 int *channel)
+{
+    const pm_func *f = poly->stages[s->stage].func;
+    *par = -1;
+    *channel = -1;
+    for (int k = 0; k < s->ndims && *par < 0; k++) {
+        if (!free_at(s, k))
+            continue;
+        const pm_interval *iv = s->kind == PM_STMT_UPDATE ? f->rintervals[k] : f->intervals[k];
+        bool few = k + 1 < s->ndims && small_constant_extent(iv) && free_at(s, k + 1);
+        if (few && s->kind == PM_STMT_UPDATE)
+            *channel = k;
+        *par = few ? k + 1 : k;
+    }
+}
+
+void pm_schedule_parallel_dims(const pm_poly *poly, pm_plan *plan)
+{
+    for (int i = 0; i < poly->nstmts; i++)
+        choose_stmt_parallel(poly, &poly->stmts[i], &plan->parallel_dim[i], &plan->channel_dim[i]);
+    /* a function's case statements share a band: the most conservative of their choices */
+    for (int g = 0; g < poly->nstages; g++) {
+        const pm_poly_stage *st = &poly->stages[g];
+        int par = 0;
+        bool cases = true;
+        for (int i = st->first_stmt; i < st->first_stmt + st->nstmts; i++) {
+            cases = cases && poly->stmts[i].kind == PM_STMT_CASE;
+            if (plan->parallel_dim[i] < 0 || par < 0)
+                par = -1;
+            else if (plan->parallel_dim[i] > par)
+                par = plan->parallel_dim[i];
+        }
+        for (int i = st->first_stmt; cases && i < st->first_stmt + st->nstmts; i++)
+            plan->parallel_dim[i] = par;
+    }
 }
 
 __isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, const pm_plan *plan,

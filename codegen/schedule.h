@@ -7,7 +7,7 @@
  *    dimension d of every case statement of the function is band member d), every member
  *    `separate` so the AST splits case pieces and boundaries into branch-free loops;
  *    a reduction is a sequence of its init band and its update band; when the
- *    statements' parallel_dim is k >= 0 the band is split at k and the part from k on
+ *    statements' parallel_dim (the plan's) is k >= 0 the band is split at k and the part from k on
  *    sits under a mark "parallel" (the LLVM phase outlines the loop below that mark,
  *    after checking the loop is that dimension);
  *  - a tiled group:
@@ -66,6 +66,12 @@ int64_t pm_schedule_box_blocks(const pm_poly *poly, const pm_group *gr, int *row
 
 /* groups, when not NULL (plan->ngroups entries), receives each group's part of the tree
  * alone (its filter's subtree below a domain node), for ASTs built per group (ast.h). */
+/* The dimension each statement runs in parallel (plan->parallel_dim), and an update's
+ * channel dimension (plan->channel_dim), from the poly's free dimensions: the outermost
+ * free one, the next when it is a few fixed iterations (colour channels), the most
+ * conservative of a function's cases. Run before pm_schedule_new. */
+void pm_schedule_parallel_dims(const pm_poly *poly, pm_plan *plan);
+
 __isl_give isl_schedule *pm_schedule_new(const pm_poly *poly, const pm_plan *plan,
                                          isl_schedule **groups, pm_error *err);
 

@@ -582,7 +582,7 @@ static void check_border_pieces(void)
         check_small_dump("border pieces", p, "domains",
                          "    part 4: 1 - N + x == 0, dim >= 1, dim <= -2 + N\n"
                          "      case edge_c1_p3: [N] -> { edge_c1_p3[x = -1 + N, y] : 0 < y <= -2 + N }\n"
-                         "        parallel dim 0, vectorizable\n"
+                         "        free of dependences in dims 0 1, vectorizable\n"
                          "        border strip along dims 0 (scalar code)\n", sizes,
                          (int)(sizeof sizes / sizeof sizes[0]), 0);
     } else {

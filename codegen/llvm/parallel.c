@@ -25,7 +25,7 @@
 
 /* ---- is this loop really the marked dimension? ----------------------------------------- */
 
-/* The mark sits above band dimension k = parallel_dim of the statements, but when isl
+/* The mark sits above band dimension k = the plan's parallel_dim of the statements, but when isl
  * resolves that dimension to a single value (a boundary row, a size-1 extent) the loop
  * right below the mark belongs to a deeper dimension, which may carry a dependence.
  * So: every statement below must take this loop's iterator as its coordinate k. */
@@ -42,9 +42,10 @@ static isl_bool check_user(__isl_keep isl_ast_node *node, void *user)
         return isl_bool_true;
     isl_ast_expr *call = isl_ast_node_user_get_expr(node);
     const pm_poly_stmt *s = pm_llvm_call_stmt(c->g, call);
-    bool ok = s && s->parallel_dim >= 0 && s->parallel_dim < s->ndims;
+    int par = s ? c->g->ast->plan->parallel_dim[s - c->g->poly->stmts] : -1;
+    bool ok = s && par >= 0 && par < s->ndims;
     if (ok) {
-        isl_ast_expr *a = isl_ast_expr_op_get_arg(call, s->parallel_dim + 1);
+        isl_ast_expr *a = isl_ast_expr_op_get_arg(call, par + 1);
         isl_id *x = isl_ast_expr_get_type(a) == isl_ast_expr_id ? isl_ast_expr_id_get_id(a) : NULL;
         ok = x == c->id;
         isl_id_free(x);

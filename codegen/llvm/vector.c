@@ -662,7 +662,7 @@ bool pm_llvm_private_block(pm_llvm *g, __isl_keep isl_ast_node *node)
     isl_ast_expr_free(call0);
     bool own_cells = lane_k >= 0 && s->ndims <= 32;
     for (int k = 0; own_cells && k < s->ndims; k++)
-        own_cells = (k > lane_k && k != s->free_channel_dim) || (s->distinct_cell_dims & (1u << k));
+        own_cells = (k > lane_k && k != g->ast->plan->channel_dim[s - g->poly->stmts]) || (s->distinct_cell_dims & (1u << k));
     const pm_expr *init = f->initial;
     LLVMTypeRef et = pm_llvm_type(g, f->type);
     bool fp = pm_type_is_float(f->type);
