@@ -1,7 +1,8 @@
 /* driver.c — the compiler on one screen: pm_codegen runs the phases in order.
  *
  *   graph     the validated pipeline's definitions              (frontend/print.c)
- *   poly      domains, case pieces, accesses, dependences        (codegen/poly.c)
+ *   poly      domains, accesses, dimensions free of dependences  (codegen/poly.c)
+ *   cases     cases merged and split into statements             (codegen/cases.c)
  *   inline    point-wise stages folded into their consumers      (codegen/inline.c)
  *   group     which stages fuse: PolyMage's greedy algorithm     (codegen/group.c)
  *   align     each member in its group's space, scales           (codegen/align.c)
@@ -19,6 +20,7 @@
 
 #include "codegen/align.h"
 #include "codegen/ast.h"
+#include "codegen/cases.h"
 #include "codegen/group.h"
 #include "codegen/inline.h"
 #include "codegen/llvm/llvm.h"
@@ -81,6 +83,11 @@ static pm_status step_poly(compile *c)
 {
     c->poly = pm_poly_new(c->ctx, c->p, c->err);
     return c->poly ? PM_OK : failed(c, PM_ERR_INTERNAL);
+}
+
+static pm_status step_cases(compile *c)
+{
+    return pm_cases_shape(c->poly, c->err);
 }
 
 static pm_status step_inline(compile *c)
@@ -307,8 +314,11 @@ typedef struct step {
 static const step steps[] = {
     {"graph", "the stage graph straight from the definitions", NULL, STAT(dump_ms),
      {PM_PHASE_GRAPH, -1}, {text_graph, NULL}, BIT(GRAPH)},
-    {"poly", "polyhedral form: each stage's domain and each read as isl sets and maps",
-     step_poly, STAT(poly_ms), {PM_PHASE_DOMAINS, -1}, {text_domains, NULL}, BIT(DOMAINS)},
+    {"poly", "polyhedral form: each case's domain and each read as isl sets and maps, and "
+     "the dimensions free of dependences",
+     step_poly, STAT(poly_ms), {-1, -1}, {NULL, NULL}, BIT(DOMAINS)},
+    {"cases", "a function's cases merged and split into the statements isl schedules",
+     step_cases, STAT(poly_ms), {PM_PHASE_DOMAINS, -1}, {text_domains, NULL}, BIT(DOMAINS)},
     {"inline", "point-wise and read-once stages inlined into their consumers", step_inline,
      STAT(inline_ms), {-1, -1}, {NULL, NULL}, BIT(GROUPS)},
     {"group", "stages grouped greedily at the estimates (the live-outs of the groups)",

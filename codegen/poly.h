@@ -1,52 +1,13 @@
-/* poly.h — the polyhedral form of a pipeline: what to compute, where, reading what.
+/* poly.h — the polyhedral form of a pipeline: the facts of what to compute and read.
  *
  * Promise: pm_poly_new turns a validated pipeline into isl objects, one stage per
- * function in the pipeline's topological order (pipeline->stages):
- *  - statements: each case of a function is a statement whose domain is the case's affine
- *    condition intersected with the function's domain (interval bounds, steps as
- *    strides); the non-affine conjuncts of the condition stay run-time tests (residual).
- *    Consecutive cases that split the innermost dimension by residue (an up-sampling's
- *    even and odd points) and together cover a stride-free set are one statement over
- *    that set's part where every read of every merged case stays provably inside its
- *    callee, valued by the first case whose condition holds (the cases keep their own
- *    statements for the rest, the edges): the innermost loop then has no per-point
- *    branch and no step, so it vectorizes. Consecutive cases that split an outer
- *    dimension by residue (an up-sampling's even and odd rows), whose conditions do not
- *    involve the innermost dimension and together cover a stride-free set, are one
- *    statement over the whole set (branch_cases) that branches per row to the holding
- *    case, each case's accesses kept over its own points: one loop nest for isl to
- *    build instead of one per residue.
- *    A case statement whose domain is a union of several convex pieces (a border case:
- *    the first and last rows and columns) is one statement per disjoint piece, f_cK_pJ,
- *    each with the case's value and accesses: isl builds loops from convex sets faster,
- *    and each piece becomes a short loop of its own (at most 8 pieces, else left whole).
- *    Then a stage's case statements, when there are several and each is a convex piece
- *    without run-time conditions or reads of its own function and without a stride
- *    along the innermost dimension, become the parts of one statement named f over the
- *    function's box (nparts > 0): isl sees one statement per stage (its AST costs
- *    several ms per statement in a tiled group), and each part's interval along a row
- *    is read off its constraints (part_bounds) for the LLVM phase to split the row's
- *    loop; a point of the box no part holds computes nothing.
- *    A reduction is two statements: the initialisation over the variable domain, then
- *    the update over the reduction domain.
- *  - accesses: every call in a statement, as an isl map from the statement's domain to
- *    the callee's space when all arguments are affine, with a proof flag `in_bounds`
- *    when every point read lies inside the callee's box (else code generation clamps);
- *    a data-dependent read (no map) is proven through the bounds of its arguments
- *    (pm_isl_pw_aff_bounds: a clamped or narrow-typed index).
- *  - dependences: for each statement, the dimensions that carry no dependence
- *    (free_dims; the schedule phase picks the parallel one) and whether the innermost
- *    one is free (vectorizable). Self-reading functions (f(t,x) reads f(t-1,..)) are measured with
- *    isl dependence distances; a data-dependent self read makes the statement fully
- *    sequential. A reduction update may run in parallel along the outermost dimension
- *    whose instances never write a common cell (equal affine index components; a
- *    data-dependent component, a histogram's bin, matches anything): updates of one
- *    cell stay in one thread in serial order, so results equal the serial ones. An
- *    update that reads its own function stays sequential.
- *  - storage: per function (and input image) its buffer: caller input, caller output or
- *    a run-time scratch slot, with box bounds lb/ub as isl functions of the parameters.
- * The next issue (grouping, overlapped tiles) works on these same sets, maps and storage.
- * Ownership: a pm_poly owns every isl object in it; free with pm_poly_free.
+ * function in topological order: a statement per case (its affine condition intersected
+ * with the function's domain; non-affine conjuncts stay run-time tests), two per
+ * reduction (init, update); every read as an isl access map with a proof that it stays
+ * inside its callee's box (else the code clamps); each statement's dimensions free of
+ * dependences; each function's buffer and box. It records facts only: the cases phase
+ * (cases.h) merges and splits the statements, and the later phases decide the rest.
+ * A pm_poly owns every isl object in it; free it with pm_poly_free.
  */
 #ifndef PM_CODEGEN_POLY_H
 #define PM_CODEGEN_POLY_H
@@ -84,9 +45,9 @@ typedef struct pm_poly_stmt {
     pm_stmt_kind kind;
     int case_index;          /* PM_STMT_CASE: the first case                            */
     int ncases;              /* PM_STMT_CASE: cases case_index .. + ncases - 1 (see
-                                merge_strided_cases in poly.c); 1 for one case          */
+                                merge_strided_cases in cases.c); 1 for one case          */
     bool branch_cases;       /* merged cases chosen by a branch (merge_row_cases in
-                                poly.c): their conditions do not involve the innermost
+                                cases.c): their conditions do not involve the innermost
                                 dimension, and only the holding case is evaluated, so
                                 each access record holds on its own case's points (its
                                 relation's domain) rather than on the whole domain       */
@@ -108,7 +69,7 @@ typedef struct pm_poly_stmt {
     int piece;               /* a split case's piece number, 0 for the first and for a
                                 statement left whole: piece k > 0 reads exactly what
                                 piece 0 reads (the same access relations)             */
-    unsigned border_dims;    /* a piece of a split case (poly.c, split_pieces): bit d set
+    unsigned border_dims;    /* a piece of a split case (cases.c, split_pieces): bit d set
                                 when the piece spans at most 4 points along dimension d
                                 for every parameter value (a border strip)              */
     unsigned write_inside_dims; /* PM_STMT_UPDATE: bit d set when the written cell's index
@@ -123,7 +84,7 @@ typedef struct pm_poly_stmt {
     unsigned row_free_dims;  /* PM_STMT_UPDATE with a bin: bit k set when no written
                                 index but the bin's mentions reduction dimension k (the
                                 window of contributions to one row of bins)           */
-    /* A stage's case statements as one (merge_parts in poly.c): the statement covers
+    /* A stage's case statements as one (merge_parts in cases.c): the statement covers
      * their union (a box), isl sees only it, and its parts are the case statements as
      * they were, each with its own domain, accesses and proofs. At a row (fixed outer
      * coordinates) part p holds on an interval of the innermost coordinate given by
@@ -150,6 +111,8 @@ typedef struct pm_poly_part_bounds {
 
 /* Frees the expressions and empties b. */
 void pm_poly_part_bounds_clear(pm_poly_part_bounds *b);
+/* Frees what a statement owns (its domain, accesses, parts) and zeroes it. */
+void pm_poly_stmt_clear(pm_poly_stmt *s);
 
 /* Where a function's values live (poly.c gives inputs, outputs and full scratch; the
  * storage phase, codegen/storage.c, may turn a stage into a tile scratchpad or none). */
@@ -210,6 +173,7 @@ typedef struct pm_poly {
     int nstages;
     pm_poly_stage *stages;
     int nstmts;
+    int stmts_cap;           /* statements allocated                                     */
     pm_poly_stmt *stmts;
     int nstorage;
     pm_poly_storage *storage; /* inputs first, then one per stage                      */
@@ -233,6 +197,14 @@ typedef struct pm_poly {
 
 /* NULL on failure with the message in err (PM_ERR_UNSUPPORTED names the function and the
  * construct). */
+/* The facts of one statement, for the cases phase's merged ones: a stage's variable
+ * domain named `name`; the statement's accesses from its expressions; its free
+ * dimensions. */
+__isl_give isl_set *pm_poly_var_domain(const pm_poly *poly, const pm_poly_storage *st,
+                                       const char *name);
+pm_status pm_poly_stmt_accesses(pm_poly *poly, pm_poly_stmt *s, const pm_expr **roots,
+                                int nroots, pm_error *err);
+void pm_poly_stmt_dependences(const pm_poly *poly, pm_poly_stmt *s);
 pm_poly *pm_poly_new(isl_ctx *ctx, pm_pipeline *p, pm_error *err);
 void pm_poly_free(pm_poly *poly);
 

@@ -493,8 +493,8 @@ static void test_dumps(pm_jit *jit)
  * dump, keep, PM_DUMP or the jit's dump is PM_ERR_ARGUMENT listing the valid ones. */
 static void test_dump_names(pm_jit *jit)
 {
-    static const char *const steps[] = {"graph", "poly",     "inline", "group", "align",
-                                        "tile",  "storage", "schedule", "ast",  "llvm"};
+    static const char *const steps[] = {"graph", "poly",  "cases",    "inline", "group", "align",
+                                        "tile",  "storage", "schedule", "ast",  "lower", "llvm"};
     pm_ctx *ctx = pm_ctx_new();
     pm_pipeline *p = check_blur_pipeline(ctx);
     pm_error err;

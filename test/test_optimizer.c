@@ -544,7 +544,7 @@ static void check_vector_shares(void)
 }
 
 /* A border case (the image's first and last rows and columns: one case whose domain is a
- * union of four pieces) becomes one statement per piece (poly.c, split_pieces), and
+ * union of four pieces) becomes one statement per piece (cases.c, split_pieces), and
  * those with the interior case are the parts of one statement over the box
  * (merge_parts): the dump lists the parts edge_c0 and edge_c1_p0..p3 with their
  * intervals at a row, the pieces each a border strip (scalar code), and the kernel, its
@@ -592,7 +592,7 @@ static void check_border_pieces(void)
 }
 
 /* Cases split by the residue of an outer dimension (up-sampling's even and odd rows,
- * here modulo K) are one statement that branches per row (poly.c, merge_row_cases):
+ * here modulo K) are one statement that branches per row (cases.c, merge_row_cases):
  * each case reads only on its own rows, the odd rows reading a row further that the
  * even ones would take outside the input at the last row. Fused with a stencil consumer,
  * exact at every size. A condition that involves the innermost dimension (y >= 0, true
