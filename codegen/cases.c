@@ -137,6 +137,64 @@ static int longest_run(const pm_poly *poly, int first, int end,
     return best;
 }
 
+/* The statement of cases i .. i+best-1 (the first at head) over dom (taken), valued by
+ * the first case whose condition holds, restricted to where every read its cases proved
+ * stays inside; *made false when no such point is left. */
+static pm_status merged_stmt(pm_poly *poly, const pm_func *f, int i, int best,
+                             __isl_take isl_set *best_dom, pm_poly_stmt *out, bool *made,
+                             pm_error *err)
+{
+    pm_poly_stmt m = poly->stmts[i];
+    *made = false;
+    m.ncases = best;
+    m.naccesses = 0;
+    m.accesses = NULL;
+    snprintf(m.name, sizeof m.name, "%s_c%d_%d", f->name, m.case_index,
+             m.case_index + best - 1);
+    m.domain = isl_set_set_tuple_name(best_dom, m.name);
+    const pm_expr *roots[2 * MERGE_MAX];
+    int nroots = 0;
+    for (int c = 0; c < best; c++) {
+        const pm_case *k = f->cases[m.case_index + c];
+        roots[nroots++] = k->value;
+        if (k->cond)
+            roots[nroots++] = k->cond;
+    }
+    pm_status stt = pm_poly_stmt_accesses(poly, &m, roots, nroots, err);
+    if (stt != PM_OK) {
+        pm_poly_stmt_clear(&m);
+        return stt;
+    }
+    isl_set *inside = merged_reads_inside(poly, &m, i, best, isl_set_copy(m.domain));
+    bool whole = inside && isl_set_is_equal(inside, m.domain) == isl_bool_true;
+    inside = inside ? stride_free_form(inside) : NULL;
+    if (!inside || isl_set_is_empty(inside) != isl_bool_false) {
+        isl_set_free(inside);
+        pm_poly_stmt_clear(&m);
+        return PM_OK;
+    }
+    if (!whole) { /* the accesses again, proven over the smaller domain */
+        for (int a = 0; a < m.naccesses; a++)
+            isl_map_free(m.accesses[a].rel);
+        free(m.accesses);
+        m.accesses = NULL;
+        m.naccesses = 0;
+        isl_set_free(m.domain);
+        m.domain = inside;
+        inside = NULL;
+        stt = pm_poly_stmt_accesses(poly, &m, roots, nroots, err);
+        if (stt != PM_OK) {
+            pm_poly_stmt_clear(&m);
+            return stt;
+        }
+    }
+    isl_set_free(inside);
+    pm_poly_stmt_dependences(poly, &m);
+    *out = m;
+    *made = true;
+    return PM_OK;
+}
+
 /* Merges runs of consecutive case statements of stage st (statements st->first_stmt ..
  * *next_stmt - 1) whose domains each have a stride or residue on the innermost dimension
  * and whose union has none: one statement, valued by the first case (in order) whose
@@ -157,51 +215,13 @@ static pm_status merge_strided_cases(pm_poly *poly, pm_poly_stage *st, int *next
         int best = longest_run(poly, i, *next_stmt, inner_case, &best_dom);
         if (!best)
             continue;
-        pm_poly_stmt m = *head;
-        m.ncases = best;
-        m.naccesses = 0;
-        m.accesses = NULL;
-        snprintf(m.name, sizeof m.name, "%s_c%d_%d", f->name, m.case_index,
-                 m.case_index + best - 1);
-        m.domain = isl_set_set_tuple_name(best_dom, m.name);
-        const pm_expr *roots[2 * MERGE_MAX];
-        int nroots = 0;
-        for (int c = 0; c < best; c++) {
-            const pm_case *k = f->cases[m.case_index + c];
-            roots[nroots++] = k->value;
-            if (k->cond)
-                roots[nroots++] = k->cond;
-        }
-        pm_status stt = pm_poly_stmt_accesses(poly, &m, roots, nroots, err);
-        if (stt != PM_OK) {
-            pm_poly_stmt_clear(&m);
+        pm_poly_stmt m;
+        bool made = false;
+        pm_status stt = merged_stmt(poly, f, i, best, best_dom, &m, &made, err);
+        if (stt != PM_OK)
             return stt;
-        }
-        isl_set *inside = merged_reads_inside(poly, &m, i, best, isl_set_copy(m.domain));
-        bool whole = inside && isl_set_is_equal(inside, m.domain) == isl_bool_true;
-        inside = inside ? stride_free_form(inside) : NULL;
-        if (!inside || isl_set_is_empty(inside) != isl_bool_false) {
-            isl_set_free(inside);
-            pm_poly_stmt_clear(&m);
+        if (!made)
             continue;
-        }
-        if (!whole) { /* the accesses again, proven over the smaller domain */
-            for (int a = 0; a < m.naccesses; a++)
-                isl_map_free(m.accesses[a].rel);
-            free(m.accesses);
-            m.accesses = NULL;
-            m.naccesses = 0;
-            isl_set_free(m.domain);
-            m.domain = inside;
-            inside = NULL;
-            stt = pm_poly_stmt_accesses(poly, &m, roots, nroots, err);
-            if (stt != PM_OK) {
-                pm_poly_stmt_clear(&m);
-                return stt;
-            }
-        }
-        isl_set_free(inside);
-        pm_poly_stmt_dependences(poly, &m);
         /* the cases' own statements keep what the merged one does not cover */
         pm_poly_stmt rest[MERGE_MAX];
         int nrest = 0;

@@ -629,93 +629,108 @@ void pm_poly_stmt_clear(pm_poly_stmt *s)
     memset(s, 0, sizeof *s);
 }
 
+/* Case c of stage si as statement s: its domain, run-time conjuncts, accesses, facts. */
+static pm_status case_stmt(pm_poly *poly, int si, int c, pm_poly_stmt *s, pm_error *err)
+{
+    pm_func *f = poly->stages[si].func;
+    const pm_poly_storage *sto = &poly->storage[poly->stages[si].storage];
+    s->stage = si;
+    s->kind = PM_STMT_CASE;
+    s->case_index = c;
+    s->ncases = 1;
+    s->ndims = f->ndims;
+    s->vars = f->vars;
+    if (f->ncases == 1)
+        snprintf(s->name, sizeof s->name, "%s", f->name);
+    else
+        snprintf(s->name, sizeof s->name, "%s_c%d", f->name, c);
+    isl_set *dom = pm_poly_var_domain(poly, sto, s->name);
+    isl_space *sp = isl_set_get_space(dom);
+    pm_isl_env env = {sp, f->ndims, f->vars};
+    isl_set *cond = split_cond(&env, f->cases[c]->cond, s->residual, &s->nresidual,
+                               PM_POLY_MAX_RESIDUAL);
+    isl_space_free(sp);
+    if (!cond) {
+        isl_set_free(dom);
+        return pm_error_set(err, PM_ERR_UNSUPPORTED,
+                            "%s: case %d has more than %d non-affine conditions", f->name, c,
+                            PM_POLY_MAX_RESIDUAL);
+    }
+    s->domain = isl_set_coalesce(isl_set_intersect(dom, cond));
+    const pm_expr *roots[1 + PM_POLY_MAX_RESIDUAL];
+    int nroots = 0;
+    roots[nroots++] = f->cases[c]->value;
+    for (int r = 0; r < s->nresidual; r++)
+        roots[nroots++] = s->residual[r];
+    pm_status stt = pm_poly_stmt_accesses(poly, s, roots, nroots, err);
+    if (stt == PM_OK)
+        pm_poly_stmt_dependences(poly, s);
+    return stt;
+}
+
+/* A reduction's two statements at s[0] (init over the variable domain) and s[1] (the
+ * update over the reduction domain), with their accesses and facts. */
+static pm_status reduction_stmts(pm_poly *poly, int si, pm_poly_stmt *s, pm_error *err)
+{
+    pm_func *f = poly->stages[si].func;
+    const pm_poly_storage *sto = &poly->storage[poly->stages[si].storage];
+    s[0].stage = si;
+    s[0].kind = PM_STMT_INIT;
+    s[0].ndims = f->ndims;
+    s[0].vars = f->vars;
+    snprintf(s[0].name, sizeof s[0].name, "%s_init", f->name);
+    s[0].domain = pm_poly_var_domain(poly, sto, s[0].name);
+    const pm_expr *iroots[1] = {f->initial};
+    pm_status stt = pm_poly_stmt_accesses(poly, &s[0], iroots, 1, err);
+    if (stt != PM_OK)
+        return stt;
+    pm_poly_stmt_dependences(poly, &s[0]);
+    s[1].stage = si;
+    s[1].kind = PM_STMT_UPDATE;
+    s[1].ndims = f->nrdims;
+    s[1].vars = f->rvars;
+    snprintf(s[1].name, sizeof s[1].name, "%s_update", f->name);
+    s[1].domain = red_domain(poly, f, s[1].name, err);
+    if (!s[1].domain)
+        return err ? err->status : PM_ERR_UNSUPPORTED;
+    const pm_expr *uroots[1 + PM_MAX_DIMS];
+    int nu = 0;
+    uroots[nu++] = f->rvalue;
+    for (int d = 0; d < f->ndims; d++)
+        uroots[nu++] = f->rindex[d];
+    stt = pm_poly_stmt_accesses(poly, &s[1], uroots, nu, err);
+    if (stt != PM_OK)
+        return stt;
+    pm_poly_stmt_dependences(poly, &s[1]);
+    s[1].write_inside_dims = write_inside_dims(&s[1], f, sto->box);
+    bin_facts(&s[1], f);
+    return PM_OK;
+}
+
+/* Stage si's statements from *next_stmt on: one per case, or a reduction's two. */
 static pm_status build_stage(pm_poly *poly, int si, int *next_stmt, pm_error *err)
 {
     pm_poly_stage *st = &poly->stages[si];
     pm_func *f = st->func;
-    const pm_poly_storage *sto = &poly->storage[st->storage];
     st->first_stmt = *next_stmt;
+    pm_status stt = PM_OK;
     if (f->kind == PM_FUNC_FUNCTION) {
         if (!f->defined || f->ncases < 1)
             return pm_error_set(err, PM_ERR_INVALID, "%s: function has no definition",
-                                   f->name);
-        for (int c = 0; c < f->ncases; c++) {
-            pm_poly_stmt *s = &poly->stmts[(*next_stmt)++];
-            s->stage = si;
-            s->kind = PM_STMT_CASE;
-            s->case_index = c;
-            s->ncases = 1;
-            s->ndims = f->ndims;
-            s->vars = f->vars;
-            if (f->ncases == 1)
-                snprintf(s->name, sizeof s->name, "%s", f->name);
-            else
-                snprintf(s->name, sizeof s->name, "%s_c%d", f->name, c);
-            isl_set *dom = pm_poly_var_domain(poly, sto, s->name);
-            isl_space *sp = isl_set_get_space(dom);
-            pm_isl_env env = {sp, f->ndims, f->vars};
-            isl_set *cond = split_cond(&env, f->cases[c]->cond, s->residual, &s->nresidual,
-                                            PM_POLY_MAX_RESIDUAL);
-            isl_space_free(sp);
-            if (!cond) {
-                isl_set_free(dom);
-                return pm_error_set(err, PM_ERR_UNSUPPORTED,
-                                       "%s: case %d has more than %d non-affine conditions",
-                                       f->name, c, PM_POLY_MAX_RESIDUAL);
-            }
-            s->domain = isl_set_coalesce(isl_set_intersect(dom, cond));
-            const pm_expr *roots[1 + PM_POLY_MAX_RESIDUAL];
-            int nroots = 0;
-            roots[nroots++] = f->cases[c]->value;
-            for (int r = 0; r < s->nresidual; r++)
-                roots[nroots++] = s->residual[r];
-            pm_status stt = pm_poly_stmt_accesses(poly, s, roots, nroots, err);
-            if (stt != PM_OK)
-                return stt;
-            pm_poly_stmt_dependences(poly, s);
-        }
+                                f->name);
+        for (int c = 0; c < f->ncases && stt == PM_OK; c++)
+            stt = case_stmt(poly, si, c, &poly->stmts[(*next_stmt)++], err);
     } else if (f->kind == PM_FUNC_REDUCTION) {
         if (!f->rindex || !f->rvalue)
             return pm_error_set(err, PM_ERR_INVALID, "%s: reduction has no definition",
-                                   f->name);
-        pm_poly_stmt *s = &poly->stmts[(*next_stmt)++];
-        s->stage = si;
-        s->kind = PM_STMT_INIT;
-        s->ndims = f->ndims;
-        s->vars = f->vars;
-        snprintf(s->name, sizeof s->name, "%s_init", f->name);
-        s->domain = pm_poly_var_domain(poly, sto, s->name);
-        const pm_expr *iroots[1] = {f->initial};
-        pm_status stt = pm_poly_stmt_accesses(poly, s, iroots, 1, err);
-        if (stt != PM_OK)
-            return stt;
-        pm_poly_stmt_dependences(poly, s);
-
-        s = &poly->stmts[(*next_stmt)++];
-        s->stage = si;
-        s->kind = PM_STMT_UPDATE;
-        s->ndims = f->nrdims;
-        s->vars = f->rvars;
-        snprintf(s->name, sizeof s->name, "%s_update", f->name);
-        s->domain = red_domain(poly, f, s->name, err);
-        if (!s->domain)
-            return err ? err->status : PM_ERR_UNSUPPORTED;
-        const pm_expr *uroots[1 + PM_MAX_DIMS];
-        int nu = 0;
-        uroots[nu++] = f->rvalue;
-        for (int d = 0; d < f->ndims; d++)
-            uroots[nu++] = f->rindex[d];
-        stt = pm_poly_stmt_accesses(poly, s, uroots, nu, err);
-        if (stt != PM_OK)
-            return stt;
-        pm_poly_stmt_dependences(poly, s);
-        s->write_inside_dims = write_inside_dims(s, f, sto->box);
-        bin_facts(s, f);
+                                f->name);
+        stt = reduction_stmts(poly, si, &poly->stmts[*next_stmt], err);
+        *next_stmt += 2;
     } else {
         return pm_error_set(err, PM_ERR_INTERNAL, "%s: an image is not a stage", f->name);
     }
     st->nstmts = *next_stmt - st->first_stmt;
-    return PM_OK;
+    return stt;
 }
 
 static int output_index(const pm_pipeline *p, const pm_func *f)
@@ -915,63 +930,46 @@ static void print_isl(pm_str *out, char *text)
 
 /* One statement of the "domains" dump, its lines indented by `in`; a merged
  * statement's parts below it, each with its interval at a row. */
-static void print_stmt(pm_str *out, const pm_poly *poly, const pm_poly_stmt *s, const char *in)
+/* " k" for each bit k < n of mask; how many. */
+static int print_dims(pm_str *out, unsigned mask, int n)
 {
-    static const char *sk[] = {"case", "init", "update"};
-    pm_str_append(out, "%s%s %s: ", in, sk[s->kind], s->name);
-    print_isl(out, isl_set_to_str(s->domain));
-    pm_str_append(out, "\n%s  free of dependences in dims", in);
-    bool any = false;
-    for (int k = 0; k < s->ndims && k < 32; k++)
-        if (s->free_dims & (1u << k)) {
+    int count = 0;
+    for (int k = 0; k < n && k < 32; k++)
+        if (mask & (1u << k)) {
             pm_str_append(out, " %d", k);
-            any = true;
+            count++;
         }
-    pm_str_append(out, "%s, %s\n", any ? "" : " none",
-                  s->vectorizable ? "vectorizable" : "not vectorizable");
-    if (s->kind == PM_STMT_UPDATE) {
-        pm_str_append(out, "%s  written index checked at run time in dims", in);
-        int nchk = 0;
-        for (int k = 0; k < poly->stages[s->stage].func->ndims; k++)
-            if (k >= 32 || !(s->write_inside_dims & (1u << k))) {
-                pm_str_append(out, " %d", k);
-                nchk++;
-            }
-        pm_str_append(out, nchk ? "\n" : " none\n");
-    }
-    if (s->kind == PM_STMT_UPDATE && s->distinct_cell_dims) {
+    return count;
+}
+
+/* An update's facts: the written index's dimensions checked at run time, the cells'
+ * distinct dimensions, a histogram's bin. */
+static void print_update_facts(pm_str *out, const pm_poly *poly, const pm_poly_stmt *s,
+                               const char *in)
+{
+    pm_str_append(out, "%s  written index checked at run time in dims", in);
+    int nchk = 0;
+    for (int k = 0; k < poly->stages[s->stage].func->ndims; k++)
+        if (k >= 32 || !(s->write_inside_dims & (1u << k))) {
+            pm_str_append(out, " %d", k);
+            nchk++;
+        }
+    pm_str_append(out, nchk ? "\n" : " none\n");
+    if (s->distinct_cell_dims) {
         pm_str_append(out, "%s  cells distinct along dims", in);
-        for (int k = 0; k < s->ndims && k < 32; k++)
-            if (s->distinct_cell_dims & (1u << k))
-                pm_str_append(out, " %d", k);
+        print_dims(out, s->distinct_cell_dims, s->ndims);
         pm_str_append(out, "\n");
     }
-    if (s->kind == PM_STMT_UPDATE && s->bin_extent > 0) {
+    if (s->bin_extent > 0) {
         pm_str_append(out, "%s  bin: index %d, %d points; rows free of dims", in, s->bin_dim,
                       s->bin_extent);
-        int nfree = 0;
-        for (int k = 0; k < s->ndims && k < 32; k++)
-            if (s->row_free_dims & (1u << k)) {
-                pm_str_append(out, " %d", k);
-                nfree++;
-            }
+        int nfree = print_dims(out, s->row_free_dims, s->ndims);
         pm_str_append(out, nfree ? "\n" : " none\n");
     }
-    if (s->branch_cases)
-        pm_str_append(out, "%s  cases %d..%d chosen per row by a branch\n", in, s->case_index,
-                      s->case_index + s->ncases - 1);
-    if (s->border_dims) {
-        pm_str_append(out, "%s  border strip along dims", in);
-        for (int k = 0; k < s->ndims && k < 32; k++)
-            if (s->border_dims & (1u << k))
-                pm_str_append(out, " %d", k);
-        pm_str_append(out, " (scalar code)\n");
-    }
-    for (int r = 0; r < s->nresidual; r++) {
-        pm_str_append(out, "%s  run-time condition: ", in);
-        pm_expr_print(out, s->residual[r]);
-        pm_str_append(out, "\n");
-    }
+}
+
+static void print_accesses(pm_str *out, const pm_poly_stmt *s, const char *in)
+{
     for (int a = 0; a < s->naccesses; a++) {
         const pm_poly_access *acc = &s->accesses[a];
         pm_str_append(out, "%s  read ", in);
@@ -983,6 +981,13 @@ static void print_stmt(pm_str *out, const pm_poly *poly, const pm_poly_stmt *s, 
             pm_str_append(out, "data-dependent");
         pm_str_append(out, acc->in_bounds ? " (in bounds)\n" : " (clamped)\n");
     }
+}
+
+static void print_stmt(pm_str *out, const pm_poly *poly, const pm_poly_stmt *s, const char *in);
+
+/* A merged statement's parts: each one's interval of a row, then the part itself. */
+static void print_parts(pm_str *out, const pm_poly *poly, const pm_poly_stmt *s, const char *in)
+{
     if (s->nparts > 0)
         pm_str_append(out, "%s  %d parts, one statement for isl; per row, each part's interval "
                            "of dim %d (\"dim\"):\n", in, s->nparts, s->ndims - 1);
@@ -1002,6 +1007,34 @@ static void print_stmt(pm_str *out, const pm_poly *poly, const pm_poly_stmt *s, 
         }
         print_stmt(out, poly, &s->parts[p], "      ");
     }
+}
+
+static void print_stmt(pm_str *out, const pm_poly *poly, const pm_poly_stmt *s, const char *in)
+{
+    static const char *sk[] = {"case", "init", "update"};
+    pm_str_append(out, "%s%s %s: ", in, sk[s->kind], s->name);
+    print_isl(out, isl_set_to_str(s->domain));
+    pm_str_append(out, "\n%s  free of dependences in dims", in);
+    bool any = print_dims(out, s->free_dims, s->ndims) > 0;
+    pm_str_append(out, "%s, %s\n", any ? "" : " none",
+                  s->vectorizable ? "vectorizable" : "not vectorizable");
+    if (s->kind == PM_STMT_UPDATE)
+        print_update_facts(out, poly, s, in);
+    if (s->branch_cases)
+        pm_str_append(out, "%s  cases %d..%d chosen per row by a branch\n", in, s->case_index,
+                      s->case_index + s->ncases - 1);
+    if (s->border_dims) {
+        pm_str_append(out, "%s  border strip along dims", in);
+        print_dims(out, s->border_dims, s->ndims);
+        pm_str_append(out, " (scalar code)\n");
+    }
+    for (int r = 0; r < s->nresidual; r++) {
+        pm_str_append(out, "%s  run-time condition: ", in);
+        pm_expr_print(out, s->residual[r]);
+        pm_str_append(out, "\n");
+    }
+    print_accesses(out, s, in);
+    print_parts(out, poly, s, in);
 }
 
 char *pm_poly_to_string(const pm_poly *poly)

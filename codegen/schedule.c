@@ -712,29 +712,13 @@ static bool box_body(const pm_poly *poly, const pm_plan *plan, const pm_group *g
 }
 
 /* A tiled group (see schedule.h). */
-static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_plan *plan, int g)
+/* The tile band over the live-out's statements and, when the last run of producers
+ * computes exactly the live-out's points per tile, over that run's too (m0 .. m0+n0-1:
+ * tiled like the live-out, no extension, nothing recomputed); the node below the band. */
+static __isl_give isl_schedule_node *tile_band(const pm_poly *poly, const pm_plan *plan,
+                                               const pm_group *gr, __isl_take isl_union_set *dom,
+                                               int m0, int n0)
 {
-    const pm_group *gr = &plan->groups[g];
-    isl_ctx *ctx = poly->ctx;
-    const pm_poly_stage *lst = &poly->stages[gr->liveout];
-    isl_union_set *dom = domains(poly, lst->first_stmt, lst->nstmts);
-    if (isl_union_set_is_empty(dom) != isl_bool_false) /* nothing to tile (see band_schedule) */
-        return isl_schedule_from_domain(dom);
-    int nm = gr->nmembers;
-    int *first = malloc((size_t)nm * sizeof *first), *len = malloc((size_t)nm * sizeof *len);
-    if (!first || !len) {
-        free(first);
-        free(len);
-        isl_union_set_free(dom);
-        return NULL;
-    }
-    int n0;
-    int nruns = producer_runs(poly, plan, gr, first, len, &n0);
-    bool boxes = box_body(poly, plan, gr);
-    /* When the last run computes exactly the live-out's points per tile, its statements
-     * are tiled like the live-out (no extension: nothing is recomputed) and share the
-     * live-out's point loop. */
-    int m0 = n0 > 0 ? nm - 1 - n0 : nm - 1;
     isl_union_map *tiles = tile_band_map(plan, gr);
     if (n0 > 0) {
         isl_map *idx = single_map(tiles);
@@ -763,13 +747,18 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
         for (int k = m0; k < m0 + n0; k++)
             stages[n++] = gr->members[k];
         stages[n++] = gr->liveout;
-        node = shared_band(poly, stages, n, node);
-    } else {
-        node = point_band(poly, gr->liveout, node);
+        return shared_band(poly, stages, n, node);
     }
-    /* the other producers before it: each computes its footprint (boxes: the AST phase
-     * writes their loops, ast.h) */
-    for (int r = 0; r < nruns && !boxes; r++) {
+    return point_band(poly, gr->liveout, node);
+}
+
+/* Each other run of producers (first[r], len[r] members) before node, introduced by an
+ * extension of its footprint per tile. */
+static __isl_give isl_schedule_node *graft_producers(const pm_poly *poly, const pm_group *gr,
+                                                    const int *first, const int *len,
+                                                    int nruns, __isl_take isl_schedule_node *node)
+{
+    for (int r = 0; r < nruns; r++) {
         int m = first[r], run = len[r];
         isl_union_map *ext = NULL;
         for (int k = m; k < m + run; k++) {
@@ -790,12 +779,16 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
         graft = isl_schedule_node_root(graft);
         node = isl_schedule_node_graft_before(node, graft);
     }
-    /* the tile's body: scratchpads are re-based here, above all of it (below the
-     * extension that introduces the producers) */
-    if (nruns > 0 && !boxes)
-        node = isl_schedule_node_parent(isl_schedule_node_parent(node)); /* the sequence */
-    free(first);
-    free(len);
+    return node;
+}
+
+/* The tile's body at node: row blocks when the group runs in them (a "block" mark below
+ * the block band for box bodies), the "tile" mark above, "tiles" above the tile band. */
+static __isl_give isl_schedule *mark_tile(const pm_poly *poly, const pm_group *gr, int nruns,
+                                          bool boxes, int m0, __isl_take isl_schedule_node *node)
+{
+    isl_ctx *ctx = poly->ctx;
+    int nm = gr->nmembers;
     int64_t B = block_rows_of(poly, gr, nruns);
     if (boxes && B > 0) {
         int *row_dim = malloc((size_t)nm * sizeof *row_dim);
@@ -818,9 +811,44 @@ static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_pla
     /* the tiles run in parallel */
     node = isl_schedule_node_child(isl_schedule_node_root(node), 0);
     node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, PM_MARK_TILES, (void *)gr));
-    sched = isl_schedule_node_get_schedule(node);
+    isl_schedule *sched = isl_schedule_node_get_schedule(node);
     isl_schedule_node_free(node);
     return sched;
+}
+
+/* A tiled group's tree (schedule.h): the tile band, the producers' extensions, the
+ * marks. */
+static __isl_give isl_schedule *group_schedule(const pm_poly *poly, const pm_plan *plan, int g)
+{
+    const pm_group *gr = &plan->groups[g];
+    const pm_poly_stage *lst = &poly->stages[gr->liveout];
+    isl_union_set *dom = domains(poly, lst->first_stmt, lst->nstmts);
+    if (isl_union_set_is_empty(dom) != isl_bool_false) /* nothing to tile (see band_schedule) */
+        return isl_schedule_from_domain(dom);
+    int nm = gr->nmembers;
+    int *first = malloc((size_t)nm * sizeof *first), *len = malloc((size_t)nm * sizeof *len);
+    if (!first || !len) {
+        free(first);
+        free(len);
+        isl_union_set_free(dom);
+        return NULL;
+    }
+    int n0;
+    int nruns = producer_runs(poly, plan, gr, first, len, &n0);
+    bool boxes = box_body(poly, plan, gr);
+    int m0 = n0 > 0 ? nm - 1 - n0 : nm - 1;
+    isl_schedule_node *node = tile_band(poly, plan, gr, dom, m0, n0);
+    /* the other producers before it: each computes its footprint (boxes: the AST phase
+     * writes their loops, ast.h) */
+    if (!boxes)
+        node = graft_producers(poly, gr, first, len, nruns, node);
+    /* the tile's body: scratchpads are re-based here, above all of it (below the
+     * extension that introduces the producers) */
+    if (nruns > 0 && !boxes)
+        node = isl_schedule_node_parent(isl_schedule_node_parent(node)); /* the sequence */
+    free(first);
+    free(len);
+    return mark_tile(poly, gr, nruns, boxes, m0, node);
 }
 
 static __isl_give isl_schedule *group_part(const pm_poly *poly, const pm_plan *plan, int g)
