@@ -11,6 +11,7 @@ packages=(
   libhalide14-0-dev      # the comparison in bench/
   graphviz               # `polymage explain` draws the grouped stage graph with dot
   universal-ctags        # scripts/check_function_length.sh: each function's first and last line
+  cscope                 # scripts/check_call_graph.sh: the calls between runtime/*.c
   libpng-dev libjpeg62-turbo-dev  # polymage_io: PNG and JPEG (samples, serve, polymage)
   zlib1g-dev libzstd-dev libedit-dev libffi-dev libxml2-dev
   libgomp1               # OpenMP runtime that compiled kernels call
