@@ -50,7 +50,7 @@ void pm_cache_environment(const char *triple, const char *cpu, const char *featu
     unsigned major = 0, minor = 0, patch = 0;
     LLVMGetVersion(&major, &minor, &patch);
     snprintf(buf, size, "%s %s %s polymage-%s build-%s llvm-%u.%u.%u", triple, cpu, features,
-             pm_version(), pm_build_id(), major, minor, patch);
+             PM_VERSION, pm_build_id(), major, minor, patch);
 }
 
 /* ---- keys ---------------------------------------------------------------------------- */

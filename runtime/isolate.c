@@ -19,7 +19,6 @@
 
 #include "frontend/error.h"
 #include "runtime/wire.h"
-#include "runtime/kernel.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -40,11 +39,7 @@
 
 extern char **environ;
 
-static const char request_magic[8] = {'P', 'M', 'C', 'R', 'E', 'Q', '0', '1'};
-static const char reply_magic[8] = {'P', 'M', 'C', 'R', 'E', 'P', '0', '1'};
-enum { NONCE_BYTES = 16, STDERR_TAIL = 1024 };
-/* A request's pipeline text and a reply's kernel are bounded like a disk cache file. */
-#define MAX_MESSAGE ((uint64_t)PM_DISK_MAX_FILE + (1u << 20))
+enum { NONCE_BYTES = PM_ISOLATE_NONCE_BYTES, STDERR_TAIL = 1024 };
 
 #ifndef PM_COMPILE_HELPER_INSTALLED
 #define PM_COMPILE_HELPER_INSTALLED "/usr/local/libexec/polymage/polymage-compile"
@@ -129,44 +124,7 @@ pm_status pm_isolate_find_helper(char **path, pm_error *err)
                         tried);
 }
 
-/* ---- a growing message, and reading one ------------------------------------------------ */
-
-typedef struct message {
-    unsigned char *data;
-    size_t len, cap;
-    bool failed;
-} message;
-
-static void put(message *m, const void *data, size_t n)
-{
-    if (m->failed)
-        return;
-    if (m->len + n > m->cap) {
-        size_t cap = m->cap ? m->cap : 4096;
-        while (cap < m->len + n)
-            cap *= 2;
-        unsigned char *grown = realloc(m->data, cap);
-        if (!grown) {
-            m->failed = true;
-            return;
-        }
-        m->data = grown;
-        m->cap = cap;
-    }
-    memcpy(m->data + m->len, data, n);
-    m->len += n;
-}
-
-static void put_u64(message *m, uint64_t v)
-{
-    put(m, &v, sizeof v);
-}
-
-static void put_field(message *m, const void *data, size_t n)
-{
-    put_u64(m, n);
-    put(m, data, n);
-}
+/* ---- the caller's side ----------------------------------------------------------------- */
 
 static double now_s(void)
 {
@@ -175,24 +133,22 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* ---- the caller's side ----------------------------------------------------------------- */
-
-static bool build_request(message *m, const unsigned char nonce[NONCE_BYTES],
+static bool build_request(pm_wire_writer *m, const unsigned char nonce[NONCE_BYTES],
                           const char *text, size_t text_len, int nparams,
                           const pm_value *estimates, const pm_options *options,
                           const pm_isolate_limits *limits)
 {
-    put(m, request_magic, sizeof request_magic);
-    put_field(m, pm_build_id(), strlen(pm_build_id()));
-    put_field(m, nonce, NONCE_BYTES);
-    put_field(m, text, text_len);
+    pm_wire_put(m, PM_ISOLATE_REQUEST_MAGIC, PM_ISOLATE_MAGIC_BYTES);
+    pm_wire_put_field(m, pm_build_id(), strlen(pm_build_id()));
+    pm_wire_put_field(m, nonce, NONCE_BYTES);
+    pm_wire_put_field(m, text, text_len);
     if (estimates)
-        put_field(m, estimates, sizeof *estimates * (size_t)nparams);
+        pm_wire_put_field(m, estimates, sizeof *estimates * (size_t)nparams);
     else
-        put_u64(m, UINT64_MAX);
-    put_field(m, options, sizeof *options);
-    put_u64(m, (uint64_t)(int64_t)limits->compile_threads);
-    put_u64(m, (uint64_t)(int64_t)limits->opt_level);
+        pm_wire_put_u64(m, UINT64_MAX);
+    pm_wire_put_field(m, options, sizeof *options);
+    pm_wire_put_u64(m, (uint64_t)(int64_t)limits->compile_threads);
+    pm_wire_put_u64(m, (uint64_t)(int64_t)limits->opt_level);
     return !m->failed;
 }
 
@@ -253,7 +209,7 @@ static pm_status spawn_helper(const pm_isolate_limits *limits, helper *h, const 
 
 /* What talking to the helper gave: the reply, its stderr's tail, whether time ran out. */
 typedef struct exchange {
-    message reply;
+    pm_wire_writer reply;
     char tail[STDERR_TAIL + 1];
     size_t tail_len;
     bool timed_out, too_long;
@@ -275,7 +231,7 @@ static void keep_tail(exchange *x, const char *data, size_t n)
 
 /* Sends the request, then reads the reply and stderr until the socket's end or the
  * deadline. */
-static void talk(helper *h, const message *request, double deadline, exchange *x)
+static void talk(helper *h, const pm_wire_writer *request, double deadline, exchange *x)
 {
     size_t sent = 0;
     bool reading = true, err_open = true;
@@ -304,10 +260,10 @@ static void talk(helper *h, const message *request, double deadline, exchange *x
         char buf[65536];
         if (reading && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
             ssize_t n = recv(h->sock, buf, sizeof buf, 0);
-            if (n > 0 && x->reply.len + (size_t)n > MAX_MESSAGE)
+            if (n > 0 && x->reply.len + (size_t)n > PM_ISOLATE_MAX_MESSAGE)
                 x->too_long = true;
             if (n > 0 && !x->too_long)
-                put(&x->reply, buf, (size_t)n);
+                pm_wire_put(&x->reply, buf, (size_t)n);
             reading = n > 0 || (n < 0 && errno == EINTR);
             reading = reading && !x->too_long;
         }
@@ -351,7 +307,7 @@ static pm_status helper_death(const pm_isolate_limits *limits, const char *name,
     if (x->too_long)
         return pm_error_set(err, PM_ERR_COMPILE,
                             "%s: the compile helper's reply exceeded %llu bytes", name,
-                            (unsigned long long)MAX_MESSAGE);
+                            (unsigned long long)PM_ISOLATE_MAX_MESSAGE);
     if (WIFSIGNALED(wstatus) || (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0)) {
         char how[96];
         if (WIFSIGNALED(wstatus))
@@ -379,10 +335,10 @@ static pm_status read_reply(const exchange *x, const unsigned char nonce[NONCE_B
                             pm_error *err)
 {
     pm_wire_reader r = pm_wire_reader_new(x->reply.data, x->reply.len);
-    const unsigned char *magic = pm_wire_take(&r, sizeof reply_magic);
+    const unsigned char *magic = pm_wire_take(&r, PM_ISOLATE_MAGIC_BYTES);
     uint64_t status = pm_wire_take_u64(&r), mlen, klen, slen;
     const unsigned char *msg = pm_wire_take_field(&r, &mlen);
-    *valid = r.ok && memcmp(magic, reply_magic, sizeof reply_magic) == 0 &&
+    *valid = r.ok && memcmp(magic, PM_ISOLATE_REPLY_MAGIC, PM_ISOLATE_MAGIC_BYTES) == 0 &&
              status <= PM_ERR_COMPILE;
     if (!*valid)
         return PM_ERR_COMPILE;
@@ -418,7 +374,7 @@ pm_status pm_isolate_compile(const pm_isolate_limits *limits, pm_pipeline *p,
                             name);
     unsigned char nonce[NONCE_BYTES];
     randombytes_buf(nonce, sizeof nonce);
-    message request = {0};
+    pm_wire_writer request = {0};
     if (!build_request(&request, nonce, text, text_len, pm_pipeline_nparams(p), estimates,
                        options, limits)) {
         free(request.data);
@@ -448,139 +404,4 @@ pm_status pm_isolate_compile(const pm_isolate_limits *limits, pm_pipeline *p,
         s = helper_death(limits, name, wstatus, &x, err);
     free(x.reply.data);
     return s;
-}
-
-/* ---- the helper's side ----------------------------------------------------------------- */
-
-/* The whole request; NULL, or why not. */
-static const char *read_all(int fd, message *m)
-{
-    unsigned char buf[65536];
-    for (;;) {
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return "the request could not be read";
-        if (m->len + (size_t)n > MAX_MESSAGE)
-            return "the request is too large";
-        if (n == 0 || m->failed)
-            return m->failed ? "out of memory reading the request" : NULL;
-        put(m, buf, (size_t)n);
-    }
-}
-
-static int reply(int out_fd, pm_status status, const char *msg, const unsigned char *kernel,
-                 size_t kernel_len, const pm_compile_stats *stats)
-{
-    message m = {0};
-    put(&m, reply_magic, sizeof reply_magic);
-    put_u64(&m, (uint64_t)status);
-    put_field(&m, msg, strlen(msg));
-    if (status == PM_OK) {
-        put_field(&m, kernel, kernel_len);
-        put_field(&m, stats, sizeof *stats);
-    }
-    bool ok = !m.failed && pm_wire_write_all(out_fd, m.data, m.len);
-    free(m.data);
-    return ok ? 0 : 3;
-}
-
-/* A request, parsed (pointing into its message). */
-typedef struct request {
-    const unsigned char *nonce;
-    const char *text;
-    uint64_t text_len, nestimates;
-    const unsigned char *estimates; /* nestimates values' bytes, unaligned            */
-    pm_options options;
-    int64_t compile_threads, opt_level;
-} request;
-
-static const char *parse_request(const message *m, request *q)
-{
-    pm_wire_reader r = pm_wire_reader_new(m->data, m->len);
-    uint64_t n;
-    const unsigned char *magic = pm_wire_take(&r, sizeof request_magic);
-    const unsigned char *build = pm_wire_take_field(&r, &n);
-    if (!r.ok || memcmp(magic, request_magic, sizeof request_magic) != 0)
-        return "not a compile request";
-    if (n != strlen(pm_build_id()) || memcmp(build, pm_build_id(), n) != 0)
-        return "a request from another build of the library";
-    q->nonce = pm_wire_take_field(&r, &n);
-    if (n != NONCE_BYTES)
-        r.ok = false;
-    q->text = (const char *)pm_wire_take_field(&r, &q->text_len);
-    q->nestimates = pm_wire_take_u64(&r);
-    q->estimates = NULL;
-    if (r.ok && q->nestimates != UINT64_MAX)
-        q->estimates = pm_wire_take(&r, q->nestimates);
-    const unsigned char *opts = pm_wire_take_field(&r, &n);
-    if (n != sizeof q->options)
-        r.ok = false;
-    else if (opts)
-        memcpy(&q->options, opts, sizeof q->options);
-    q->compile_threads = (int64_t)pm_wire_take_u64(&r);
-    q->opt_level = (int64_t)pm_wire_take_u64(&r);
-    if (!r.ok || r.p != r.end || (q->estimates && q->nestimates % sizeof(pm_value) != 0))
-        return "a malformed compile request";
-    q->nestimates = q->estimates ? q->nestimates / sizeof(pm_value) : 0;
-    return NULL;
-}
-
-/* Compiles the parsed request; the reply's status. */
-static int compile_request(const request *q, int out_fd)
-{
-    pm_error err;
-    pm_error_clear(&err);
-    pm_jit_options jo = pm_jit_options_default();
-    jo.compile_threads = (int)q->compile_threads;
-    jo.opt_level = (int)q->opt_level;
-    pm_jit *jit = pm_jit_new(&jo, &err);
-    if (!jit)
-        return reply(out_fd, err.status, err.message, NULL, 0, NULL);
-    pm_ctx *ctx = pm_ctx_new();
-    pm_pipeline *p = NULL;
-    pm_status s = ctx ? pm_pipeline_from_text(ctx, q->text, q->text_len, &p) : PM_ERR_NOMEM;
-    int rc;
-    if (s != PM_OK) {
-        rc = reply(out_fd, s, ctx ? pm_ctx_errmsg(ctx) : "out of memory", NULL, 0, NULL);
-    } else if (q->estimates && q->nestimates != (uint64_t)pm_pipeline_nparams(p)) {
-        rc = reply(out_fd, PM_ERR_INTERNAL, "estimates do not match the pipeline", NULL, 0, NULL);
-    } else {
-        /* The estimates sit at any offset of the request: copied to aligned memory. */
-        pm_value *estimates = q->estimates ? malloc(sizeof *estimates * (q->nestimates + 1)) : NULL;
-        if (estimates)
-            memcpy(estimates, q->estimates, sizeof *estimates * q->nestimates);
-        pm_disk_kernel dk;
-        pm_compile_stats stats;
-        s = q->estimates && !estimates
-                ? pm_error_set(&err, PM_ERR_NOMEM, "out of memory")
-                : pm_jit_compile_object(jit, p, estimates, &q->options, &dk, &stats, &err);
-        free(estimates);
-        size_t size = 0;
-        unsigned char *kernel =
-            s == PM_OK ? pm_disk_encode((const char *)q->nonce, NONCE_BYTES, &dk, &size) : NULL;
-        if (s == PM_OK && !kernel)
-            s = pm_error_set(&err, PM_ERR_NOMEM, "out of memory encoding the kernel");
-        rc = reply(out_fd, s, err.message, kernel, size, &stats);
-        free(kernel);
-        if (s == PM_OK)
-            free(dk.object);
-    }
-    pm_ctx_free(ctx);
-    pm_jit_free(jit);
-    return rc;
-}
-
-int pm_isolate_helper_main(int in_fd, int out_fd)
-{
-    message m = {0};
-    request q;
-    const char *bad = read_all(in_fd, &m);
-    pm_status s = m.failed ? PM_ERR_NOMEM : PM_ERR_INTERNAL;
-    if (!bad)
-        bad = parse_request(&m, &q);
-    int rc = bad ? reply(out_fd, s, bad, NULL, 0, NULL) : compile_request(&q, out_fd);
-    free(m.data);
-    return rc;
 }

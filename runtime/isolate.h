@@ -52,7 +52,15 @@ pm_status pm_isolate_compile(const pm_isolate_limits *limits, pm_pipeline *p,
                              const pm_value *estimates, const pm_options *options,
                              pm_disk_kernel *out, pm_compile_stats *stats, pm_error *err);
 
-/* The helper: reads one request from in_fd, compiles, writes the reply to out_fd.
+/* The protocol's framing, shared by the caller's side (isolate.c, whose header comment
+ * lays out the messages) and the helper's (isolate_helper.c). A request's pipeline text
+ * and a reply's kernel are bounded like a disk cache file. */
+#define PM_ISOLATE_REQUEST_MAGIC "PMCREQ01"
+#define PM_ISOLATE_REPLY_MAGIC "PMCREP01"
+enum { PM_ISOLATE_MAGIC_BYTES = 8, PM_ISOLATE_NONCE_BYTES = 16 };
+#define PM_ISOLATE_MAX_MESSAGE ((uint64_t)PM_DISK_MAX_FILE + (1u << 20))
+
+/* The helper (runtime/isolate_helper.c): reads one request from in_fd, compiles, writes the reply to out_fd.
  * Returns the process's exit status. */
 int pm_isolate_helper_main(int in_fd, int out_fd);
 

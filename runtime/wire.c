@@ -5,6 +5,7 @@
 #include "runtime/wire.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -32,6 +33,37 @@ const unsigned char *pm_wire_take_field(pm_wire_reader *r, uint64_t *n)
 {
     *n = pm_wire_take_u64(r);
     return pm_wire_take(r, *n);
+}
+
+void pm_wire_put(pm_wire_writer *w, const void *data, size_t n)
+{
+    if (w->failed)
+        return;
+    if (w->len + n > w->cap) {
+        size_t cap = w->cap ? w->cap : 4096;
+        while (cap < w->len + n)
+            cap *= 2;
+        unsigned char *grown = realloc(w->data, cap);
+        if (!grown) {
+            w->failed = true;
+            return;
+        }
+        w->data = grown;
+        w->cap = cap;
+    }
+    memcpy(w->data + w->len, data, n);
+    w->len += n;
+}
+
+void pm_wire_put_u64(pm_wire_writer *w, uint64_t v)
+{
+    pm_wire_put(w, &v, sizeof v);
+}
+
+void pm_wire_put_field(pm_wire_writer *w, const void *data, size_t n)
+{
+    pm_wire_put_u64(w, n);
+    pm_wire_put(w, data, n);
 }
 
 bool pm_wire_write_all(int fd, const void *data, size_t size)
