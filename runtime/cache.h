@@ -1,6 +1,6 @@
 /* cache.h — the kernel cache of a pm_jit: its keys, the estimate buckets, the table of
- * kernels and their least-recently-used order (the policy that uses them, compiling,
- * serving and background compiles, is in runtime/jit.c and runtime/serve.c).
+ * kernels and their least-recently-used order (the policy that uses them, serving and
+ * background compiles, is in runtime/serve.c; eviction in runtime/kernel.c).
  *
  * Promise:
  *  - A key is (the pipeline's canonical text, the compile options with every default

@@ -7,7 +7,7 @@
 #include "runtime/isolate.h"
 
 #include "frontend/error.h"
-#include "runtime/kernel.h"
+#include "runtime/compile.h"
 #include "runtime/wire.h"
 
 #include <errno.h>

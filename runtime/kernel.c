@@ -1,4 +1,6 @@
-/* kernel.c — running, inspecting and freeing a compiled kernel (see kernel.h).
+/* kernel.c — running, inspecting and freeing a compiled kernel, and its lifetime: its
+ * references, the cache's eviction of them, and the jit's memory freed with its last
+ * kernel (see kernel.h).
  *
  * A run: check every argument against the signature (before any code runs), copy the
  * buffer descriptions with their strides filled in (the entry never sees a 0 stride),
@@ -139,6 +141,32 @@ pm_status pm_kernel_run_window(pm_kernel *k, const pm_value *params, const int64
     return s;
 }
 
+/* ---- a kernel's lifetime: references, eviction, release ------------------------------ */
+
+pm_kernel *pm_kernel_begin(pm_jit *jit, const pm_options *options, const char *name,
+                           pm_error *error)
+{
+    pm_kernel *k = calloc(1, sizeof *k);
+    if (!k) {
+        pm_error_set(error, PM_ERR_NOMEM, "%s: out of memory", name);
+        return NULL;
+    }
+    k->threads = options->threads;
+    k->refs = 1;
+    pthread_mutex_lock(&jit->lock);
+    bool freed = jit->freed;
+    if (!freed)
+        jit->live_kernels++;
+    pthread_mutex_unlock(&jit->lock);
+    if (freed) { /* a compile racing pm_jit_free */
+        free(k);
+        pm_error_set(error, PM_ERR_MISUSE, "pm_jit_compile: the jit was freed");
+        return NULL;
+    }
+    k->jit = jit;
+    return k;
+}
+
 void pm_kernel_release(pm_kernel *k)
 {
     if (!k)
@@ -149,6 +177,61 @@ void pm_kernel_release(pm_kernel *k)
     for (int i = 0; i < PM_NPHASES; i++)
         free(k->text[i]);
     free(k);
+}
+
+pm_kernel *pm_jit_evict_locked(pm_jit *jit)
+{
+    pm_kernel *dropped = NULL;
+    pm_cache_entry *e;
+    while ((e = pm_cache_victim(&jit->cache, jit->policy.max_kernels,
+                                jit->policy.max_code_bytes)) != NULL) {
+        pm_kernel *k = pm_cache_entry_remove(&jit->cache, e);
+        jit->stats.evictions++;
+        if (--k->refs == 0) { /* always: victims are held by the cache alone */
+            k->next_dropped = dropped;
+            dropped = k;
+        }
+    }
+    return dropped;
+}
+
+void pm_jit_drop_kernels(pm_jit *jit, pm_kernel *list)
+{
+    int n = 0;
+    while (list) {
+        pm_kernel *next = list->next_dropped;
+        pm_kernel_release(list); /* machine code out of the engine: the jit is alive */
+        list = next;
+        n++;
+    }
+    pthread_mutex_lock(&jit->lock);
+    jit->live_kernels -= n;
+    bool destroy = jit->freed && jit->live_kernels == 0;
+    pthread_mutex_unlock(&jit->lock);
+    if (destroy)
+        pm_jit_destroy(jit);
+}
+
+void pm_jit_destroy(pm_jit *jit)
+{
+    /* Entries left (failed background compiles) hold no kernel. */
+    for (size_t i = 0; i < jit->cache.table_size; i++)
+        while (jit->cache.table[i]) {
+            pm_cache_family *f = jit->cache.table[i];
+            if (f->entries)
+                pm_cache_entry_remove(&jit->cache, f->entries);
+            else
+                pm_cache_family_drop_if_empty(&jit->cache, f);
+        }
+    pm_cache_free(&jit->cache);
+    pm_engine_free(jit->engine);
+    free(jit->environment);
+    free(jit->disk_dir);
+    free(jit->helper);
+    pthread_cond_destroy(&jit->work);
+    pthread_cond_destroy(&jit->changed);
+    pthread_mutex_destroy(&jit->lock);
+    free(jit);
 }
 
 void pm_kernel_free(pm_kernel *k)

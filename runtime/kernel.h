@@ -1,6 +1,6 @@
-/* kernel.h — what a pm_jit and a pm_kernel hold (runtime-internal; the public API is in
- * polymage.h: pm_jit_* in runtime/jit.c and runtime/serve.c, pm_kernel_* in
- * runtime/kernel.c).
+/* kernel.h — what a pm_jit and a pm_kernel hold, and a kernel's lifetime (runtime-internal;
+ * the public API is in polymage.h: pm_jit_* in runtime/jit.c and runtime/serve.c,
+ * pm_kernel_* in runtime/kernel.c).
  *
  * Promise: a kernel owns everything it needs to check and run its arguments (its
  * signature, its machine code, its scratch pool, its phase texts) and keeps no pointer
@@ -94,50 +94,16 @@ pm_status pm_kernel_run_measured(pm_kernel *k, const pm_value *params, const pm_
 /* Frees what a kernel owns except its jit link. */
 void pm_kernel_release(pm_kernel *k);
 
-/* ---- shared by runtime/jit.c and runtime/serve.c ------------------------------------ */
-
-/* The options of one compile, every "the jit's" and "from the host" resolved and
- * checked; PM_ERR_ARGUMENT naming `name` and the field otherwise. */
-pm_status pm_jit_resolve_options(const pm_jit *jit, const char *name,
-                                 const pm_compile_options *options, pm_options *out,
-                                 pm_error *err);
-/* Where a kernel may be found on disk and kept (runtime/disk_cache.h); owned strings. */
-typedef struct pm_disk_request {
-    char *dir;
-    int64_t max_bytes;
-    char *key;              /* the full key text                                        */
-    size_t key_len;
-} pm_disk_request;
-
-/* Compiles p into relocatable objects (out->object malloc'd) without caching or keeping
- * a kernel: the compile helper's work (runtime/isolate.c). */
-pm_status pm_jit_compile_object(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                                const pm_options *options, pm_disk_kernel *out,
-                                pm_compile_stats *stats, pm_error *err);
-/* A new kernel (no lookup in the jit's cache) with one reference, counted in
- * live_kernels: loaded from the disk cache when `disk` is set and it holds a valid
- * object for the key, else compiled (and then written there). Takes the lock briefly;
- * never called with it held. NULL and a message on failure. */
-pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                               const pm_options *options, const pm_disk_request *disk,
-                               pm_error *err);
-/* The cached kernel of (p, estimates, options) with one more reference, or a new one
- * compiled in this thread and cached (waiting for another thread's compile of the same
- * key rather than repeating it). serving (pm_jit_run with background compiles): when the
- * key is missing but its pipeline has a kernel, or one being compiled, compile nothing:
- * set *serving and return NULL, so the caller runs that kernel (decided under one lock
- * with the entry's creation, so concurrent first calls cannot both compile). */
-pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                             const pm_options *options, bool *serving, pm_error *err);
+/* A new kernel with one reference, counted in live_kernels (the jit now waits for it);
+ * NULL when the jit is being freed or memory is out. */
+pm_kernel *pm_kernel_begin(pm_jit *jit, const pm_options *options, const char *name,
+                           pm_error *error);
 /* With the lock held: takes kernels out of the cache while it is over budget, returns
  * those nobody holds any more (linked by next_dropped) for pm_jit_drop_kernels. */
 pm_kernel *pm_jit_evict_locked(pm_jit *jit);
 /* Without the lock: frees the kernels of the list, then frees the jit if it was freed
  * and they were its last. */
 void pm_jit_drop_kernels(pm_jit *jit, pm_kernel *list);
-/* pm_jit_free's part for the cache and the compile threads: cancels queued compiles,
- * joins the threads, drops the cache's references; returns kernels to drop. */
-pm_kernel *pm_jit_stop_serving(pm_jit *jit);
 /* Frees the jit itself (its engine, remaining cache entries): the last step. */
 void pm_jit_destroy(pm_jit *jit);
 

@@ -1,18 +1,20 @@
-/* serve.c — the kernel cache at work: lookups that compile on a miss (pm_jit_compile),
- * the serving call (pm_jit_run) with its background compiles, eviction, the policy and
- * the statistics. The rules are stated in polymage.h ("The kernel cache") and
- * docs/server.md; the table itself is runtime/cache.c.
+/* serve.c — the kernel cache at work (see serve.h): lookups that compile on a miss, the
+ * serving call with its background compiles, idle scratch, the policy and the
+ * statistics. The rules are stated in polymage.h ("The kernel cache") and
+ * docs/server.md; the table itself is runtime/cache.c, eviction runtime/kernel.c.
  *
  * Locking: one mutex per jit guards the cache, the queue, the counters and every
  * kernel's reference count. It is never held while compiling or running a kernel, nor
- * while freeing machine code (it is while freeing idle scratch: a few unmaps). A thread that finds its key being compiled elsewhere waits
- * on `changed` instead of compiling it twice; compile threads wait on `work`.
+ * while freeing machine code (it is while freeing idle scratch: a few unmaps). A thread
+ * that finds its key being compiled elsewhere waits on `changed` instead of compiling it
+ * twice; compile threads wait on `work`.
  */
 /* clock_gettime: POSIX, not C11. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* syscall(SYS_gettid) */
 
-#include "runtime/kernel.h"
+#include "runtime/serve.h"
+#include "runtime/compile.h"
 #include "runtime/versioned.h"
 
 #include "frontend/clone.h"
@@ -244,41 +246,6 @@ static void count_compile(pm_jit *jit, const pm_kernel *k, bool background)
     jit->stats.compile_ms_total += k->compile_ms;
     if (k->compile_ms > jit->stats.compile_ms_max)
         jit->stats.compile_ms_max = k->compile_ms;
-}
-
-/* ---- references, eviction, release ------------------------------------------------------ */
-
-pm_kernel *pm_jit_evict_locked(pm_jit *jit)
-{
-    pm_kernel *dropped = NULL;
-    pm_cache_entry *e;
-    while ((e = pm_cache_victim(&jit->cache, jit->policy.max_kernels,
-                                jit->policy.max_code_bytes)) != NULL) {
-        pm_kernel *k = pm_cache_entry_remove(&jit->cache, e);
-        jit->stats.evictions++;
-        if (--k->refs == 0) { /* always: victims are held by the cache alone */
-            k->next_dropped = dropped;
-            dropped = k;
-        }
-    }
-    return dropped;
-}
-
-void pm_jit_drop_kernels(pm_jit *jit, pm_kernel *list)
-{
-    int n = 0;
-    while (list) {
-        pm_kernel *next = list->next_dropped;
-        pm_kernel_release(list); /* machine code out of the engine: the jit is alive */
-        list = next;
-        n++;
-    }
-    pthread_mutex_lock(&jit->lock);
-    jit->live_kernels -= n;
-    bool destroy = jit->freed && jit->live_kernels == 0;
-    pthread_mutex_unlock(&jit->lock);
-    if (destroy)
-        pm_jit_destroy(jit);
 }
 
 /* ---- the disk cache's part ------------------------------------------------------------- */
@@ -581,21 +548,10 @@ static void queue_compile(pm_jit *jit, pm_cache_family *f, pm_pipeline *p,
     pthread_cond_signal(&jit->work);
 }
 
-pm_status pm_jit_run(pm_jit *jit, pm_pipeline *p, const pm_compile_options *options,
-                     const pm_value *params, const pm_buffer *inputs, pm_buffer *outputs,
-                     pm_error *error)
+pm_status pm_serve_run(pm_jit *jit, pm_pipeline *p, const pm_options *resolved,
+                       const pm_value *params, const pm_buffer *inputs, pm_buffer *outputs,
+                       pm_error *error)
 {
-    pm_error_clear(error);
-    if (!jit)
-        return pm_error_set(error, PM_ERR_MISUSE, "pm_jit_run: the jit is NULL");
-    if (!p)
-        return pm_error_set(error, PM_ERR_MISUSE, "pm_jit_run: the pipeline is NULL");
-    if (!params && p->nparams > 0)
-        return pm_error_set(error, PM_ERR_ARGUMENT, "%s: the parameter values are NULL",
-                            p->name);
-    pm_options resolved;
-    if (pm_jit_resolve_options(jit, p->name, options, &resolved, error) != PM_OK)
-        return error ? error->status : PM_ERR_ARGUMENT;
     const pm_canon *canon = pm_pipeline_canon(p);
     int64_t local[LOCAL_PARAMS];
     int64_t *space = canon ? bucket_space(canon->nparams, local) : NULL;
@@ -610,7 +566,7 @@ again:
         double ratio = jit->policy.bucket_ratio;
         const int64_t *buckets = buckets_of(canon, params, ratio, space);
         pm_cache_family *f = jit->shutdown ? NULL
-                                           : pm_cache_family_get(&jit->cache, canon, &resolved,
+                                           : pm_cache_family_get(&jit->cache, canon, resolved,
                                                                  false);
         pm_cache_entry *e = f ? pm_cache_entry_find(f, buckets, ratio) : NULL;
         if (e && e->state == PM_ENTRY_READY) {
@@ -627,7 +583,7 @@ again:
                 jit->stats.misses++;
                 jit->stats.fallback_runs++;
                 if (!e)
-                    queue_compile(jit, f, p, params, buckets, ratio, &resolved);
+                    queue_compile(jit, f, p, params, buckets, ratio, resolved);
             } else if (pm_cache_family_compiling(f)) {
                 /* No kernel of the pipeline yet, but another call is compiling one: wait
                  * for it and run that (or the one it leaves), not a compile of our own. */
@@ -645,7 +601,7 @@ again:
 
     if (!k) { /* no kernel of this pipeline to run, or synchronous policy: compile here */
         bool other = background; /* unless another call has just begun or finished one */
-        k = pm_jit_get_kernel(jit, p, params, &resolved, &other, error);
+        k = pm_jit_get_kernel(jit, p, params, resolved, &other, error);
         if (!k && other)
             goto again;
     }
@@ -661,28 +617,16 @@ again:
     return s;
 }
 
-pm_status pm_jit_scratch_estimate(pm_jit *jit, pm_pipeline *p, const pm_compile_options *options,
-                                  const pm_value *params, int64_t *bytes, pm_error *error)
+pm_status pm_serve_scratch_estimate(pm_jit *jit, pm_pipeline *p, const pm_options *resolved,
+                                    const pm_value *params, int64_t *bytes, pm_error *error)
 {
-    pm_error_clear(error);
-    if (bytes)
-        *bytes = -1;
-    if (!jit || !p || !bytes)
-        return pm_error_set(error, PM_ERR_MISUSE, "pm_jit_scratch_estimate: the %s is NULL",
-                            !jit ? "jit" : !p ? "pipeline" : "result");
-    if (!params && p->nparams > 0)
-        return pm_error_set(error, PM_ERR_ARGUMENT, "%s: the parameter values are NULL",
-                            p->name);
-    pm_options resolved;
-    if (pm_jit_resolve_options(jit, p->name, options, &resolved, error) != PM_OK)
-        return error ? error->status : PM_ERR_ARGUMENT;
     const pm_canon *canon = pm_pipeline_canon(p);
     if (!canon)
         return pm_error_set(error, PM_ERR_NOMEM, "%s: out of memory", p->name);
     double best_volume = 0;
     int64_t best_bytes = 0;
     pthread_mutex_lock(&jit->lock);
-    pm_cache_family *f = pm_cache_family_get(&jit->cache, canon, &resolved, false);
+    pm_cache_family *f = pm_cache_family_get(&jit->cache, canon, resolved, false);
     for (pm_cache_entry *e = f ? f->entries : NULL; e; e = e->family_next) {
         if (e->state != PM_ENTRY_READY)
             continue;

@@ -1,5 +1,5 @@
 /* split_compile.h — a prepared kernel module compiled to machine code as several parts
- * at once (issue 12, item 5).
+ * at once, so that a large kernel takes less wall time to compile.
  *
  * Promise:
  *  - pm_split_compile partitions the module's defined functions into at most max_parts
