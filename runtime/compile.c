@@ -106,89 +106,81 @@ static pm_status add_split_kernel(pm_jit *jit, const pm_split_result *split, con
     return s;
 }
 
-/* The steps listed at the top of this file; k->sig is set. */
-static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                                const pm_options *o, pm_kernel *k,
-                                pm_disk_kernel *capture, pm_error *err)
+/* Codegen and prepare, apart so that both paths start from one module: the kernel takes
+ * the phase texts (those before llvm printed here, in phase order, with its name), the
+ * module gets its unique entry name and is verified. */
+static pm_status codegen_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                                const pm_options *o, LLVMTargetMachineRef tm,
+                                LLVMOrcThreadSafeContextRef tsctx, pm_kernel *k,
+                                pm_codegen_result *r, char *unique, size_t unique_size,
+                                pm_error *err)
 {
     const char *name = k->sig->name;
-    LLVMTargetMachineRef tm = pm_engine_target_machine_new(jit->engine, o->opt_level, err);
-    if (!tm)
-        return err ? err->status : PM_ERR_INTERNAL;
-    LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContext();
-
-    /* Codegen makes the texts asked for (printed or kept); printing is done here, in
-     * phase order, with the kernel's name. */
-    pm_codegen_result r;
-    pm_status s = pm_codegen(p, estimates, o, tm, LLVMOrcThreadSafeContextGetContext(tsctx), &r,
+    pm_status s = pm_codegen(p, estimates, o, tm, LLVMOrcThreadSafeContextGetContext(tsctx), r,
                              err);
     pm_compile_stats *stats = &k->stats;
-    *stats = r.stats;
+    *stats = r->stats;
     for (int ph = 0; ph < PM_NPHASES; ph++) {
-        k->text[ph] = r.text[ph];
-        r.text[ph] = NULL;
+        k->text[ph] = r->text[ph];
+        r->text[ph] = NULL;
         if (ph < PM_PHASE_LLVM)
             dump_phase(k, ph, o->dump_mask);
     }
-    if (s == PM_OK && !r.module)
+    if (s == PM_OK && !r->module)
         s = pm_error_set(err, PM_ERR_INTERNAL, "%s: codegen returned no module", name);
-
-    char unique[160];
-    pm_engine_unique_name(jit->engine, name, unique, sizeof unique);
+    pm_engine_unique_name(jit->engine, name, unique, unique_size);
     if (s == PM_OK)
-        s = pm_engine_prepare_module(r.module, tm, r.entry_name, unique, err);
-    double t0 = now_ms();
+        s = pm_engine_prepare_module(r->module, tm, r->entry_name, unique, err);
     stats->compile_parts = 1;
     if (s == PM_OK)
-        stats->ir_instructions_before = pm_engine_count_instructions(r.module, NULL);
-    /* The texts of the optimized module and its assembly are the one module's: a compile
-     * that keeps them takes the serial path. Otherwise every module with two groups of
-     * functions is split: on the fuzzer's kernels (seeds 1..60, 135 to 7400 IR
-     * instructions, 2 threads) the split was faster at every size, 16 -> 13 ms at 135
-     * instructions, 399 -> 239 ms at 7400; its fixed costs (bitcode written once and read
-     * per part, a thread and target machines per part, one more object to link) were
-     * about a millisecond there, 75 ms on local Laplacian's 125000 instructions. */
-    unsigned texts = PM_DUMP_BIT(PM_PHASE_LLVM) | PM_DUMP_BIT(PM_PHASE_ASM);
-    pm_split_result split = {.parts = 0};
-    if (s == PM_OK && o->compile_threads > 1 && !(o->keep_mask & texts))
-        s = pm_split_compile(jit->engine, r.module, unique, o->opt_level,
-                             o->compile_threads, &split, err);
-    if (s == PM_OK && split.parts > 0) {
-        s = add_split_kernel(jit, &split, unique, r.nslots, k, capture, err);
-        free(split.objects);
-        pm_codegen_result_free(&r);
-        LLVMOrcDisposeThreadSafeContext(tsctx);
-        LLVMDisposeTargetMachine(tm);
-        return s;
+        stats->ir_instructions_before = pm_engine_count_instructions(r->module, NULL);
+    return s;
+}
+
+/* The optimized module's texts, apart because they are made only when kept (printing a
+ * module costs as much as a pass) and printed when dumped. */
+static void keep_module_texts(pm_kernel *k, LLVMModuleRef module, LLVMTargetMachineRef tm,
+                              const pm_options *o)
+{
+    double t0 = now_ms();
+    if (o->keep_mask & PM_DUMP_BIT(PM_PHASE_LLVM)) {
+        k->text[PM_PHASE_LLVM] = take_llvm_string(LLVMPrintModuleToString(module));
+        dump_phase(k, PM_PHASE_LLVM, o->dump_mask);
     }
-    if (s == PM_OK) {
-        t0 = now_ms();
-        s = pm_engine_optimize(r.module, tm, o->opt_level, err);
-        stats->llvm_opt_ms = now_ms() - t0;
+    if (o->keep_mask & PM_DUMP_BIT(PM_PHASE_ASM)) {
+        pm_error asm_err = {0};
+        k->text[PM_PHASE_ASM] = pm_engine_emit_asm(module, tm, &asm_err);
+        if (!k->text[PM_PHASE_ASM] && (o->dump_mask & PM_DUMP_BIT(PM_PHASE_ASM)))
+            /* a dump is a courtesy: say why, go on */
+            fprintf(stderr, "=== %s: asm unavailable: %s ===\n", k->sig->name, asm_err.message);
+        dump_phase(k, PM_PHASE_ASM, o->dump_mask);
     }
+    k->stats.dump_ms += now_ms() - t0;
+}
+
+/* The serial path after codegen, the counterpart of add_split_kernel: the passes, the
+ * texts, the module under the kernel's tracker, and the lookup that compiles and links
+ * it (capture, or NULL, receives the object). */
+static pm_status add_serial_kernel(pm_jit *jit, pm_codegen_result *r, LLVMTargetMachineRef tm,
+                                   LLVMOrcThreadSafeContextRef tsctx, const char *unique,
+                                   const pm_options *o, pm_kernel *k, pm_disk_kernel *capture,
+                                   pm_error *err)
+{
+    pm_compile_stats *stats = &k->stats;
+    double t0 = now_ms();
+    pm_status s = pm_engine_optimize(r->module, tm, o->opt_level, err);
+    stats->llvm_opt_ms = now_ms() - t0;
     if (s == PM_OK) {
-        stats->ir_instructions_after = pm_engine_count_instructions(r.module, &stats->ir_functions);
-        t0 = now_ms();
-        if (o->keep_mask & PM_DUMP_BIT(PM_PHASE_LLVM)) {
-            k->text[PM_PHASE_LLVM] = take_llvm_string(LLVMPrintModuleToString(r.module));
-            dump_phase(k, PM_PHASE_LLVM, o->dump_mask);
-        }
-        if (o->keep_mask & PM_DUMP_BIT(PM_PHASE_ASM)) {
-            pm_error asm_err = {0};
-            k->text[PM_PHASE_ASM] = pm_engine_emit_asm(r.module, tm, &asm_err);
-            if (!k->text[PM_PHASE_ASM] && (o->dump_mask & PM_DUMP_BIT(PM_PHASE_ASM)))
-                /* a dump is a courtesy: say why, go on */
-                fprintf(stderr, "=== %s: asm unavailable: %s ===\n", name, asm_err.message);
-            dump_phase(k, PM_PHASE_ASM, o->dump_mask);
-        }
-        stats->dump_ms += now_ms() - t0;
-        k->pool = pm_scratch_pool_new(r.nslots);
+        stats->ir_instructions_after = pm_engine_count_instructions(r->module,
+                                                                    &stats->ir_functions);
+        keep_module_texts(k, r->module, tm, o);
+        k->pool = pm_scratch_pool_new(r->nslots);
         if (!k->pool)
-            s = pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", name);
+            s = pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", k->sig->name);
     }
     if (s == PM_OK) {
-        LLVMModuleRef m = r.module;
-        r.module = NULL; /* taken by the engine, freed by it even on failure */
+        LLVMModuleRef m = r->module;
+        r->module = NULL; /* taken by the engine, freed by it even on failure */
         s = pm_engine_add_module(jit->engine, m, tsctx, &k->code, err);
     }
     void *address = NULL;
@@ -202,12 +194,44 @@ static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *est
     k->entry = (pm_kernel_entry)address;
     if (s == PM_OK && capture && capture->object) {
         snprintf(capture->entry, sizeof capture->entry, "%s", unique);
-        capture->nslots = r.nslots;
+        capture->nslots = r->nslots;
         capture->object_size = k->code_bytes;
         capture->nparts = 1;
         capture->part_sizes[0] = k->code_bytes;
     }
+    return s;
+}
 
+/* The steps listed at the top of this file; k->sig is set. */
+static pm_status compile_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                                const pm_options *o, pm_kernel *k,
+                                pm_disk_kernel *capture, pm_error *err)
+{
+    LLVMTargetMachineRef tm = pm_engine_target_machine_new(jit->engine, o->opt_level, err);
+    if (!tm)
+        return err ? err->status : PM_ERR_INTERNAL;
+    LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContext();
+    pm_codegen_result r;
+    char unique[160];
+    pm_status s = codegen_kernel(jit, p, estimates, o, tm, tsctx, k, &r, unique, sizeof unique,
+                                 err);
+    /* The texts of the optimized module and its assembly are the one module's: a compile
+     * that keeps them takes the serial path. Otherwise every module with two groups of
+     * functions is split: on the fuzzer's kernels (seeds 1..60, 135 to 7400 IR
+     * instructions, 2 threads) the split was faster at every size, 16 -> 13 ms at 135
+     * instructions, 399 -> 239 ms at 7400; its fixed costs (bitcode written once and read
+     * per part, a thread and target machines per part, one more object to link) were
+     * about a millisecond there, 75 ms on local Laplacian's 125000 instructions. */
+    unsigned texts = PM_DUMP_BIT(PM_PHASE_LLVM) | PM_DUMP_BIT(PM_PHASE_ASM);
+    pm_split_result split = {.parts = 0};
+    if (s == PM_OK && o->compile_threads > 1 && !(o->keep_mask & texts))
+        s = pm_split_compile(jit->engine, r.module, unique, o->opt_level,
+                             o->compile_threads, &split, err);
+    if (s == PM_OK && split.parts > 0)
+        s = add_split_kernel(jit, &split, unique, r.nslots, k, capture, err);
+    else if (s == PM_OK)
+        s = add_serial_kernel(jit, &r, tm, tsctx, unique, o, k, capture, err);
+    free(split.objects);
     pm_codegen_result_free(&r);
     LLVMOrcDisposeThreadSafeContext(tsctx); /* an added module keeps its share */
     LLVMDisposeTargetMachine(tm);

@@ -322,57 +322,51 @@ static int64_t *bucket_space(int nparams, int64_t *local)
     return nparams <= LOCAL_PARAMS ? local : malloc(sizeof(int64_t) * (size_t)nparams);
 }
 
-pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
-                             const pm_options *options, bool *serving, pm_error *err)
-{
-    bool serve = serving && *serving;
-    if (serving)
-        *serving = false;
-    const pm_canon *canon = pm_pipeline_canon(p);
-    int64_t local[LOCAL_PARAMS];
-    int64_t *space = canon ? bucket_space(canon->nparams, local) : NULL;
-    if (!canon || !space) {
-        pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
-        return NULL;
-    }
-    pm_serve_job *cancelled = NULL;
-    pm_kernel *k = NULL;
-    pm_cache_entry *e = NULL;
-    pm_disk_request *disk = NULL;
+/* What pm_jit_get_kernel's lookup decided under the lock: a hit, or an entry this thread
+ * now compiles (with its disk request, and the queued job it took over), or neither
+ * (serving, or an error). */
+typedef struct lookup {
+    pm_kernel *kernel;        /* a hit, with one more reference                          */
+    pm_cache_entry *entry;    /* COMPILING, this thread's until READY or removed         */
+    pm_disk_request *disk;    /* for entry, or NULL                                      */
+    pm_serve_job *cancelled;  /* to free once the lock is released                       */
+} lookup;
 
-    pthread_mutex_lock(&jit->lock);
-    const int64_t *buckets = buckets_of(canon, estimates, jit->policy.bucket_ratio, space);
-    double ratio = jit->policy.bucket_ratio;
+/* With the lock held: pm_jit_get_kernel's decision, apart so that every state of the
+ * key's entry is handled in one place; waits while another thread compiles the key. */
+static void lookup_locked(pm_jit *jit, pm_pipeline *p, const pm_canon *canon,
+                          const int64_t *buckets, double ratio, const pm_options *options,
+                          bool *serving, lookup *out, pm_error *err)
+{
+    bool serve = serving != NULL;
+    pm_cache_entry *e;
     for (;;) {
         if (jit->freed || jit->shutdown) {
             pm_error_set(err, PM_ERR_MISUSE, "pm_jit_compile: the jit was freed");
-            e = NULL; /* not ours: an entry seen before waiting belongs to its compiler */
-            break;
+            return; /* not ours: an entry seen before waiting belongs to its compiler */
         }
         pm_cache_family *f = pm_cache_family_get(&jit->cache, canon, options, true);
         e = f ? pm_cache_entry_find(f, buckets, ratio) : NULL;
         if (serve && f && (!e || e->state != PM_ENTRY_READY) &&
             (pm_cache_nearest(f, buckets) || pm_cache_family_compiling(f))) {
             *serving = true; /* another kernel of the pipeline serves: pm_jit_run's */
-            e = NULL;
-            break;
+            return;
         }
         if (f && !e)
             e = pm_cache_entry_add(f, buckets, ratio, PM_ENTRY_COMPILING);
         else if (e && e->state == PM_ENTRY_READY) {
-            k = e->kernel;
-            k->refs++;
+            out->kernel = e->kernel;
+            out->kernel->refs++;
             pm_cache_touch(&jit->cache, e);
             jit->stats.hits++;
-            e = NULL;
-            break;
+            return;
         } else if (e && e->state == PM_ENTRY_COMPILING) {
             pthread_cond_wait(&jit->changed, &jit->lock); /* then look again */
             continue;
         } else if (e && e->state == PM_ENTRY_QUEUED) {
             /* Waiting in the queue: this thread compiles it now instead. */
-            cancelled = e->job;
-            queue_unlink(jit, cancelled);
+            out->cancelled = e->job;
+            queue_unlink(jit, out->cancelled);
             e->job = NULL;
             e->state = PM_ENTRY_COMPILING;
         } else if (e) { /* FAILED in the background: try again here, for a message */
@@ -384,19 +378,21 @@ pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estima
                 pm_cache_family_drop_if_empty(&jit->cache, f);
         } else {
             jit->stats.misses++;
-            disk = disk_request_new(jit, e);
+            out->entry = e;
+            out->disk = disk_request_new(jit, e);
         }
-        break;
+        return;
     }
-    pthread_mutex_unlock(&jit->lock);
-    job_free(cancelled);
-    if (space != local)
-        free(space);
-    if (k || !e || (serving && *serving))
-        return k;
+}
 
-    /* This thread owns the COMPILING entry e until it is READY or removed. */
-    k = pm_jit_build_kernel(jit, p, estimates, options, disk, err);
+/* Without the lock: compiles the COMPILING entry e this thread owns, then makes it READY
+ * (or removes it) and brings the cache within budget; apart from the lookup because no
+ * lock is held while compiling. Takes disk. */
+static pm_kernel *compile_entry(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                                const pm_options *options, pm_cache_entry *e,
+                                pm_disk_request *disk, pm_error *err)
+{
+    pm_kernel *k = pm_jit_build_kernel(jit, p, estimates, options, disk, err);
     disk_request_free(disk);
     pm_kernel *dropped = NULL;
     pthread_mutex_lock(&jit->lock);
@@ -415,6 +411,33 @@ pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estima
     if (dropped)
         pm_jit_drop_kernels(jit, dropped);
     return k;
+}
+
+pm_kernel *pm_jit_get_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
+                             const pm_options *options, bool *serving, pm_error *err)
+{
+    bool serve = serving && *serving;
+    if (serving)
+        *serving = false;
+    const pm_canon *canon = pm_pipeline_canon(p);
+    int64_t local[LOCAL_PARAMS];
+    int64_t *space = canon ? bucket_space(canon->nparams, local) : NULL;
+    if (!canon || !space) {
+        pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
+        return NULL;
+    }
+    lookup l = {.kernel = NULL};
+    pthread_mutex_lock(&jit->lock);
+    const int64_t *buckets = buckets_of(canon, estimates, jit->policy.bucket_ratio, space);
+    double ratio = jit->policy.bucket_ratio;
+    lookup_locked(jit, p, canon, buckets, ratio, options, serve ? serving : NULL, &l, err);
+    pthread_mutex_unlock(&jit->lock);
+    job_free(l.cancelled);
+    if (space != local)
+        free(space);
+    if (l.kernel || !l.entry || (serving && *serving))
+        return l.kernel;
+    return compile_entry(jit, p, estimates, options, l.entry, l.disk, err);
 }
 
 /* ---- background compiles -------------------------------------------------------------- */

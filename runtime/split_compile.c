@@ -396,52 +396,39 @@ static int partition(fn_info *fns, int n, int entry_fn, int max_parts)
     return parts;
 }
 
-pm_status pm_split_compile(pm_engine *e, LLVMModuleRef module, const char *entry,
-                           int opt_level, int max_parts, pm_split_result *out, pm_error *err)
+/* The module's defined functions into fns (their names copied, their compile costs) and
+ * idx (sorted for find_fn), apart from the split's policy; *entry_fn is entry_f's index. */
+static pm_status collect_functions(LLVMModuleRef module, LLVMValueRef entry_f, fn_info *fns,
+                                   fn_index *idx, int n, int *entry_fn, const char *entry,
+                                   pm_error *err)
 {
-    memset(out, 0, sizeof *out);
-    double t_start = now_ms();
-    if (max_parts < 2 || !splittable(module))
-        return PM_OK;
-    LLVMValueRef entry_f = LLVMGetNamedFunction(module, entry);
-    if (!entry_f || LLVMIsDeclaration(entry_f))
-        return PM_OK; /* the serial path reports it */
-
-    int n = 0;
-    for (LLVMValueRef f = LLVMGetFirstFunction(module); f; f = LLVMGetNextFunction(f))
-        n += !LLVMIsDeclaration(f);
-    fn_info *fns = calloc((size_t)n, sizeof *fns);
-    fn_index *idx = calloc((size_t)n, sizeof *idx);
-    part_job *jobs = NULL;
-    LLVMMemoryBufferRef bitcode = NULL;
-    pm_status s = PM_OK;
-    if (!fns || !idx) {
-        s = pm_error_set(err, PM_ERR_NOMEM, "jit: out of memory splitting %s", entry);
-        goto done;
-    }
-    int entry_fn = -1, i = 0;
+    int i = 0;
     for (LLVMValueRef f = LLVMGetFirstFunction(module); f; f = LLVMGetNextFunction(f)) {
         if (LLVMIsDeclaration(f))
             continue;
         size_t len = 0;
         const char *name = LLVMGetValueName2(f, &len);
         fns[i] = (fn_info){.f = f, .name = strndup(name, len), .parent = i};
-        if (!fns[i].name) {
-            s = pm_error_set(err, PM_ERR_NOMEM, "jit: out of memory splitting %s", entry);
-            goto done;
-        }
+        if (!fns[i].name)
+            return pm_error_set(err, PM_ERR_NOMEM, "jit: out of memory splitting %s", entry);
         int64_t count = 0;
         for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
             for (LLVMValueRef in = LLVMGetFirstInstruction(b); in; in = LLVMGetNextInstruction(in))
                 count++;
         fns[i].cost = compile_cost(f, count);
         if (f == entry_f)
-            entry_fn = i;
+            *entry_fn = i;
         idx[i] = (fn_index){f, i};
         i++;
     }
     qsort(idx, (size_t)n, sizeof *idx, cmp_index);
+    return PM_OK;
+}
 
+/* Joins each caller's group with its inlinable callees', apart because it is the rule
+ * that keeps the inliner's decisions those of the one module. */
+static void group_callers(fn_info *fns, const fn_index *idx, int n)
+{
     /* A caller and the defined functions it calls directly stay together, unless the
      * callee is noinline (the outlined stage bodies, codegen/llvm/parallel.c): the
      * inliner then decides as in the one module. A noinline callee may go elsewhere: a
@@ -461,11 +448,14 @@ pm_status pm_split_compile(pm_engine *e, LLVMModuleRef module, const char *entry
                         fns[rc].parent = ra;
                 }
             }
-    int parts = partition(fns, n, entry_fn, max_parts);
-    if (parts < 2)
-        goto done;
+}
 
-    /* Functions referred to from another part (or from a constant: conservatively). */
+/* Exports the functions referred to from another part (or from a constant:
+ * conservatively), apart because linkage is what lets the parts link to each other. */
+static pm_status export_cross_part(fn_info *fns, const fn_index *idx, int n, int entry_fn,
+                                   const char *entry, pm_error *err)
+{
+    pm_status s = PM_OK;
     for (int a = 0; a < n && s == PM_OK; a++) {
         bool cross = false;
         for (LLVMUseRef u = LLVMGetFirstUse(fns[a].f); u && !cross; u = LLVMGetNextUse(u)) {
@@ -476,16 +466,14 @@ pm_status pm_split_compile(pm_engine *e, LLVMModuleRef module, const char *entry
         if (cross && a != entry_fn)
             s = export_fn(&fns[a], entry, err);
     }
-    if (s != PM_OK)
-        goto done;
+    return s;
+}
 
-    bitcode = LLVMWriteBitcodeToMemoryBuffer(module);
-    jobs = calloc((size_t)parts, sizeof *jobs);
-    if (!bitcode || !jobs) {
-        s = pm_error_set(err, PM_ERR_NOMEM, "jit: out of memory splitting %s", entry);
-        goto done;
-    }
-    double main_split_ms = now_ms() - t_start;
+/* Compiles every part: part 0 in this thread, the others each in a thread of its own
+ * (or in this one when no thread can be had); apart as the split's only concurrency. */
+static void run_parts(pm_engine *e, LLVMModuleRef module, LLVMMemoryBufferRef bitcode,
+                      fn_info *fns, int n, int opt_level, part_job *jobs, int parts)
+{
     pthread_attr_t attr;
     bool attr_ok = pthread_attr_init(&attr) == 0;
     if (attr_ok) /* LLVM's code generator recurses; as much stack as a main thread */
@@ -509,9 +497,15 @@ pm_status pm_split_compile(pm_engine *e, LLVMModuleRef module, const char *entry
         else /* no thread to be had: this one compiles the part */
             compile_part(&jobs[p]);
     }
+}
 
+/* The parts' statistics summed and their objects copied back to back into out, apart
+ * so that the parts' buffers are freed in one place; the first part's failure if any. */
+static pm_status gather_parts(part_job *jobs, int parts, const char *entry, pm_split_result *out,
+                              pm_error *err)
+{
+    pm_status s = PM_OK;
     size_t bytes = 0;
-    out->split_ms = main_split_ms;
     for (int p = 0; p < parts; p++) {
         if (jobs[p].status != PM_OK && s == PM_OK)
             s = pm_error_set(err, jobs[p].status, "%s: %s", entry, jobs[p].err.message);
@@ -536,8 +530,49 @@ pm_status pm_split_compile(pm_engine *e, LLVMModuleRef module, const char *entry
     for (int p = 0; p < parts; p++)
         if (jobs[p].object)
             LLVMDisposeMemoryBuffer(jobs[p].object);
+    return s;
+}
 
-done:
+pm_status pm_split_compile(pm_engine *e, LLVMModuleRef module, const char *entry,
+                           int opt_level, int max_parts, pm_split_result *out, pm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    double t_start = now_ms();
+    if (max_parts < 2 || !splittable(module))
+        return PM_OK;
+    LLVMValueRef entry_f = LLVMGetNamedFunction(module, entry);
+    if (!entry_f || LLVMIsDeclaration(entry_f))
+        return PM_OK; /* the serial path reports it */
+
+    int n = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(module); f; f = LLVMGetNextFunction(f))
+        n += !LLVMIsDeclaration(f);
+    fn_info *fns = calloc((size_t)n, sizeof *fns);
+    fn_index *idx = calloc((size_t)n, sizeof *idx);
+    part_job *jobs = NULL;
+    LLVMMemoryBufferRef bitcode = NULL;
+    int entry_fn = -1, parts = 0;
+    pm_status s = !fns || !idx ? pm_error_set(err, PM_ERR_NOMEM,
+                                              "jit: out of memory splitting %s", entry)
+                               : collect_functions(module, entry_f, fns, idx, n, &entry_fn,
+                                                   entry, err);
+    if (s == PM_OK) {
+        group_callers(fns, idx, n);
+        parts = partition(fns, n, entry_fn, max_parts);
+    }
+    if (s == PM_OK && parts >= 2)
+        s = export_cross_part(fns, idx, n, entry_fn, entry, err);
+    if (s == PM_OK && parts >= 2) {
+        bitcode = LLVMWriteBitcodeToMemoryBuffer(module);
+        jobs = calloc((size_t)parts, sizeof *jobs);
+        if (!bitcode || !jobs)
+            s = pm_error_set(err, PM_ERR_NOMEM, "jit: out of memory splitting %s", entry);
+    }
+    if (s == PM_OK && parts >= 2) {
+        out->split_ms = now_ms() - t_start;
+        run_parts(e, module, bitcode, fns, n, opt_level, jobs, parts);
+        s = gather_parts(jobs, parts, entry, out, err);
+    }
     if (bitcode)
         LLVMDisposeMemoryBuffer(bitcode);
     free(jobs);

@@ -22,7 +22,8 @@ ls ./*.c | sed 's|^\./||' >"$tmp/files"
 cscope -b -c -k -u -f "$tmp/db" -i "$tmp/files" || exit 2
 awk 'substr($0, 1, 2) == "\t$" { print substr($0, 3) }' "$tmp/db" | sort -u >"$tmp/names"
 # One query per function (-l reads them from stdin): "1NAME" its definitions and
-# "3NAME" its callers. Each answer is ">> cscope: N lines" and N lines "FILE NAME LINE
+# "3NAME" its callers. Each answer starts with a line ">> ..." (">> cscope: N lines", or
+# ">> Unable to search database" when there is none), then N lines "FILE NAME LINE
 # TEXT", where NAME is the definition's own or the calling function's.
 sed 's/^/1/' "$tmp/names" | cscope -d -l -f "$tmp/db" >"$tmp/defs" || exit 2
 sed 's/^/3/' "$tmp/names" | cscope -d -l -f "$tmp/db" >"$tmp/calls" || exit 2
