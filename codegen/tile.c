@@ -87,14 +87,16 @@ static int64_t block_rows_for(const model_in *in, const int64_t *tile)
     return pm_costs.block_rows;
 }
 
-/* Footprint of every member for tile sizes tile[] (per tiled dimension). */
-static void model_eval(const model_in *in, const int64_t *tile, bool clip, model_out *out)
+/* The live-out's interior tile: out->lo/hi of the live-out over the tile in the middle
+ * of its domain (its whole extent along the untiled dimensions), every other member's
+ * footprint empty, and out->ntiles. model_eval's first step. */
+static void model_live_out_tile(const model_in *in, const int64_t *tile, bool clip,
+                                model_out *out)
 {
     const pm_plan *plan = in->plan;
     const pm_group *gr = in->gr;
-    const pm_poly *poly = plan->poly;
     int L = gr->liveout, nm = gr->nmembers;
-    const pm_func *lf = poly->stages[L].func;
+    const pm_func *lf = plan->poly->stages[L].func;
     for (int m = 0; m < nm; m++)
         for (int d = 0; d < PM_MAX_DIMS; d++) {
             out->lo[m][d] = INFINITY;
@@ -115,6 +117,16 @@ static void model_eval(const model_in *in, const int64_t *tile, bool clip, model
                 out->ntiles *= ceil((ub - lb + 1) / (double)tile[t]);
             }
     }
+}
+
+/* Propagates the footprints backwards, each consumer's to its producers through the
+ * affine reads (an interval per dimension and side); with clip, each producer's
+ * footprint is clipped to its own domain at the estimates. model_eval's second step. */
+static void model_propagate(const model_in *in, bool clip, model_out *out)
+{
+    const pm_plan *plan = in->plan;
+    const pm_group *gr = in->gr;
+    int nm = gr->nmembers;
     for (int m = nm - 1; m >= 0; m--) {
         int c = gr->members[m];
         for (int i = in->first[m]; i < in->first[m + 1]; i++) {
@@ -137,54 +149,86 @@ static void model_eval(const model_in *in, const int64_t *tile, bool clip, model
             }
         }
         if (clip && m < nm - 1) { /* clip to the member's own domain */
-            const pm_func *f = poly->stages[c].func;
+            const pm_func *f = plan->poly->stages[c].func;
             for (int d = 0; d < f->ndims; d++) {
                 out->lo[m][d] = fmax(out->lo[m][d], est_lb(plan, c, d));
                 out->hi[m][d] = fmin(out->hi[m][d], est_ub(plan, c, d));
             }
         }
     }
-    double tiled = 0, full = 0, scratch = 0, time = 0;
+}
+
+/* A member's footprint as the cost model counts it: points, rows (every dimension but
+ * the innermost), vector steps along a row, and scratch bytes (rows padded to the
+ * vector width). */
+typedef struct member_size {
+    double vol, rows, steps, bytes;
+} member_size;
+
+/* Member m's member_size from its footprint in out. */
+static member_size member_size_of(const model_in *in, const model_out *out, int m)
+{
+    const pm_plan *plan = in->plan;
+    const pm_poly *poly = plan->poly;
+    const pm_poly_storage *st = &poly->storage[poly->stages[in->gr->members[m]].storage];
     double W = elem_lanes(plan);
+    member_size z = {1, 1, 0, (double)pm_type_size(st->type)};
+    for (int d = 0; d < st->ndims; d++) {
+        double e = floor((out->hi[m][d] - out->lo[m][d]) / (double)st->step[d]) + 1;
+        if (e < 0)
+            e = 0;
+        z.vol *= e;
+        z.bytes *= d == st->ndims - 1 ? (double)round_up((int64_t)e, elem_lanes(plan)) : e;
+        if (d < st->ndims - 1)
+            z.rows *= e;
+        else /* the vector loop: vectors (the last one overlapping), or scalars when
+                the row is shorter than a vector (codegen/llvm/vector.c) */
+            z.steps = e >= W ? ceil(e / W) : e;
+    }
+    if (st->ndims == 0)
+        z.steps = 1;
+    return z;
+}
+
+/* Producer m's scratch bytes in row blocks: what is in use at once is a block's rows
+ * plus the halo the next blocks read again; the rows before were read for the last
+ * time. bytes unchanged when the tile does not run in row blocks. */
+static double block_live_bytes(const model_in *in, const int64_t *tile, const model_out *out,
+                               int m, double bytes)
+{
+    int rd = in->row_dim[m];
+    double b = block_rows_for(in, tile);
+    if (b > 0 && rd >= 0) {
+        double e = floor(out->hi[m][rd] - out->lo[m][rd]) + 1;
+        double live = b + fmax(0, e - (double)tile[0]);
+        if (e > 0 && live < e)
+            bytes *= live / e;
+    }
+    return bytes;
+}
+
+/* Footprint of every member for tile sizes tile[] (per tiled dimension), and from them
+ * the redundancy, scratch bytes and estimated time of the group in out. */
+static void model_eval(const model_in *in, const int64_t *tile, bool clip, model_out *out)
+{
+    const pm_group *gr = in->gr;
+    int nm = gr->nmembers;
+    model_live_out_tile(in, tile, clip, out);
+    model_propagate(in, clip, out);
+    double tiled = 0, full = 0, scratch = 0, time = 0;
     for (int m = 0; m < nm; m++) {
-        int s = gr->members[m];
-        const pm_poly_storage *st = &poly->storage[poly->stages[s].storage];
-        double vol = 1, rows = 1, steps = 0, bytes = (double)pm_type_size(st->type);
-        for (int d = 0; d < st->ndims; d++) {
-            double e = floor((out->hi[m][d] - out->lo[m][d]) / (double)st->step[d]) + 1;
-            if (e < 0)
-                e = 0;
-            vol *= e;
-            bytes *= d == st->ndims - 1 ? (double)round_up((int64_t)e, elem_lanes(plan)) : e;
-            if (d < st->ndims - 1)
-                rows *= e;
-            else /* the vector loop: vectors (the last one overlapping), or scalars when
-                    the row is shorter than a vector (codegen/llvm/vector.c) */
-                steps = e >= W ? ceil(e / W) : e;
-        }
-        if (st->ndims == 0)
-            steps = 1;
+        member_size z = member_size_of(in, out, m);
         double cost = in->cost[m];
-        tiled += cost * vol * out->ntiles;
+        tiled += cost * z.vol * out->ntiles;
         full += cost * in->volume[m];
         /* per tile: each row's vector steps plus a start-up cost per row (loop entry,
          * address set-up, the hardware prefetcher's ramp) and per stage (its call) */
-        time += out->ntiles * (rows * (cost * steps + pm_costs.row_cost) + pm_costs.stage_call_cost);
+        time += out->ntiles * (z.rows * (cost * z.steps + pm_costs.row_cost) +
+                               pm_costs.stage_call_cost);
         if (m == nm - 1 || in->outside_only[m])
-            time += out->ntiles * rows * pm_costs.stream_row_cost;
-        if (m < nm - 1) {
-            /* in row blocks, what is in use at once: a block's rows plus the halo the
-             * next blocks read again; the rows before were read for the last time */
-            int rd = in->row_dim[m];
-            double b = block_rows_for(in, tile);
-            if (b > 0 && rd >= 0) {
-                double e = floor(out->hi[m][rd] - out->lo[m][rd]) + 1;
-                double live = b + fmax(0, e - (double)tile[0]);
-                if (e > 0 && live < e)
-                    bytes *= live / e;
-            }
-            scratch += bytes;
-        }
+            time += out->ntiles * z.rows * pm_costs.stream_row_cost;
+        if (m < nm - 1)
+            scratch += block_live_bytes(in, tile, out, m, z.bytes);
     }
     out->redundancy = full > 0 ? fmax(0, tiled / full - 1) : 0;
     out->scratch = scratch;
@@ -193,6 +237,7 @@ static void model_eval(const model_in *in, const int64_t *tile, bool clip, model
 
 static const int64_t kOuter[] = {4, 8, 16, 32, 64, 128};
 static const int64_t kInner[] = {64, 128, 256, 512, 1024, 2048, 4096};
+#define N_INNER (sizeof kInner / sizeof kInner[0])
 
 /* Does every producer compute exactly the tile's rows (tile_rows of them) along the
  * outer tiled dimension, no halo (the model's footprint of an interior tile)? */
@@ -206,29 +251,31 @@ static bool no_row_halo(const model_in *in, const model_out *out, int64_t tile_r
     return true;
 }
 
-/* The model; with first_fit, it stops at the first candidate that passes (the group's
- * tile fields then hold that candidate, not the choice). */
-static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
+/* Whether the live-out's dimension d has bounds that depend on the parameters. */
+static bool parametric_dim(const pm_poly_storage *lst, int d)
+{
+    return isl_pw_aff_is_cst(lst->lb[d]) != isl_bool_true ||
+           isl_pw_aff_is_cst(lst->ub[d]) != isl_bool_true;
+}
+
+/* Chooses gr->tiled_dim: the two innermost dimensions of the live-out with a large
+ * extent, preferring those whose bounds depend on the parameters (an untiled dimension
+ * must have constant bounds: it is computed whole in every tile; bilateral grid's 11
+ * intensity bins stay whole while its grid rows and columns are tiled). False when
+ * there is none, or when an untiled dimension has parametric bounds. */
+static bool choose_tiled_dims(const pm_plan *plan, pm_group *gr)
 {
     const pm_poly *poly = plan->poly;
     int L = gr->liveout;
     const pm_func *lf = poly->stages[L].func;
-    if (gr->nmembers > 64)
-        return false;
-    /* tiled dimensions: the two innermost with a large extent, preferring those whose
-     * bounds depend on the parameters (an untiled dimension must have constant bounds:
-     * it is computed whole in every tile; bilateral grid's 11 intensity bins stay whole
-     * while its grid rows and columns are tiled) */
     const pm_poly_storage *lst = &poly->storage[poly->stages[L].storage];
     gr->ntiled = 0;
     int dims[PM_MAX_DIMS], nd = 0;
     for (int pass = 0; pass < 2 && nd == 0; pass++)
-        for (int d = 0; d < lf->ndims; d++) {
-            bool parametric = isl_pw_aff_is_cst(lst->lb[d]) != isl_bool_true ||
-                              isl_pw_aff_is_cst(lst->ub[d]) != isl_bool_true;
-            if (est_ub(plan, L, d) - est_lb(plan, L, d) + 1 > 4 && (pass == 1 || parametric))
+        for (int d = 0; d < lf->ndims; d++)
+            if (est_ub(plan, L, d) - est_lb(plan, L, d) + 1 > 4 &&
+                (pass == 1 || parametric_dim(lst, d)))
                 dims[nd++] = d;
-        }
     if (nd == 0)
         return false;
     int first = nd > 2 ? nd - 2 : 0;
@@ -239,79 +286,108 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
         bool tiled = false;
         for (int t = 0; t < gr->ntiled; t++)
             tiled = tiled || gr->tiled_dim[t] == d;
-        if (!tiled && (isl_pw_aff_is_cst(lst->lb[d]) != isl_bool_true ||
-                       isl_pw_aff_is_cst(lst->ub[d]) != isl_bool_true))
+        if (!tiled && parametric_dim(lst, d))
             return false;
     }
-    model_in in = {.plan = plan, .gr = gr};
-    for (int m = 0; m < gr->nmembers; m++)
-        if (!pm_align_reads(plan, gr->members[m], &in.reads, &in.nreads)) {
-            free(in.reads);
-            return false;
-        }
+    return true;
+}
+
+/* in->row_dim and in->blocks: row blocks need 2-D tiles, every member along the outer
+ * tiled dimension at scale 1 (a producer's row then maps to one block), and producers
+ * to interleave. */
+static void model_row_dims(model_in *in)
+{
+    const pm_group *gr = in->gr;
+    in->blocks = gr->ntiled == 2 && gr->nmembers > 1;
     for (int m = 0; m < gr->nmembers; m++) {
-        in.outside_only[m] = true;
-        in.cost[m] = pm_plan_stage_cost(plan, gr->members[m]);
-        in.volume[m] = pm_plan_stage_volume(plan, gr->members[m]);
-    }
-    /* row blocks: 2-D tiles, every member along the outer tiled dimension at scale 1
-     * (a producer's row then maps to one block), and producers to interleave */
-    in.blocks = gr->ntiled == 2 && gr->nmembers > 1;
-    for (int m = 0; m < gr->nmembers; m++) {
-        in.row_dim[m] = -1;
+        in->row_dim[m] = -1;
         if (m == gr->nmembers - 1) {
-            in.row_dim[m] = gr->tiled_dim[0];
+            in->row_dim[m] = gr->tiled_dim[0];
             continue;
         }
-        const pm_func *f = poly->stages[gr->members[m]].func;
+        const pm_func *f = in->plan->poly->stages[gr->members[m]].func;
         for (int d = 0; d < f->ndims; d++)
             if (gr->align[m].dim_of[d] == gr->tiled_dim[0] && gr->align[m].scale[d] == 1.0)
-                in.row_dim[m] = d;
-        in.blocks = in.blocks && in.row_dim[m] >= 0;
+                in->row_dim[m] = d;
+        in->blocks = in->blocks && in->row_dim[m] >= 0;
     }
-    in.by_consumer = malloc((size_t)(in.nreads + 1) * sizeof *in.by_consumer);
-    in.producer_of = malloc((size_t)(in.nreads + 1) * sizeof *in.producer_of);
-    int *consumer_of = malloc((size_t)(in.nreads + 1) * sizeof *consumer_of);
-    if (!in.by_consumer || !in.producer_of || !consumer_of) {
-        free(in.by_consumer);
-        free(in.producer_of);
+}
+
+/* Indexes in->reads by consumer (in->first, in->by_consumer, in->producer_of) and marks
+ * the members that read another member (in->outside_only), so that the model's pass is
+ * linear in the reads; false when out of memory. */
+static bool model_index_reads(model_in *in)
+{
+    const pm_group *gr = in->gr;
+    in->by_consumer = malloc((size_t)(in->nreads + 1) * sizeof *in->by_consumer);
+    in->producer_of = malloc((size_t)(in->nreads + 1) * sizeof *in->producer_of);
+    int *consumer_of = malloc((size_t)(in->nreads + 1) * sizeof *consumer_of);
+    if (!in->by_consumer || !in->producer_of || !consumer_of) {
         free(consumer_of);
-        free(in.reads);
         return false;
     }
-    memset(in.first, 0, sizeof in.first);
-    for (int r = 0; r < in.nreads; r++) {
-        int c = member_of(gr, in.reads[r].consumer), p = member_of(gr, in.reads[r].producer);
+    memset(in->first, 0, sizeof in->first);
+    for (int r = 0; r < in->nreads; r++) {
+        int c = member_of(gr, in->reads[r].consumer), p = member_of(gr, in->reads[r].producer);
         if (c >= 0 && p >= 0)
-            in.outside_only[c] = false;
+            in->outside_only[c] = false;
         /* outside the group (alignment keeps data-dependent reads out): not propagated */
-        consumer_of[r] = c >= 0 && p >= 0 && (in.reads[r].affine || in.reads[r].bounded) ? c : -1;
-        in.producer_of[r] = p;
+        consumer_of[r] =
+            c >= 0 && p >= 0 && (in->reads[r].affine || in->reads[r].bounded) ? c : -1;
+        in->producer_of[r] = p;
         if (consumer_of[r] >= 0)
-            in.first[c + 1]++;
+            in->first[c + 1]++;
     }
     for (int m = 0; m < gr->nmembers; m++)
-        in.first[m + 1] += in.first[m];
+        in->first[m + 1] += in->first[m];
     int fill[64];
-    memcpy(fill, in.first, sizeof fill);
-    for (int r = 0; r < in.nreads; r++) /* in their order within a consumer */
+    memcpy(fill, in->first, sizeof fill);
+    for (int r = 0; r < in->nreads; r++) /* in their order within a consumer */
         if (consumer_of[r] >= 0)
-            in.by_consumer[fill[consumer_of[r]]++] = r;
+            in->by_consumer[fill[consumer_of[r]]++] = r;
     free(consumer_of);
-    double threshold = plan->o.overlap_threshold;
-    int threads = plan->o.threads;
-    model_out *out = malloc(sizeof *out), *best_out = malloc(sizeof *best_out);
-    bool found = false, best_par = false;
-    double best = INFINITY;
-    int64_t best_tile[2] = {0, 0};
-    int no = gr->ntiled == 2 ? (int)(sizeof kOuter / sizeof kOuter[0]) : 1;
+    return true;
+}
+
+/* The model's inputs that stay fixed for the group (in->plan and in->gr set): its
+ * reads, each member's cost, volume and row dimension, the reads indexed by consumer.
+ * False when a member's reads do not align or out of memory; model_in_free either way. */
+static bool model_in_init(model_in *in)
+{
+    const pm_plan *plan = in->plan;
+    const pm_group *gr = in->gr;
+    for (int m = 0; m < gr->nmembers; m++)
+        if (!pm_align_reads(plan, gr->members[m], &in->reads, &in->nreads))
+            return false;
+    for (int m = 0; m < gr->nmembers; m++) {
+        in->outside_only[m] = true;
+        in->cost[m] = pm_plan_stage_cost(plan, gr->members[m]);
+        in->volume[m] = pm_plan_stage_volume(plan, gr->members[m]);
+    }
+    model_row_dims(in);
+    return model_index_reads(in);
+}
+
+static void model_in_free(model_in *in)
+{
+    free(in->reads);
+    free(in->by_consumer);
+    free(in->producer_of);
+}
+
+/* The inner tile sizes to try, into inner[] (at most 2 * N_INNER + 1); their number.
+ * Sets in->row_points. */
+static int inner_candidates(model_in *in, int64_t *inner)
+{
+    const pm_plan *plan = in->plan;
+    const pm_group *gr = in->gr;
+    int L = gr->liveout;
     /* the inner sizes, and the live-out's whole inner extent at the estimates when that
      * is a long row (1024 or more): a strip of whole rows recomputes nothing along them
      * (interpolate at 2560 x 1536: strips of 8 rows took 0.77x the time of the 16 x 512
      * tiles chosen before, bench/pm_sweep). Shorter rows keep the plain candidates: with
      * pyramid blending's 259-point level-3 rows a candidate too, its greedy merges took
      * another path, 10% slower. */
-    int64_t inner[2 * (sizeof kInner / sizeof kInner[0]) + 1];
     int ni = 0;
     /* each size and one less: a member read at twice the live-out's coordinates with a
      * reach of two (a pyramid's down-sampling) then has rows of whole vectors. Local
@@ -319,103 +395,166 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
      * 128 points, 8 vectors (in 64-point tiles 130, 9 vectors, the last overlapping):
      * 0.96x the time at 1 and 2 threads (bench/pm_sweep, 30 interleaved rounds). The
      * model's time decides between them; on a tie the power of two stays. */
-    for (size_t j = 0; j < sizeof kInner / sizeof kInner[0]; j++) {
+    for (size_t j = 0; j < N_INNER; j++) {
         inner[ni++] = kInner[j];
         inner[ni++] = kInner[j] - 1;
     }
     int id = gr->tiled_dim[gr->ntiled - 1];
     double whole = est_ub(plan, L, id) - est_lb(plan, L, id) + 1;
-    in.row_points = gr->ntiled == 2 ? whole : 0;
-    double largest = (double)kInner[sizeof kInner / sizeof kInner[0] - 1];
-    if (whole >= 1024 && whole != largest && (whole < largest || in.blocks))
+    in->row_points = gr->ntiled == 2 ? whole : 0;
+    double largest = (double)kInner[N_INNER - 1];
+    if (whole >= 1024 && whole != largest && (whole < largest || in->blocks))
         inner[ni++] = (int64_t)whole;
-    /* pass 0 leaves out strips beyond one L2; a strip found there is taken (see
-     * pm_costs.strip_l2), else pass 1 sees every candidate */
+    return ni;
+}
+
+/* A candidate's tile sizes from an outer and an inner size: the options' where they
+ * give them. */
+static void candidate_tile(const pm_plan *plan, const pm_group *gr, int64_t outer,
+                           int64_t inner, int64_t *tile)
+{
+    if (gr->ntiled == 2) {
+        tile[0] = plan->o.tile_size[0] > 0 ? plan->o.tile_size[0] : outer;
+        tile[1] = plan->o.tile_size[1] > 0 ? plan->o.tile_size[1] : inner;
+    } else {
+        tile[0] = plan->o.tile_size[0] > 0 ? plan->o.tile_size[0] : inner;
+    }
+}
+
+/* Models one candidate into out (footprints clipped to the domains, scratch as
+ * allocated: for any image size). False when this pass skips it (pass 0 leaves out
+ * strips beyond one L2) or it breaks the overlap threshold or the cache budget (unless
+ * the options gave the size); *strip: it is a strip of whole long rows. */
+static bool candidate_passes(model_in *in, const int64_t *tile, int pass, model_out *out,
+                             bool *strip)
+{
+    const pm_plan *plan = in->plan;
+    /* redundancy at the estimates; scratch as allocated: for any image size */
+    model_eval(in, tile, false, out);
+    double scratch = out->scratch;
+    model_eval(in, tile, true, out);
+    out->scratch = scratch;
+    *strip = in->gr->ntiled == 2 && in->row_points >= 1024 && (double)tile[1] >= in->row_points;
+    double budget = (double)plan->o.cache_bytes * (*strip ? pm_costs.strip_budget : 1.0);
+    bool fits = scratch <= budget;
+    bool big_strip = *strip && scratch > (double)plan->o.cache_bytes * pm_costs.strip_l2;
+    if (pass == 0 && big_strip)
+        return false;
+    /* strips that fit only in row blocks: no taller than pm_costs.block_max_rows */
+    if (fits && block_rows_for(in, tile) > 0 && tile[0] > pm_costs.block_max_rows &&
+        plan->o.tile_size[0] <= 0) {
+        model_out whole;
+        in->blocks = false;
+        model_eval(in, tile, false, &whole);
+        in->blocks = true;
+        fits = whole.scratch <= (double)plan->o.cache_bytes;
+    }
+    bool user = plan->o.tile_size[0] > 0; /* the options decide: keep it */
+    return !(out->redundancy > plan->o.overlap_threshold || (!user && !fits));
+}
+
+/* The search's best candidate so far. */
+typedef struct model_best {
+    bool found, par; /* par: every thread gets at least two tiles                       */
+    double time;
+    int64_t tile[2];
+    model_out *out;
+} model_best;
+
+/* Parallel first, then the least estimated time, then the smaller scratch. */
+static bool better_than_best(const model_best *b, bool par, const model_out *out)
+{
+    return !b->found || (par && !b->par) || (par == b->par && out->time < b->time) ||
+           (par == b->par && out->time == b->time && out->scratch < b->out->scratch);
+}
+
+/* Every candidate (outer x inner sizes) through the model, the best into *best; with
+ * first_fit, the first that passes. Pass 0 leaves out strips beyond one L2; a strip
+ * found there is taken (see pm_costs.strip_l2), else pass 1 sees every candidate. */
+static void model_search(model_in *in, const int64_t *inner, int ni, bool first_fit,
+                         model_out *out, model_best *best)
+{
+    const pm_plan *plan = in->plan;
+    int no = in->gr->ntiled == 2 ? (int)(sizeof kOuter / sizeof kOuter[0]) : 1;
     bool strip_found = false;
     for (int pass = first_fit ? 1 : 0; pass < 2 && !strip_found; pass++) {
-    found = best_par = false;
-    best = INFINITY;
-    for (int i = 0; out && best_out && i < no; i++)
-        for (int j = 0; j < ni; j++) {
-            int64_t tile[2];
-            if (gr->ntiled == 2) {
-                tile[0] = plan->o.tile_size[0] > 0 ? plan->o.tile_size[0] : kOuter[i];
-                tile[1] = plan->o.tile_size[1] > 0 ? plan->o.tile_size[1] : inner[j];
-            } else {
-                tile[0] = plan->o.tile_size[0] > 0 ? plan->o.tile_size[0] : inner[j];
+        best->found = best->par = false;
+        best->time = INFINITY;
+        for (int i = 0; i < no; i++)
+            for (int j = 0; j < ni; j++) {
+                int64_t tile[2] = {0, 0};
+                bool strip;
+                candidate_tile(plan, in->gr, kOuter[i], inner[j], tile);
+                if (!candidate_passes(in, tile, pass, out, &strip))
+                    continue;
+                strip_found = strip_found || (pass == 0 && strip);
+                bool par = out->ntiles >= 2.0 * plan->o.threads;
+                if (better_than_best(best, par, out)) {
+                    best->found = true;
+                    best->time = out->time;
+                    best->par = par;
+                    best->tile[0] = tile[0];
+                    best->tile[1] = tile[1];
+                    *best->out = *out;
+                }
+                if (best->found && first_fit)
+                    return;
             }
-            /* redundancy at the estimates; scratch as allocated: for any image size */
-            model_eval(&in, tile, false, out);
-            double scratch = out->scratch;
-            model_eval(&in, tile, true, out);
-            out->scratch = scratch;
-            bool strip = gr->ntiled == 2 && in.row_points >= 1024 &&
-                         (double)tile[1] >= in.row_points;
-            double budget = (double)plan->o.cache_bytes * (strip ? pm_costs.strip_budget : 1.0);
-            bool fits = scratch <= budget;
-            bool big_strip = strip && scratch > (double)plan->o.cache_bytes * pm_costs.strip_l2;
-            if (pass == 0 && big_strip)
-                continue;
-            /* strips that fit only in row blocks: no taller than pm_costs.block_max_rows */
-            if (fits && block_rows_for(&in, tile) > 0 && tile[0] > pm_costs.block_max_rows &&
-                plan->o.tile_size[0] <= 0) {
-                model_out whole;
-                in.blocks = false;
-                model_eval(&in, tile, false, &whole);
-                in.blocks = true;
-                fits = whole.scratch <= (double)plan->o.cache_bytes;
-            }
-            bool par = out->ntiles >= 2.0 * threads;
-            bool user = plan->o.tile_size[0] > 0; /* the options decide: keep it */
-            if (out->redundancy > threshold || (!user && !fits))
-                continue;
-            strip_found = strip_found || (pass == 0 && strip);
-            /* parallel first, then the least estimated time */
-            bool better = !found || (par && !best_par) || (par == best_par && out->time < best) ||
-                          (par == best_par && out->time == best &&
-                           out->scratch < best_out->scratch);
-            if (better) {
-                found = true;
-                best = out->time;
-                best_par = par;
-                best_tile[0] = tile[0];
-                best_tile[1] = tile[1];
-                *best_out = *out;
-            }
-            if (found && first_fit)
-                i = no, j = ni; /* leave both loops */
-        }
     }
+}
+
+/* The chosen candidate into the group: tile sizes, row blocks, redundancy, scratch and
+ * each member's modelled extents. */
+static void model_record(pm_group *gr, const model_in *in, const model_best *best)
+{
+    const pm_plan *plan = in->plan;
+    for (int t = 0; t < gr->ntiled; t++)
+        gr->tile[t] = best->tile[t];
+    gr->block_rows = block_rows_for(in, best->tile);
+    /* Blocks when no producer reaches past the tile's rows are tiles of a block's
+     * rows: the same loops and scratch, while isl's AST of a block band costs
+     * (unsharp mask: 12 ms with blocks of 8 in 32-row strips, 7 with 8-row strips) */
+    bool blocks_as_tiles = gr->block_rows > 0 && plan->o.tile_size[0] <= 0 &&
+                           no_row_halo(in, best->out, best->tile[0]);
+    if (blocks_as_tiles) {
+        gr->tile[0] = gr->block_rows;
+        gr->block_rows = 0;
+    }
+    gr->redundancy = best->out->redundancy;
+    gr->scratch_bytes = (int64_t)best->out->scratch;
+    for (int m = 0; m < gr->nmembers; m++) {
+        const pm_func *f = plan->poly->stages[gr->members[m]].func;
+        for (int d = 0; d < f->ndims; d++)
+            gr->fp[m].model_ext[d] = blocks_as_tiles && d == in->row_dim[m]
+                                         ? (double)gr->tile[0]
+                                         : best->out->hi[m][d] - best->out->lo[m][d] + 1;
+    }
+}
+
+/* The model; with first_fit, it stops at the first candidate that passes (the group's
+ * tile fields then hold that candidate, not the choice). */
+static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
+{
+    if (gr->nmembers > 64 || !choose_tiled_dims(plan, gr))
+        return false;
+    model_in in = {.plan = plan, .gr = gr};
+    if (!model_in_init(&in)) {
+        model_in_free(&in);
+        return false;
+    }
+    int64_t inner[2 * N_INNER + 1];
+    int ni = inner_candidates(&in, inner);
+    model_out *out = malloc(sizeof *out);
+    model_best best = {.out = malloc(sizeof *best.out)};
+    if (out && best.out)
+        model_search(&in, inner, ni, first_fit, out, &best);
     gr->block_rows = 0;
-    if (found) {
-        for (int t = 0; t < gr->ntiled; t++)
-            gr->tile[t] = best_tile[t];
-        gr->block_rows = block_rows_for(&in, best_tile);
-        /* Blocks when no producer reaches past the tile's rows are tiles of a block's
-         * rows: the same loops and scratch, while isl's AST of a block band costs
-         * (unsharp mask: 12 ms with blocks of 8 in 32-row strips, 7 with 8-row strips) */
-        bool blocks_as_tiles = gr->block_rows > 0 && plan->o.tile_size[0] <= 0 &&
-                               no_row_halo(&in, best_out, best_tile[0]);
-        if (blocks_as_tiles) {
-            gr->tile[0] = gr->block_rows;
-            gr->block_rows = 0;
-        }
-        gr->redundancy = best_out->redundancy;
-        gr->scratch_bytes = (int64_t)best_out->scratch;
-        for (int m = 0; m < gr->nmembers; m++) {
-            const pm_func *f = poly->stages[gr->members[m]].func;
-            for (int d = 0; d < f->ndims; d++)
-                gr->fp[m].model_ext[d] = blocks_as_tiles && d == in.row_dim[m]
-                                             ? (double)gr->tile[0]
-                                             : best_out->hi[m][d] - best_out->lo[m][d] + 1;
-        }
-    }
+    if (best.found)
+        model_record(gr, &in, &best);
     free(out);
-    free(best_out);
-    free(in.reads);
-    free(in.by_consumer);
-    free(in.producer_of);
-    return found;
+    free(best.out);
+    model_in_free(&in);
+    return best.found;
 }
 
 bool pm_tile_model(const pm_plan *plan, pm_group *gr) { return tile_model(plan, gr, false); }
@@ -825,28 +964,28 @@ static __isl_give isl_set *untiled_part(const pm_group *gr, int m, const pm_func
     return box;
 }
 
-bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
+/* pm_tile_footprints' state, shared by its steps. */
+typedef struct fp_ctx {
+    const pm_plan *plan;
+    pm_group *gr;
+    isl_space *tsp;   /* the tile space: { [T_0, ..] } over the parameters               */
+    /* M[m]: what member m computes per tile (its footprint clipped to its box); U[m]:
+     * the same unclipped in the tiled dimensions. Reads are imaged from U: clipping
+     * there would carry the min/max pieces of every stage's box edges into every
+     * producer's bounds (interpolate's 27-stage group: 385 of 580 ms, against 33
+     * unclipped); the unclipped image is a superset, clipped once by the producer's own
+     * box (member_box). */
+    isl_map **M, **U;
+    isl_set *tiles;   /* the tiles that exist: some point of the live-out's box in them  */
+    map_list reads;   /* one statement's reads of a member (stmt_read_bounds)            */
+} fp_ctx;
+
+/* The live-out's tile T: { [T] -> L[x] : t_j*T_j <= x_dj <= t_j*T_j + t_j - 1 }. */
+static __isl_give isl_map *live_out_tile_map(const fp_ctx *c)
 {
-    const pm_poly *poly = plan->poly;
-    isl_ctx *ctx = poly->ctx;
-    int nm = gr->nmembers, L = gr->liveout;
-    isl_space *tsp = isl_space_set_from_params(isl_space_copy(poly->params));
-    tsp = isl_space_add_dims(tsp, isl_dim_set, (unsigned)gr->ntiled);
-    /* M: what each member computes per tile (its footprint clipped to its box); U: the
-     * same unclipped in the tiled dimensions. Reads are imaged from U: clipping there
-     * would carry the min/max pieces of every stage's box edges into every producer's
-     * bounds (interpolate's 27-stage group: 385 of 580 ms, against 33 unclipped); the
-     * unclipped image is a superset, clipped once by the producer's own box below. */
-    isl_map **M = calloc((size_t)nm, sizeof *M);
-    isl_map **U = calloc((size_t)nm, sizeof *U);
-    if (!M || !U) {
-        free(M);
-        free(U);
-        isl_space_free(tsp);
-        return false;
-    }
-    /* the live-out's tile */
-    isl_space *msp = isl_space_map_from_domain_and_range(isl_space_copy(tsp), func_space(plan, L));
+    const pm_group *gr = c->gr;
+    isl_space *msp = isl_space_map_from_domain_and_range(isl_space_copy(c->tsp),
+                                                         func_space(c->plan, gr->liveout));
     isl_map *ml = isl_map_universe(isl_space_copy(msp));
     isl_local_space *ls = isl_local_space_from_space(msp);
     for (int t = 0; t < gr->ntiled; t++) {
@@ -862,137 +1001,219 @@ bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
         ml = isl_map_add_constraint(ml, hi);
     }
     isl_local_space_free(ls);
+    return ml;
+}
+
+/* The live-out's M and U, and c->tiles; false when isl fails. */
+static bool live_out_footprint(fp_ctx *c)
+{
+    const pm_poly *poly = c->plan->poly;
+    int nm = c->gr->nmembers, L = c->gr->liveout;
+    isl_map *ml = live_out_tile_map(c);
     /* footprints are clipped only to each function's box (convex: affine bounds with
      * min/max); each member computes its box inside its own domain (the schedule's
      * extension intersects) */
     isl_set *lbox = poly->storage[poly->stages[L].storage].box;
-    U[nm - 1] = isl_map_intersect_range(
-        isl_map_copy(ml), untiled_part(gr, nm - 1, poly->stages[L].func, isl_set_copy(lbox)));
-    M[nm - 1] = isl_map_intersect_range(ml, isl_set_copy(lbox));
-    bool ok = M[nm - 1] != NULL && U[nm - 1] != NULL;
+    c->U[nm - 1] = isl_map_intersect_range(
+        isl_map_copy(ml), untiled_part(c->gr, nm - 1, poly->stages[L].func, isl_set_copy(lbox)));
+    c->M[nm - 1] = isl_map_intersect_range(ml, isl_set_copy(lbox));
+    bool ok = c->M[nm - 1] != NULL && c->U[nm - 1] != NULL;
     /* the tiles that exist: some point of the live-out's box in them (bounds are only
      * ever evaluated there; elsewhere a small image's clipped pieces would make them
      * unbounded) */
-    isl_set *tiles = ok ? isl_map_domain(isl_map_copy(M[nm - 1])) : NULL;
-    map_list reads = {0, 0, NULL};
-    for (int m = nm - 2; m >= 0 && ok; m--) {
-        int p = gr->members[m];
-        const pm_func *f = poly->stages[p].func;
-        const pm_poly_storage *st = &poly->storage[poly->stages[p].storage];
-        /* per dimension, the bounds of every read's image of its consumer's box: one
-         * convex image at a time (a union of images makes isl's optimum exponential) */
-        isl_pw_aff *lbs[PM_MAX_DIMS] = {0}, *ubs[PM_MAX_DIMS] = {0};
-        isl_set *needed = NULL;
-        for (int cm = m + 1; cm < nm && ok; cm++) {
-            int c = gr->members[cm];
-            const pm_poly_stage *cs = &poly->stages[c];
-            for (int k = 0; k < cs->nstmts && ok; k++) {
-                const pm_poly_stmt *sm = &poly->stmts[cs->first_stmt + k];
-                if (sm->piece > 0)
-                    continue; /* the same reads as its piece 0, and U is per member */
-                map_list_clear(&reads);
-                for (int a = 0; a < sm->naccesses && ok; a++) {
-                    if (!on_path(plan, &sm->accesses[a], p))
-                        continue;
-                    isl_map *r = sm->accesses[a].rel ? relaxed(sm->accesses[a].rel)
-                                                      : bounded_read(plan, sm, &sm->accesses[a]);
-                    if (!r) {
-                        ok = false;
-                        break;
-                    }
-                    ok = reads_to(plan, r, sm->accesses[a].call, p, &reads, 0);
-                }
-                if (ok && reads.n > 1)
-                    ok = merge_reads(&reads);
-                for (int r = 0; r < reads.n && ok; r++) {
-                    isl_map *img = isl_map_apply_range(on_stmt(U[cm], sm), isl_map_copy(reads.m[r]));
-                    img = isl_map_set_tuple_id(img, isl_dim_out, isl_set_get_tuple_id(st->box));
-                    isl_set *nd = isl_map_domain(
-                        isl_map_intersect_range(isl_map_copy(img), isl_set_copy(st->box)));
-                    needed = needed ? isl_set_union(needed, nd) : nd;
-                    for (int d = 0; d < f->ndims; d++) {
-                        isl_pw_aff *lo = isl_map_dim_min(isl_map_copy(img), d);
-                        isl_pw_aff *hi = isl_map_dim_max(isl_map_copy(img), d);
-                        lbs[d] = lbs[d] ? isl_pw_aff_union_min(lbs[d], lo) : lo;
-                        ubs[d] = ubs[d] ? isl_pw_aff_union_max(ubs[d], hi) : hi;
-                    }
-                    isl_map_free(img);
-                }
-            }
+    c->tiles = ok ? isl_map_domain(isl_map_copy(c->M[nm - 1])) : NULL;
+    return ok;
+}
+
+/* Adds to lbs/ubs (per dimension of member m) and *needed the images of consumer cm's
+ * footprint (U[cm]) under statement sm's reads that lead to member m (looking through
+ * inlined stages, a stencil's taps merged). False when isl fails or a read on the way
+ * has no bounds. */
+static bool stmt_read_bounds(fp_ctx *c, int m, int cm, const pm_poly_stmt *sm,
+                             isl_pw_aff **lbs, isl_pw_aff **ubs, isl_set **needed)
+{
+    const pm_poly *poly = c->plan->poly;
+    int p = c->gr->members[m];
+    const pm_func *f = poly->stages[p].func;
+    const pm_poly_storage *st = &poly->storage[poly->stages[p].storage];
+    bool ok = true;
+    map_list_clear(&c->reads);
+    for (int a = 0; a < sm->naccesses && ok; a++) {
+        if (!on_path(c->plan, &sm->accesses[a], p))
+            continue;
+        isl_map *r = sm->accesses[a].rel ? relaxed(sm->accesses[a].rel)
+                                          : bounded_read(c->plan, sm, &sm->accesses[a]);
+        if (!r)
+            return false;
+        ok = reads_to(c->plan, r, sm->accesses[a].call, p, &c->reads, 0);
+    }
+    if (ok && c->reads.n > 1)
+        ok = merge_reads(&c->reads);
+    for (int r = 0; r < c->reads.n && ok; r++) {
+        isl_map *img = isl_map_apply_range(on_stmt(c->U[cm], sm), isl_map_copy(c->reads.m[r]));
+        img = isl_map_set_tuple_id(img, isl_dim_out, isl_set_get_tuple_id(st->box));
+        isl_set *nd = isl_map_domain(
+            isl_map_intersect_range(isl_map_copy(img), isl_set_copy(st->box)));
+        *needed = *needed ? isl_set_union(*needed, nd) : nd;
+        for (int d = 0; d < f->ndims; d++) {
+            isl_pw_aff *lo = isl_map_dim_min(isl_map_copy(img), d);
+            isl_pw_aff *hi = isl_map_dim_max(isl_map_copy(img), d);
+            lbs[d] = lbs[d] ? isl_pw_aff_union_min(lbs[d], lo) : lo;
+            ubs[d] = ubs[d] ? isl_pw_aff_union_max(ubs[d], hi) : hi;
         }
-        map_list_clear(&reads);
-        if (!ok || !needed) {
-            for (int d = 0; d < PM_MAX_DIMS; d++) {
-                isl_pw_aff_free(lbs[d]);
-                isl_pw_aff_free(ubs[d]);
-            }
-            isl_set_free(needed);
+        isl_map_free(img);
+    }
+    return ok;
+}
+
+/* Per dimension of member m, the bounds of every read's image of its consumers' boxes,
+ * into lbs/ubs, and the tiles that need it into *needed: one convex image at a time (a
+ * union of images makes isl's optimum exponential). False when isl fails. */
+static bool member_read_bounds(fp_ctx *c, int m, isl_pw_aff **lbs, isl_pw_aff **ubs,
+                               isl_set **needed)
+{
+    const pm_poly *poly = c->plan->poly;
+    bool ok = true;
+    for (int cm = m + 1; cm < c->gr->nmembers && ok; cm++) {
+        const pm_poly_stage *cs = &poly->stages[c->gr->members[cm]];
+        for (int k = 0; k < cs->nstmts && ok; k++) {
+            const pm_poly_stmt *sm = &poly->stmts[cs->first_stmt + k];
+            if (sm->piece > 0)
+                continue; /* the same reads as its piece 0, and U is per member */
+            ok = stmt_read_bounds(c, m, cm, sm, lbs, ubs, needed);
+        }
+    }
+    map_list_clear(&c->reads);
+    return ok;
+}
+
+/* Member m's box bounds from its reads' bounds (lbs/ubs, taken and set to NULL as they
+ * are used), appended to *lbl and *ubl, with gr->fp[m].ext and .lb. False when an
+ * extent has no constant bound over all tiles. */
+static bool member_bounds(fp_ctx *c, int m, isl_pw_aff **lbs, isl_pw_aff **ubs,
+                          __isl_keep isl_set *needed, isl_pw_aff_list **lbl,
+                          isl_pw_aff_list **ubl)
+{
+    const pm_poly *poly = c->plan->poly;
+    pm_group *gr = c->gr;
+    int p = gr->members[m];
+    const pm_func *f = poly->stages[p].func;
+    const pm_poly_storage *st = &poly->storage[poly->stages[p].storage];
+    bool ok = true;
+    for (int d = 0; d < f->ndims && ok; d++) {
+        isl_pw_aff *lb = isl_pw_aff_coalesce(lbs[d]);
+        isl_pw_aff *ub = isl_pw_aff_coalesce(ubs[d]);
+        lbs[d] = ubs[d] = NULL;
+        /* the halo over the tiles that need the member (the exact bound's domain);
+         * an exact bound that stays, simplified where it is needed (the gist of
+         * every bound was two thirds of interpolate's footprints, 20 of 31 ms) */
+        bool simple_lb, simple_ub;
+        lb = simple_bound(gr, m, d, c->tsp, isl_pw_aff_intersect_domain(lb, isl_set_copy(c->tiles)),
+                          false, &simple_lb);
+        ub = simple_bound(gr, m, d, c->tsp, isl_pw_aff_intersect_domain(ub, isl_set_copy(c->tiles)),
+                          true, &simple_ub);
+        if (!simple_lb)
+            lb = isl_pw_aff_gist(lb, isl_set_copy(needed));
+        if (!simple_ub)
+            ub = isl_pw_aff_gist(ub, isl_set_copy(needed));
+        int64_t e = lb && ub ? max_extent(lb, ub, st->step[d]) : -1;
+        if (e < 1)
             ok = false;
-            break;
-        }
+        gr->fp[m].ext[d] = e;
+        gr->fp[m].lb[d] = isl_pw_aff_copy(lb);
+        *lbl = isl_pw_aff_list_add(*lbl, lb);
+        *ubl = isl_pw_aff_list_add(*ubl, ub);
+    }
+    return ok;
+}
+
+/* What member m computes per tile, the box between lbl and ubl (taken) inside its
+ * domain: M[m] and gr->fp[m].box; U[m] the same unclipped in the tiled dimensions.
+ * False when isl fails. */
+static bool member_box(fp_ctx *c, int m, __isl_keep isl_space *bsp,
+                       __isl_take isl_pw_aff_list *lbl, __isl_take isl_pw_aff_list *ubl)
+{
+    const pm_poly *poly = c->plan->poly;
+    int p = c->gr->members[m];
+    const pm_poly_storage *st = &poly->storage[poly->stages[p].storage];
+    isl_map *box = isl_map_universe(isl_space_copy(bsp));
+    box = isl_map_lower_bound_multi_pw_aff(
+        box, isl_multi_pw_aff_from_pw_aff_list(isl_space_copy(bsp), lbl));
+    box = isl_map_upper_bound_multi_pw_aff(
+        box, isl_multi_pw_aff_from_pw_aff_list(isl_space_copy(bsp), ubl));
+    c->U[m] = isl_map_intersect_range(isl_map_copy(box),
+                                      untiled_part(c->gr, m, poly->stages[p].func,
+                                                   isl_set_copy(st->box)));
+    box = isl_map_intersect_range(box, isl_set_copy(st->box));
+    c->M[m] = isl_map_coalesce(box);
+    c->gr->fp[m].box = isl_map_copy(c->M[m]);
+    return c->M[m] != NULL && c->U[m] != NULL;
+}
+
+/* A producer's footprint (member m < the live-out) from its consumers' U: gr->fp[m],
+ * M[m] and U[m]. False when isl fails or an extent has no bound. */
+static bool member_footprint(fp_ctx *c, int m)
+{
+    const pm_poly *poly = c->plan->poly;
+    int p = c->gr->members[m];
+    const pm_func *f = poly->stages[p].func;
+    const pm_poly_storage *st = &poly->storage[poly->stages[p].storage];
+    isl_pw_aff *lbs[PM_MAX_DIMS] = {0}, *ubs[PM_MAX_DIMS] = {0};
+    isl_set *needed = NULL;
+    bool ok = member_read_bounds(c, m, lbs, ubs, &needed) && needed;
+    isl_space *bsp = NULL;
+    if (ok) {
         needed = isl_set_coalesce(needed);
-        isl_space *bsp = isl_space_map_from_domain_and_range(isl_space_copy(tsp),
-                                                             isl_set_get_space(st->box));
-        isl_pw_aff_list *lbl = isl_pw_aff_list_alloc(ctx, f->ndims);
-        isl_pw_aff_list *ubl = isl_pw_aff_list_alloc(ctx, f->ndims);
-        for (int d = 0; d < f->ndims && ok; d++) {
-            isl_pw_aff *lb = isl_pw_aff_coalesce(lbs[d]);
-            isl_pw_aff *ub = isl_pw_aff_coalesce(ubs[d]);
-            lbs[d] = ubs[d] = NULL;
-            /* the halo over the tiles that need the member (the exact bound's domain);
-             * an exact bound that stays, simplified where it is needed (the gist of
-             * every bound was two thirds of interpolate's footprints, 20 of 31 ms) */
-            bool simple_lb, simple_ub;
-            lb = simple_bound(gr, m, d, tsp, isl_pw_aff_intersect_domain(lb, isl_set_copy(tiles)),
-                              false, &simple_lb);
-            ub = simple_bound(gr, m, d, tsp, isl_pw_aff_intersect_domain(ub, isl_set_copy(tiles)),
-                              true, &simple_ub);
-            if (!simple_lb)
-                lb = isl_pw_aff_gist(lb, isl_set_copy(needed));
-            if (!simple_ub)
-                ub = isl_pw_aff_gist(ub, isl_set_copy(needed));
-            int64_t e = lb && ub ? max_extent(lb, ub, st->step[d]) : -1;
-            if (e < 1)
-                ok = false;
-            gr->fp[m].ext[d] = e;
-            gr->fp[m].lb[d] = isl_pw_aff_copy(lb);
-            lbl = isl_pw_aff_list_add(lbl, lb);
-            ubl = isl_pw_aff_list_add(ubl, ub);
-        }
-        for (int d = 0; d < PM_MAX_DIMS; d++) {
-            isl_pw_aff_free(lbs[d]);
-            isl_pw_aff_free(ubs[d]);
-        }
+        bsp = isl_space_map_from_domain_and_range(isl_space_copy(c->tsp),
+                                                  isl_set_get_space(st->box));
+        isl_pw_aff_list *lbl = isl_pw_aff_list_alloc(poly->ctx, f->ndims);
+        isl_pw_aff_list *ubl = isl_pw_aff_list_alloc(poly->ctx, f->ndims);
+        ok = member_bounds(c, m, lbs, ubs, needed, &lbl, &ubl);
         if (ok) {
-            /* what the member computes per tile: its box inside its domain */
-            isl_map *box = isl_map_universe(isl_space_copy(bsp));
-            box = isl_map_lower_bound_multi_pw_aff(
-                box, isl_multi_pw_aff_from_pw_aff_list(isl_space_copy(bsp), lbl));
-            box = isl_map_upper_bound_multi_pw_aff(
-                box, isl_multi_pw_aff_from_pw_aff_list(isl_space_copy(bsp), ubl));
-            U[m] = isl_map_intersect_range(isl_map_copy(box),
-                                           untiled_part(gr, m, f, isl_set_copy(st->box)));
-            box = isl_map_intersect_range(box, isl_set_copy(st->box));
-            M[m] = isl_map_coalesce(box);
-            ok = M[m] != NULL && U[m] != NULL;
-            gr->fp[m].box = isl_map_copy(M[m]);
+            ok = member_box(c, m, bsp, lbl, ubl);
         } else {
             isl_pw_aff_list_free(lbl);
             isl_pw_aff_list_free(ubl);
         }
-        isl_set_free(needed);
-        isl_space_free(bsp);
     }
-    map_list_clear(&reads);
-    free(reads.m);
+    for (int d = 0; d < PM_MAX_DIMS; d++) {
+        isl_pw_aff_free(lbs[d]);
+        isl_pw_aff_free(ubs[d]);
+    }
+    isl_set_free(needed);
+    isl_space_free(bsp);
+    return ok;
+}
+
+bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
+{
+    const pm_poly *poly = plan->poly;
+    int nm = gr->nmembers;
+    fp_ctx c = {.plan = plan, .gr = gr, .reads = {0, 0, NULL}};
+    c.tsp = isl_space_set_from_params(isl_space_copy(poly->params));
+    c.tsp = isl_space_add_dims(c.tsp, isl_dim_set, (unsigned)gr->ntiled);
+    c.M = calloc((size_t)nm, sizeof *c.M);
+    c.U = calloc((size_t)nm, sizeof *c.U);
+    if (!c.M || !c.U) {
+        free(c.M);
+        free(c.U);
+        isl_space_free(c.tsp);
+        return false;
+    }
+    /* the live-out's tile, then each producer from its consumers, last to first */
+    bool ok = live_out_footprint(&c);
+    for (int m = nm - 2; m >= 0 && ok; m--)
+        ok = member_footprint(&c, m);
+    map_list_clear(&c.reads);
+    free(c.reads.m);
     for (int m = 0; m < nm; m++) {
-        isl_map_free(M[m]);
-        isl_map_free(U[m]);
+        isl_map_free(c.M[m]);
+        isl_map_free(c.U[m]);
     }
-    free(M);
-    free(U);
-    isl_set_free(tiles);
-    isl_space_free(tsp);
+    free(c.M);
+    free(c.U);
+    isl_set_free(c.tiles);
+    isl_space_free(c.tsp);
     return ok;
 }
 

@@ -24,9 +24,10 @@
  *    domain; a producer's footprint is the image of its consumers' footprints (their
  *    boxes, unclipped in the tiled dimensions) under the read relations, looking through
  *    inlined stages, and then its bounding box inside its own domain, per dimension and
- *    per side (seed 002's tight shape: each stage its own halo). It records the box's lower bounds over the
- *    tile space (the scratchpad's origin) and a constant bound on its extents over all
- *    tiles and all parameter values; it fails when no such bound exists.
+ *    per side (the tight overlapped tiles paper's shape: each stage its own halo). It
+ *    records the box's lower bounds over the tile space (the scratchpad's origin) and a
+ *    constant bound on its extents over all tiles and all parameter values; it fails
+ *    when no such bound exists.
  */
 #ifndef PM_CODEGEN_TILE_H
 #define PM_CODEGEN_TILE_H
