@@ -102,105 +102,135 @@ static bool reads_memo(const pm_plan *plan, signed char *memo, int n, int s, int
     return *m == 1;
 }
 
-bool pm_group_decide(pm_plan *plan)
+/* pm_group_decide's state: the drafts and what it remembers about them. */
+typedef struct grouping {
+    pm_plan *plan;
+    int n;             /* stages                                                        */
+    draft *dr;         /* per stage: the group whose live-out it is (alive), if any     */
+    pm_group *model;   /* per draft: the last accepted model                            */
+    bool *can;         /* per stage: may be a member of a fused group (fusible)         */
+    signed char *memo; /* reads_memo's                                                  */
+} grouping;
+
+/* A draft of its own for every stage that is not inlined, and can[]; false when out of
+ * memory. */
+static bool drafts_init(grouping *gp)
 {
-    const pm_poly *poly = plan->poly;
-    int n = poly->nstages;
-    draft *dr = calloc((size_t)n + 1, sizeof *dr);
-    pm_group *model = calloc((size_t)n + 1, sizeof *model); /* the last accepted model */
-    bool *can = calloc((size_t)n + 1, sizeof *can);
-    signed char *memo = malloc((size_t)n * (size_t)n + 1);
-    if (!dr || !model || !can || !memo) {
-        free(dr);
-        free(model);
-        free(can);
-        free(memo);
-        return false;
-    }
-    memset(memo, -1, (size_t)n * (size_t)n + 1);
+    pm_plan *plan = gp->plan;
     bool ok = true;
-    for (int s = 0; s < n && ok; s++) {
-        can[s] = !plan->inlined[s] && plan->o.fusion && fusible(plan, s);
+    for (int s = 0; s < gp->n && ok; s++) {
+        gp->can[s] = !plan->inlined[s] && plan->o.fusion && fusible(plan, s);
         if (plan->inlined[s])
             continue;
-        dr[s].alive = true;
-        dr[s].liveout = s;
-        dr[s].n = 1;
-        dr[s].members = malloc(sizeof *dr[s].members);
-        ok = dr[s].members != NULL;
+        draft *d = &gp->dr[s];
+        d->alive = true;
+        d->liveout = s;
+        d->n = 1;
+        d->members = malloc(sizeof *d->members);
+        ok = d->members != NULL;
         if (ok)
-            dr[s].members[0] = s;
+            d->members[0] = s;
     }
-    bool changed = plan->o.fusion;
-    while (changed && ok) {
-        changed = false;
-        for (int g = 0; g < n && ok; g++) {
-            if (!dr[g].alive || is_output(poly->pipeline, poly->stages[dr[g].liveout].func))
-                continue;
-            bool all = true;
-            for (int i = 0; i < dr[g].n; i++)
-                all = all && can[dr[g].members[i]];
-            if (!all)
-                continue;
-            /* the one group that reads it */
-            int consumer = -1;
-            bool single = true;
-            for (int c = 0; c < n && single; c++) {
-                if (!dr[c].alive || c == g)
-                    continue;
-                for (int i = 0; i < dr[c].n; i++)
-                    if (reads_memo(plan, memo, n, dr[c].members[i], dr[g].liveout)) {
-                        if (consumer >= 0 && consumer != c)
-                            single = false;
-                        consumer = c;
-                        break;
-                    }
-            }
-            if (!single || consumer < 0)
-                continue;
-            all = true;
-            for (int i = 0; i < dr[consumer].n; i++)
-                all = all && can[dr[consumer].members[i]];
-            if (!all)
-                continue;
-            pm_group trial = {0};
-            if (!try_merge(plan, &dr[g], &dr[consumer], &trial)) {
-                group_clear(&trial);
-                continue;
-            }
-            /* merge g into consumer */
-            free(dr[consumer].members);
-            dr[consumer].members = malloc((size_t)trial.nmembers * sizeof *dr[consumer].members);
-            if (!dr[consumer].members) {
-                group_clear(&trial);
-                ok = false;
+    return ok;
+}
+
+/* Whether every stage of draft d may be a member of a fused group. */
+static bool draft_fusible(const grouping *gp, const draft *d)
+{
+    bool all = true;
+    for (int i = 0; i < d->n; i++)
+        all = all && gp->can[d->members[i]];
+    return all;
+}
+
+/* The one draft that reads draft g's live-out, or -1 when none or several do. */
+static int sole_consumer(grouping *gp, int g)
+{
+    const draft *dr = gp->dr;
+    int consumer = -1;
+    for (int c = 0; c < gp->n; c++) {
+        if (!dr[c].alive || c == g)
+            continue;
+        for (int i = 0; i < dr[c].n; i++)
+            if (reads_memo(gp->plan, gp->memo, gp->n, dr[c].members[i], dr[g].liveout)) {
+                if (consumer >= 0 && consumer != c)
+                    return -1;
+                consumer = c;
                 break;
             }
-            memcpy(dr[consumer].members, trial.members, (size_t)trial.nmembers * sizeof(int));
-            dr[consumer].n = trial.nmembers;
-            free(dr[g].members);
-            dr[g].members = NULL;
-            dr[g].alive = false;
-            group_clear(&model[g]);
-            group_clear(&model[consumer]);
-            model[consumer] = trial;
-            changed = true;
-        }
     }
-    /* the groups in the order of their live-outs */
+    return consumer;
+}
+
+/* Draft g merged into its consumer's, whose model becomes trial (taken); false when
+ * out of memory. */
+static bool merge_drafts(grouping *gp, int g, int consumer, pm_group *trial)
+{
+    draft *dr = gp->dr;
+    free(dr[consumer].members);
+    dr[consumer].members = malloc((size_t)trial->nmembers * sizeof *dr[consumer].members);
+    if (!dr[consumer].members) {
+        group_clear(trial);
+        return false;
+    }
+    memcpy(dr[consumer].members, trial->members, (size_t)trial->nmembers * sizeof(int));
+    dr[consumer].n = trial->nmembers;
+    free(dr[g].members);
+    dr[g].members = NULL;
+    dr[g].alive = false;
+    group_clear(&gp->model[g]);
+    group_clear(&gp->model[consumer]);
+    gp->model[consumer] = *trial;
+    return true;
+}
+
+/* One pass of the greedy algorithm: each draft that is not an output and has one
+ * consumer is merged into it when the merge is a valid fused group (try_merge). Sets
+ * *changed when some draft merged; false when out of memory. */
+static bool greedy_pass(grouping *gp, bool *changed)
+{
+    const pm_poly *poly = gp->plan->poly;
+    draft *dr = gp->dr;
+    for (int g = 0; g < gp->n; g++) {
+        if (!dr[g].alive || is_output(poly->pipeline, poly->stages[dr[g].liveout].func))
+            continue;
+        if (!draft_fusible(gp, &dr[g]))
+            continue;
+        int consumer = sole_consumer(gp, g);
+        if (consumer < 0 || !draft_fusible(gp, &dr[consumer]))
+            continue;
+        pm_group trial = {0};
+        if (!try_merge(gp->plan, &dr[g], &dr[consumer], &trial)) {
+            group_clear(&trial);
+            continue;
+        }
+        if (!merge_drafts(gp, g, consumer, &trial))
+            return false;
+        *changed = true;
+    }
+    return true;
+}
+
+/* plan->groups and plan->group_of from the drafts, in the order of their live-outs:
+ * each fused group with the model's tile sizes, the others of one stage. With ok false
+ * (the merges failed) the groups stay empty. */
+static bool groups_from_drafts(grouping *gp, bool ok)
+{
+    pm_plan *plan = gp->plan;
+    int n = gp->n;
     plan->ngroups = 0;
     plan->groups = calloc((size_t)n + 1, sizeof *plan->groups);
     ok = ok && plan->groups;
     for (int s = 0; s < n; s++)
         plan->group_of[s] = -1;
     for (int s = 0; s < n && ok; s++) {
-        if (!dr[s].alive)
+        if (!gp->dr[s].alive)
             continue;
         pm_group *gr = &plan->groups[plan->ngroups];
-        if (dr[s].n > 1) {
+        if (gp->dr[s].n > 1) {
             /* the trial merges only asked whether some tile fits: the sizes now */
-            *gr = model[s];
-            memset(&model[s], 0, sizeof model[s]);
+            *gr = gp->model[s];
+            memset(&gp->model[s], 0, sizeof gp->model[s]);
             ok = pm_tile_model(plan, gr);
         } else {
             ok = singleton(gr, s);
@@ -209,14 +239,46 @@ bool pm_group_decide(pm_plan *plan)
             plan->group_of[gr->members[i]] = plan->ngroups;
         plan->ngroups++;
     }
-    for (int s = 0; s < n; s++) {
-        free(dr[s].members);
-        group_clear(&model[s]);
+    return ok;
+}
+
+static void grouping_free(grouping *gp)
+{
+    for (int s = 0; gp->dr && gp->model && s < gp->n; s++) {
+        free(gp->dr[s].members);
+        group_clear(&gp->model[s]);
     }
-    free(dr);
-    free(model);
-    free(can);
-    free(memo);
+    free(gp->dr);
+    free(gp->model);
+    free(gp->can);
+    free(gp->memo);
+}
+
+bool pm_group_decide(pm_plan *plan)
+{
+    int n = plan->poly->nstages;
+    grouping gp = {
+        .plan = plan,
+        .n = n,
+        .dr = calloc((size_t)n + 1, sizeof *gp.dr),
+        .model = calloc((size_t)n + 1, sizeof *gp.model),
+        .can = calloc((size_t)n + 1, sizeof *gp.can),
+        .memo = malloc((size_t)n * (size_t)n + 1),
+    };
+    if (!gp.dr || !gp.model || !gp.can || !gp.memo) {
+        grouping_free(&gp);
+        return false;
+    }
+    memset(gp.memo, -1, (size_t)n * (size_t)n + 1);
+    bool ok = drafts_init(&gp);
+    /* merge until a pass merges nothing */
+    bool changed = plan->o.fusion;
+    while (changed && ok) {
+        changed = false;
+        ok = greedy_pass(&gp, &changed);
+    }
+    ok = groups_from_drafts(&gp, ok);
+    grouping_free(&gp);
     return ok;
 }
 

@@ -15,8 +15,8 @@
  * A merged group is "tiled"; a group of one stage runs as before (its own loop nest over
  * a full buffer). Groups are ordered by their live-outs' topological positions, so a
  * group runs after every group it reads. With fusion off every stage is its own group.
- * The policy sits behind this one call so that seed 003's dynamic programming can
- * replace it.
+ * The policy sits behind this one call so that the DP fusion and tile-size paper's
+ * dynamic programming can replace it.
  *
  * pm_group_split turns group g back into groups of one stage each (used when isl cannot
  * bound a footprint that the model accepted).
