@@ -196,6 +196,58 @@ static int member_index(const int *members, int n, int stage)
     return -1;
 }
 
+/* Producer pm's alignment constrained by one read of consumer m (align[m] known): each
+ * argument along a consumer coordinate places the producer's coordinate on the same
+ * group dimension at the composed scale. False on a flip or a conflict with an
+ * earlier read. */
+static bool align_read(pm_align *align, int m, int pm, const pm_read *rd)
+{
+    for (int k = 0; k < rd->nargs; k++) {
+        const pm_lin *a = &rd->arg[k];
+        if (a->var < 0)
+            continue; /* a constant position: no constraint */
+        if (a->coef <= 0)
+            return false; /* a flip */
+        int j = align[m].dim_of[a->var];
+        double s = align[m].scale[a->var] * a->coef;
+        if (j < 0)
+            continue; /* follows a coordinate that follows no group dimension */
+        pm_align *pa = &align[pm];
+        if (pa->dim_of[k] == -2) {
+            pa->dim_of[k] = j;
+            pa->scale[k] = s;
+        } else if (pa->dim_of[k] != j || fabs(pa->scale[k] - s) > 1e-9 * s) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Distinct coordinates of each member follow distinct group dimensions, in order; the
+ * coordinates no read placed become -1 (they follow none). */
+static bool align_in_order(const pm_poly *poly, const int *members, int nmembers,
+                           pm_align *align)
+{
+    bool ok = true;
+    for (int m = 0; m < nmembers && ok; m++) {
+        const pm_func *f = poly->stages[members[m]].func;
+        int last = -1;
+        for (int d = 0; d < f->ndims && ok; d++) {
+            int j = align[m].dim_of[d];
+            if (j == -2) {
+                align[m].dim_of[d] = -1;
+                continue;
+            }
+            if (j < 0)
+                continue;
+            if (j <= last)
+                ok = false;
+            last = j;
+        }
+    }
+    return ok;
+}
+
 bool pm_align_group(const pm_plan *plan, const int *members, int nmembers, pm_align *align)
 {
     const pm_poly *poly = plan->poly;
@@ -231,49 +283,10 @@ bool pm_align_group(const pm_plan *plan, const int *members, int nmembers, pm_al
             int pm = member_index(members, nmembers, reads[r].producer);
             if (pm < 0)
                 continue; /* produced outside the group */
-            if (pm >= m || (!reads[r].affine && !reads[r].bounded)) {
-                ok = false;
-                break;
-            }
-            for (int k = 0; k < reads[r].nargs && ok; k++) {
-                const pm_lin *a = &reads[r].arg[k];
-                if (a->var < 0)
-                    continue; /* a constant position: no constraint */
-                if (a->coef <= 0) {
-                    ok = false; /* a flip */
-                    break;
-                }
-                int j = align[m].dim_of[a->var];
-                double s = align[m].scale[a->var] * a->coef;
-                if (j < 0)
-                    continue; /* follows a coordinate that follows no group dimension */
-                pm_align *pa = &align[pm];
-                if (pa->dim_of[k] == -2) {
-                    pa->dim_of[k] = j;
-                    pa->scale[k] = s;
-                } else if (pa->dim_of[k] != j || fabs(pa->scale[k] - s) > 1e-9 * s) {
-                    ok = false;
-                }
-            }
+            ok = pm < m && (reads[r].affine || reads[r].bounded) &&
+                 align_read(align, m, pm, &reads[r]);
         }
     }
     free(reads);
-    /* distinct coordinates follow distinct group dimensions, in order */
-    for (int m = 0; m < nmembers && ok; m++) {
-        const pm_func *f = poly->stages[members[m]].func;
-        int last = -1;
-        for (int d = 0; d < f->ndims && ok; d++) {
-            int j = align[m].dim_of[d];
-            if (j == -2) {
-                align[m].dim_of[d] = -1;
-                continue;
-            }
-            if (j < 0)
-                continue;
-            if (j <= last)
-                ok = false;
-            last = j;
-        }
-    }
-    return ok;
+    return ok && align_in_order(poly, members, nmembers, align);
 }
