@@ -181,8 +181,88 @@ static __isl_give isl_ast_expr *first_block(const group_objects *go,
     return pa ? isl_ast_build_expr_from_pw_aff(build, pa) : NULL;
 }
 
+/* A tile mark's annotation, empty, for group gr's producers; NULL when out of memory. */
+static pm_tile_origins *origins_new(const pm_group *gr)
+{
+    pm_tile_origins *o = calloc(1, sizeof *o);
+    int n = gr->nmembers - 1;
+    if (o) {
+        o->group = gr;
+        o->storage = calloc((size_t)n + 1, sizeof *o->storage);
+        o->lb = calloc((size_t)n + 1, sizeof *o->lb);
+    }
+    if (!o || !o->storage || !o->lb) {
+        origins_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* One scratchpad origin as an AST expression of the tile loops: pa (taken; NULL and
+ * empty when it was sent as "") pulled back through tmap. NULL when isl fails. */
+static __isl_give isl_ast_expr *origin_expr(__isl_take isl_pw_aff *pa, bool empty,
+                                            __isl_keep isl_pw_multi_aff *tmap,
+                                            __isl_keep isl_ast_build *build, isl_ctx *ctx)
+{
+    pa = isl_pw_aff_align_params(pa, isl_pw_multi_aff_get_space(tmap));
+    pa = isl_pw_aff_pullback_pw_multi_aff(pa, isl_pw_multi_aff_copy(tmap));
+    /* a member may compute nothing in these tiles (its reads sit in an empty case
+     * piece): any origin will do, and isl has no expression for an empty piecewise
+     * function */
+    isl_set *where = pa ? isl_pw_aff_domain(isl_pw_aff_copy(pa)) : NULL;
+    isl_bool none = empty ? isl_bool_true : where ? isl_set_is_empty(where) : isl_bool_error;
+    isl_set_free(where);
+    if (none == isl_bool_true) {
+        isl_pw_aff_free(pa);
+        return isl_ast_expr_from_val(isl_val_zero(ctx));
+    }
+    return pa ? isl_ast_build_expr_from_pw_aff(build, pa) : NULL;
+}
+
+/* o->storage and o->lb: each producer's scratchpad origin per dimension, from go's
+ * lower bounds through tmap (NULL: none, isl failed before). */
+static void member_origins(mark_ctx *mc, const group_objects *go, pm_tile_origins *o,
+                           __isl_keep isl_pw_multi_aff *tmap, __isl_keep isl_ast_build *build,
+                           isl_ctx *ctx)
+{
+    const pm_poly *poly = mc->poly;
+    const pm_group *gr = o->group;
+    for (int m = 0; m < gr->nmembers - 1 && tmap; m++) {
+        int s = poly->stages[gr->members[m]].storage;
+        o->storage[o->n] = s;
+        for (int d = 0; d < poly->storage[s].ndims; d++) {
+            isl_pw_aff *pa = isl_pw_aff_copy(go->lb[m * PM_MAX_DIMS + d]);
+            bool empty = !pa && mc->objects; /* sent as "" (part_prepare) */
+            o->lb[o->n][d] = origin_expr(pa, empty, tmap, build, ctx);
+            if (!o->lb[o->n][d])
+                mc->failed = true;
+        }
+        o->n++;
+    }
+}
+
+/* o->tile: the tile indices, for a group with a box body (its producers are bounded by
+ * the tile index, pm_ast_box); o->first_block for a group in row blocks. */
+static void tile_exprs(mark_ctx *mc, const group_objects *go, pm_tile_origins *o,
+                       __isl_keep isl_pw_multi_aff *tmap, __isl_keep isl_ast_build *build)
+{
+    const pm_group *gr = o->group;
+    int g = (int)(gr - mc->plan->groups);
+    isl_size ntile = tmap && mc->nboxes[g] > 0 ? isl_pw_multi_aff_dim(tmap, isl_dim_out) : 0;
+    for (int d = 0; d < ntile && d < PM_MAX_DIMS; d++) {
+        isl_pw_aff *pa = isl_pw_multi_aff_get_pw_aff(tmap, d);
+        o->tile[o->ntile++] = pa ? isl_ast_build_expr_from_pw_aff(build, pa) : NULL;
+        if (!o->tile[d])
+            mc->failed = true;
+    }
+    if (tmap && mc->block_rows[g] > 0 &&
+        !(o->first_block = first_block(go, tmap, build, gr->tiled_dim[0], mc->block_rows[g])))
+        mc->failed = true;
+}
+
 /* At each "tile" mark: the origins of the group's scratchpads as AST expressions of
- * the tile loops' iterators, kept as the mark node's annotation. */
+ * the tile loops' iterators, kept as the mark node's annotation (at a "block" mark,
+ * block_mark's). */
 static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
                                            __isl_keep isl_ast_build *build, void *user)
 {
@@ -198,7 +278,6 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
     isl_id_free(id);
     if (!gr)
         return node;
-    const pm_poly *poly = mc->poly;
     group_objects own = {0};
     const group_objects *go = mc->objects;
     if (!go) {
@@ -206,15 +285,8 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
             mc->failed = true;
         go = &own;
     }
-    pm_tile_origins *o = calloc(1, sizeof *o);
-    int n = gr->nmembers - 1;
-    if (o) {
-        o->group = gr;
-        o->storage = calloc((size_t)n + 1, sizeof *o->storage);
-        o->lb = calloc((size_t)n + 1, sizeof *o->lb);
-    }
-    if (!o || !o->storage || !o->lb) {
-        origins_free(o);
+    pm_tile_origins *o = origins_new(gr);
+    if (!o) {
         group_objects_clear(&own);
         mc->failed = true;
         return node;
@@ -222,44 +294,8 @@ static __isl_give isl_ast_node *after_mark(__isl_take isl_ast_node *node,
     isl_pw_multi_aff *tmap = mc->failed ? NULL : tile_of_schedule(go, build);
     if (!tmap)
         mc->failed = true;
-    for (int m = 0; m < n && tmap; m++) {
-        int s = poly->stages[gr->members[m]].storage;
-        o->storage[o->n] = s;
-        for (int d = 0; d < poly->storage[s].ndims; d++) {
-            isl_pw_aff *pa = isl_pw_aff_copy(go->lb[m * PM_MAX_DIMS + d]);
-            bool empty = !pa && mc->objects; /* sent as "" (part_prepare) */
-            pa = isl_pw_aff_align_params(pa, isl_pw_multi_aff_get_space(tmap));
-            pa = isl_pw_aff_pullback_pw_multi_aff(pa, isl_pw_multi_aff_copy(tmap));
-            /* a member may compute nothing in these tiles (its reads sit in an empty
-             * case piece): any origin will do, and isl has no expression for an empty
-             * piecewise function */
-            isl_set *where = pa ? isl_pw_aff_domain(isl_pw_aff_copy(pa)) : NULL;
-            isl_bool none = empty ? isl_bool_true : where ? isl_set_is_empty(where) : isl_bool_error;
-            isl_set_free(where);
-            if (none == isl_bool_true) {
-                isl_pw_aff_free(pa);
-                o->lb[o->n][d] = isl_ast_expr_from_val(isl_val_zero(isl_ast_node_get_ctx(node)));
-            } else {
-                o->lb[o->n][d] = pa ? isl_ast_build_expr_from_pw_aff(build, pa) : NULL;
-            }
-            if (!o->lb[o->n][d])
-                mc->failed = true;
-        }
-        o->n++;
-    }
-    /* a box body's producers are bounded by the tile index (pm_ast_box) */
-    isl_size ntile = tmap && mc->nboxes[gr - mc->plan->groups] > 0
-                         ? isl_pw_multi_aff_dim(tmap, isl_dim_out) : 0;
-    for (int d = 0; d < ntile && d < PM_MAX_DIMS; d++) {
-        isl_pw_aff *pa = isl_pw_multi_aff_get_pw_aff(tmap, d);
-        o->tile[o->ntile++] = pa ? isl_ast_build_expr_from_pw_aff(build, pa) : NULL;
-        if (!o->tile[d])
-            mc->failed = true;
-    }
-    if (tmap && mc->block_rows[gr - mc->plan->groups] > 0 &&
-        !(o->first_block = first_block(go, tmap, build, gr->tiled_dim[0],
-                                       mc->block_rows[gr - mc->plan->groups])))
-        mc->failed = true;
+    member_origins(mc, go, o, tmap, build, isl_ast_node_get_ctx(node));
+    tile_exprs(mc, go, o, tmap, build);
     isl_pw_multi_aff_free(tmap);
     group_objects_clear(&own);
     isl_id *ann = isl_id_alloc(isl_ast_node_get_ctx(node), PM_MARK_TILE, o);
@@ -704,13 +740,11 @@ static int make_parts(const pm_poly *poly, const pm_plan *plan,
     return n;
 }
 
-pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_schedule *sched,
-                   isl_schedule *const *group_sched, int threads, pm_error *err)
+/* An empty pm_ast with room for cap roots, its box bodies decided (boxes_new); NULL,
+ * with the error in err, when out of memory or isl cannot bound them. */
+static pm_ast *ast_alloc(const pm_poly *poly, const pm_plan *plan, int cap, pm_error *err)
 {
     pm_ast *ast = calloc(1, sizeof *ast);
-    int ngroups = plan->ngroups;
-    bool parallel = threads > 1 && ngroups > 1 && group_sched;
-    int cap = parallel ? ngroups : 1;
     if (ast) {
         ast->root = calloc((size_t)cap, sizeof *ast->root);
         ast->own_ctx = calloc((size_t)cap, sizeof *ast->own_ctx);
@@ -727,18 +761,95 @@ pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_sche
                      poly->pipeline->name);
         return NULL;
     }
-    if (!parallel) {
-        mark_ctx mc = {poly, plan, NULL, false, ast->nboxes, ast->block_rows};
-        ast->root[0] = build_ast(&mc, isl_schedule_copy(sched), isl_space_copy(poly->params));
-        ast->n = ast->root[0] ? 1 : 0;
-        if (!ast->n) {
-            pm_ast_free(ast);
-            pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not build the AST",
-                         poly->pipeline->name);
-            return NULL;
-        }
-        return ast;
+    return ast;
+}
+
+/* One AST of the whole schedule, on this thread in the poly's context; NULL (ast
+ * freed, the error in err) when isl fails. */
+static pm_ast *ast_serial(pm_ast *ast, const pm_poly *poly, const pm_plan *plan,
+                          __isl_keep isl_schedule *sched, pm_error *err)
+{
+    mark_ctx mc = {poly, plan, NULL, false, ast->nboxes, ast->block_rows};
+    ast->root[0] = build_ast(&mc, isl_schedule_copy(sched), isl_space_copy(poly->params));
+    ast->n = ast->root[0] ? 1 : 0;
+    if (!ast->n) {
+        pm_ast_free(ast);
+        pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not build the AST",
+                     poly->pipeline->name);
+        return NULL;
     }
+    return ast;
+}
+
+/* Starts workers 1 .. nworkers - 1 (at most 63) on q's parts; started[w]: worker w
+ * runs in tid[w]. */
+static void start_workers(part_queue *q, int nworkers, pthread_t *tid, bool *started)
+{
+    pthread_attr_t attr;
+    bool attr_ok = pthread_attr_init(&attr) == 0;
+    if (attr_ok) /* isl recurses over the tree; give it the main thread's room */
+        pthread_attr_setstacksize(&attr, 8u << 20);
+    for (int w = 1; w < nworkers && w < 64; w++)
+        started[w] = pthread_create(&tid[w], attr_ok ? &attr : NULL, part_worker, q) == 0;
+    if (attr_ok)
+        pthread_attr_destroy(&attr);
+}
+
+/* The parts' ASTs (their inputs printed, order heaviest first): the heaviest built on
+ * this thread in the poly's context from the poly's own objects, the others parsed
+ * and built by up to threads workers (this thread among them) from a queue. */
+static void build_parts(const pm_poly *poly, const pm_plan *plan, const pm_ast *ast,
+                        ast_part *parts, int *order, int nparts, int threads)
+{
+    part_queue q = {.parts = parts, .order = order, .next = 1, .n = nparts};
+    pthread_mutex_init(&q.lock, NULL);
+    int nworkers = threads < nparts ? threads : nparts;
+    pthread_t tid[64];
+    bool started[64] = {false};
+    start_workers(&q, nworkers, tid, started);
+    ast_part *heavy = &parts[order[0]];
+    isl_schedule *own = part_schedule(heavy);
+    mark_ctx mc = {poly, plan, NULL, false, ast->nboxes, ast->block_rows};
+    heavy->ast = own ? build_ast(&mc, own, isl_space_copy(poly->params)) : NULL;
+    if (!heavy->ast)
+        snprintf(heavy->error, sizeof heavy->error, "%s",
+                 isl_ctx_last_error_msg(poly->ctx) ? isl_ctx_last_error_msg(poly->ctx)
+                                                   : "no AST");
+    part_worker(&q); /* then it takes parts from the queue too */
+    for (int w = 1; w < nworkers && w < 64; w++)
+        if (started[w])
+            pthread_join(tid[w], NULL);
+    pthread_mutex_destroy(&q.lock);
+}
+
+/* The parts' roots and contexts into ast (which frees them from then on); false, with
+ * the first failed part's error in err, when ok is false or some part has no AST. */
+static bool collect_parts(pm_ast *ast, const pm_poly *poly, const ast_part *parts,
+                          int nparts, bool ok, pm_error *err)
+{
+    for (int k = 0; k < nparts; k++) {
+        ast->root[k] = parts[k].ast;
+        ast->own_ctx[k] = parts[k].ctx;
+        ast->n = k + 1;
+        if (ok && !parts[k].ast) {
+            ok = false;
+            pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not build the AST of group %d: %s",
+                         poly->pipeline->name, parts[k].first, parts[k].error);
+        }
+    }
+    return ok;
+}
+
+pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_schedule *sched,
+                   isl_schedule *const *group_sched, int threads, pm_error *err)
+{
+    int ngroups = plan->ngroups;
+    bool parallel = threads > 1 && ngroups > 1 && group_sched;
+    pm_ast *ast = ast_alloc(poly, plan, parallel ? ngroups : 1, err);
+    if (!ast)
+        return NULL;
+    if (!parallel)
+        return ast_serial(ast, poly, plan, sched, err);
     ast_part *parts = calloc((size_t)ngroups, sizeof *parts);
     int *order = calloc((size_t)ngroups, sizeof *order);
     int nparts = parts && order ? make_parts(poly, plan, group_sched, ast->nboxes, ast->block_rows, parts) : 0;
@@ -750,44 +861,9 @@ pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_sche
      * then belongs to this thread's isl work alone. */
     for (int i = 1; ok && i < nparts; i++)
         ok = part_prepare(&parts[order[i]]);
-    if (ok) {
-        part_queue q = {.parts = parts, .order = order, .next = 1, .n = nparts};
-        pthread_mutex_init(&q.lock, NULL);
-        int nworkers = threads < nparts ? threads : nparts;
-        pthread_t tid[64];
-        bool started[64] = {false};
-        pthread_attr_t attr;
-        bool attr_ok = pthread_attr_init(&attr) == 0;
-        if (attr_ok) /* isl recurses over the tree; give it the main thread's room */
-            pthread_attr_setstacksize(&attr, 8u << 20);
-        for (int w = 1; w < nworkers && w < 64; w++)
-            started[w] = pthread_create(&tid[w], attr_ok ? &attr : NULL, part_worker, &q) == 0;
-        if (attr_ok)
-            pthread_attr_destroy(&attr);
-        ast_part *heavy = &parts[order[0]];
-        isl_schedule *own = part_schedule(heavy);
-        mark_ctx mc = {poly, plan, NULL, false, ast->nboxes, ast->block_rows};
-        heavy->ast = own ? build_ast(&mc, own, isl_space_copy(poly->params)) : NULL;
-        if (!heavy->ast)
-            snprintf(heavy->error, sizeof heavy->error, "%s",
-                     isl_ctx_last_error_msg(poly->ctx) ? isl_ctx_last_error_msg(poly->ctx)
-                                                       : "no AST");
-        part_worker(&q); /* then it takes parts from the queue too */
-        for (int w = 1; w < nworkers && w < 64; w++)
-            if (started[w])
-                pthread_join(tid[w], NULL);
-        pthread_mutex_destroy(&q.lock);
-    }
-    for (int k = 0; k < nparts; k++) {
-        ast->root[k] = parts[k].ast;
-        ast->own_ctx[k] = parts[k].ctx;
-        ast->n = k + 1;
-        if (ok && !parts[k].ast) {
-            ok = false;
-            pm_error_set(err, PM_ERR_INTERNAL, "%s: isl could not build the AST of group %d: %s",
-                         poly->pipeline->name, parts[k].first, parts[k].error);
-        }
-    }
+    if (ok)
+        build_parts(poly, plan, ast, parts, order, nparts, threads);
+    ok = collect_parts(ast, poly, parts, nparts, ok, err);
     for (int k = 0; k < nparts; k++)
         part_clear(&parts[k]);
     free(parts);
