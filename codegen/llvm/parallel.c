@@ -270,6 +270,64 @@ static void outlined_name(pm_llvm *g, __isl_keep isl_ast_node *node, const char 
              fu.name ? "_" : "", fu.name ? fu.name : "");
 }
 
+/* ---- the outlined function ------------------------------------------------------------ */
+
+/* Stores the env values of pk as i64 into data's first pk->n slots; types[i]: value i's
+ * type, to load it back (enter_outlined). */
+static void store_env(pm_llvm *g, const packed *pk, LLVMTypeRef *types, LLVMValueRef data)
+{
+    for (int i = 0; i < pk->n; i++) {
+        types[i] = LLVMTypeOf(*pk->slot[i]);
+        LLVMBuildStore(g->B, to_i64(g, *pk->slot[i]), slot_ptr(g, data, i));
+    }
+}
+
+/* A new internal function <entry>_<kind><k>_<first statement>(ptr data). */
+static LLVMValueRef outlined_fn(pm_llvm *g, __isl_keep isl_ast_node *node, const char *kind)
+{
+    char name[192];
+    outlined_name(g, node, kind, name, sizeof name);
+    LLVMTypeRef fnty = LLVMFunctionType(g->t_void, &g->t_ptr, 1, 0);
+    LLVMValueRef fn = LLVMAddFunction(g->M, name, fnty);
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    pm_llvm_set_fn_attrs(g, fn);
+    return fn;
+}
+
+/* The caller's state while an outlined function is emitted. */
+typedef struct caller_state {
+    LLVMValueRef fn;
+    LLVMBasicBlockRef bb;
+    LLVMValueRef *env; /* the env values of the packed slots                            */
+} caller_state;
+
+/* Emission moves to fn's entry block, where the env values of pk are loaded from its
+ * data parameter (types: theirs); *cs keeps the caller's. Returns the data parameter. */
+static LLVMValueRef enter_outlined(pm_llvm *g, LLVMValueRef fn, const packed *pk,
+                                   const LLVMTypeRef *types, caller_state *cs)
+{
+    LLVMBuilderRef B = g->B;
+    cs->fn = g->fn;
+    cs->bb = LLVMGetInsertBlock(B);
+    for (int i = 0; i < pk->n; i++)
+        cs->env[i] = *pk->slot[i];
+    g->fn = fn;
+    LLVMPositionBuilderAtEnd(B, pm_llvm_block(g, "entry"));
+    LLVMValueRef in = LLVMGetParam(fn, 0);
+    for (int i = 0; i < pk->n; i++)
+        *pk->slot[i] = from_i64(g, LLVMBuildLoad2(B, g->t_i64, slot_ptr(g, in, i), ""), types[i]);
+    return in;
+}
+
+/* Emission back in the caller, where enter_outlined left it. */
+static void leave_outlined(pm_llvm *g, const packed *pk, const caller_state *cs)
+{
+    for (int i = 0; i < pk->n; i++)
+        *pk->slot[i] = cs->env[i];
+    g->fn = cs->fn;
+    LLVMPositionBuilderAtEnd(g->B, cs->bb);
+}
+
 /* ---- the loop ----------------------------------------------------------------------------- */
 
 typedef struct body_ctx {
@@ -288,102 +346,111 @@ static void run_body(pm_llvm *g, LLVMValueRef j, void *user)
     pm_llvm_pop_iter(g);
 }
 
-bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool independent)
+/* A loop that may run in parallel: `for (i = init; i <= rhs (or i < rhs); i += inc)`,
+ * inc a positive constant and rhs free of i (the trip count is then known up front). */
+typedef struct par_loop {
+    int64_t inc;
+    isl_id *id;                   /* the iterator i                                   */
+    enum isl_ast_expr_op_type op; /* isl_ast_expr_op_le or isl_ast_expr_op_lt         */
+    isl_ast_expr *cond, *lhs, *rhs;
+} par_loop;
+
+static void par_loop_clear(par_loop *pl)
 {
-    if (g->in_parallel || isl_ast_node_for_is_degenerate(node) == isl_bool_true)
-        return false;
+    isl_ast_expr_free(pl->lhs);
+    isl_ast_expr_free(pl->rhs);
+    isl_ast_expr_free(pl->cond);
+    isl_id_free(pl->id);
+}
+
+/* node's increment, iterator and condition into pl (par_loop_clear frees them either
+ * way); false when the loop does not have par_loop's shape. */
+static bool par_loop_of(__isl_keep isl_ast_node *node, par_loop *pl)
+{
     isl_ast_expr *inc_e = isl_ast_node_for_get_inc(node);
-    int64_t inc = 0;
+    pl->inc = 0;
     if (isl_ast_expr_get_type(inc_e) == isl_ast_expr_int) {
         isl_val *v = isl_ast_expr_int_get_val(inc_e);
-        inc = isl_val_get_num_si(v);
+        pl->inc = isl_val_get_num_si(v);
         isl_val_free(v);
     }
     isl_ast_expr_free(inc_e);
     isl_ast_expr *it = isl_ast_node_for_get_iterator(node);
-    isl_id *id = isl_ast_expr_id_get_id(it);
+    pl->id = isl_ast_expr_id_get_id(it);
     isl_ast_expr_free(it);
-    isl_ast_expr *cond = isl_ast_node_for_get_cond(node);
+    pl->cond = isl_ast_node_for_get_cond(node);
     /* only `i <= e` / `i < e` with e free of i: the trip count is then known up front */
-    bool ok = inc > 0 && isl_ast_expr_get_type(cond) == isl_ast_expr_op;
-    enum isl_ast_expr_op_type op = ok ? isl_ast_expr_op_get_type(cond) : isl_ast_expr_op_error;
-    ok = ok && (op == isl_ast_expr_op_le || op == isl_ast_expr_op_lt);
-    isl_ast_expr *lhs = ok ? isl_ast_expr_op_get_arg(cond, 0) : NULL;
-    isl_ast_expr *rhs = ok ? isl_ast_expr_op_get_arg(cond, 1) : NULL;
+    bool ok = pl->inc > 0 && isl_ast_expr_get_type(pl->cond) == isl_ast_expr_op;
+    pl->op = ok ? isl_ast_expr_op_get_type(pl->cond) : isl_ast_expr_op_error;
+    ok = ok && (pl->op == isl_ast_expr_op_le || pl->op == isl_ast_expr_op_lt);
+    pl->lhs = ok ? isl_ast_expr_op_get_arg(pl->cond, 0) : NULL;
+    pl->rhs = ok ? isl_ast_expr_op_get_arg(pl->cond, 1) : NULL;
     if (ok) {
-        isl_id *l = isl_ast_expr_get_type(lhs) == isl_ast_expr_id ? isl_ast_expr_id_get_id(lhs) : NULL;
-        ok = l == id;
+        isl_id *l = isl_ast_expr_get_type(pl->lhs) == isl_ast_expr_id
+                        ? isl_ast_expr_id_get_id(pl->lhs) : NULL;
+        ok = l == pl->id;
         isl_id_free(l);
     }
-    ok = ok && (independent || loop_is_marked_dim(g, node, id));
-    packed pk = {0};
-    ok = ok && collect(g, node, &pk);
-    LLVMTypeRef *types = ok ? malloc((size_t)pk.n * sizeof *types) : NULL;
-    LLVMValueRef *saved = ok ? malloc((size_t)pk.n * sizeof *saved) : NULL;
-    if (!ok || !types || !saved) {
-        free(pk.slot);
-        free(types);
-        free(saved);
-        isl_ast_expr_free(lhs);
-        isl_ast_expr_free(rhs);
-        isl_ast_expr_free(cond);
-        isl_id_free(id);
-        return false;
-    }
+    return ok;
+}
+
+/* The loop's lower bound into *lo, and its trip count n = hi >= lo ? (hi - lo) / inc + 1
+ * : 0 (rhs cannot mention i: it is an upper bound isl computed outside the loop). */
+static LLVMValueRef trip_count(pm_llvm *g, __isl_keep isl_ast_node *node, const par_loop *pl,
+                               LLVMValueRef *lo)
+{
     LLVMBuilderRef B = g->B;
-
-    /* trip count n = hi >= lo ? (hi - lo) / inc + 1 : 0 (rhs cannot mention i: it is an
-     * upper bound isl computed outside the loop) */
     isl_ast_expr *init = isl_ast_node_for_get_init(node);
-    LLVMValueRef lo = pm_llvm_ast_expr(g, init);
+    *lo = pm_llvm_ast_expr(g, init);
     isl_ast_expr_free(init);
-    LLVMValueRef hi = pm_llvm_ast_expr(g, rhs);
-    if (op == isl_ast_expr_op_lt)
+    LLVMValueRef hi = pm_llvm_ast_expr(g, pl->rhs);
+    if (pl->op == isl_ast_expr_op_lt)
         hi = LLVMBuildSub(B, hi, pm_llvm_i64(g, 1), "");
-    LLVMValueRef span = LLVMBuildSub(B, hi, lo, "");
-    LLVMValueRef n = LLVMBuildSelect(
+    LLVMValueRef span = LLVMBuildSub(B, hi, *lo, "");
+    return LLVMBuildSelect(
         B, LLVMBuildICmp(B, LLVMIntSLT, span, pm_llvm_i64(g, 0), ""), pm_llvm_i64(g, 0),
-        LLVMBuildAdd(B, LLVMBuildSDiv(B, span, pm_llvm_i64(g, inc), ""), pm_llvm_i64(g, 1), ""), "trips");
+        LLVMBuildAdd(B, LLVMBuildSDiv(B, span, pm_llvm_i64(g, pl->inc), ""), pm_llvm_i64(g, 1), ""),
+        "trips");
+}
 
-    /* pack */
-    LLVMValueRef data = entry_alloca(g, pk.n + 3);
-    for (int i = 0; i < pk.n; i++) {
-        types[i] = LLVMTypeOf(*pk.slot[i]);
-        LLVMBuildStore(B, to_i64(g, *pk.slot[i]), slot_ptr(g, data, i));
-    }
-    LLVMBuildStore(B, lo, slot_ptr(g, data, pk.n));
-    LLVMBuildStore(B, n, slot_ptr(g, data, pk.n + 1));
-    LLVMBuildStore(B, pm_llvm_i64(g, 0), slot_ptr(g, data, pk.n + 2)); /* the dynamic split's counter */
+/* The iterations [start, end) of the loop's n in the outlined function's `run` block
+ * (i = plo + j * inc): an innermost loop (a 1-D stage: camera pipe's tone curve) runs
+ * its share with vectors where the vector emitter takes it, any other loop as
+ *     for (j = start; j <= end - 1; j++) { i = plo + j*inc; body } */
+static void run_share(pm_llvm *g, __isl_keep isl_ast_node *node, const par_loop *pl,
+                      LLVMValueRef plo, LLVMValueRef start, LLVMValueRef end)
+{
+    LLVMBuilderRef B = g->B;
+    isl_ast_node *body = isl_ast_node_for_get_body(node);
+    body_ctx bc = {body, pl->id, plo, pl->inc};
+    LLVMValueRef first = LLVMBuildAdd(B, plo, start, "");
+    LLVMValueRef last = LLVMBuildSub(B, LLVMBuildAdd(B, plo, end, ""), pm_llvm_i64(g, 1), "");
+    if (pl->inc != 1 || !pm_llvm_vector_range(g, node, first, last))
+        pm_llvm_counted_loop(g, start, LLVMBuildSub(B, end, pm_llvm_i64(g, 1), ""), 1, run_body, &bc);
+    isl_ast_node_free(body);
+}
 
-    /* the outlined function */
-    char name[192];
-    outlined_name(g, node, "par", name, sizeof name);
-    LLVMTypeRef fnty = LLVMFunctionType(g->t_void, &g->t_ptr, 1, 0);
-    LLVMValueRef fn = LLVMAddFunction(g->M, name, fnty);
-    LLVMSetLinkage(fn, LLVMInternalLinkage);
-    pm_llvm_set_fn_attrs(g, fn);
-    LLVMValueRef saved_fn = g->fn;
-    LLVMBasicBlockRef saved_bb = LLVMGetInsertBlock(B);
-    for (int i = 0; i < pk.n; i++)
-        saved[i] = *pk.slot[i];
-
-    g->fn = fn;
-    g->in_parallel = true;
-    LLVMPositionBuilderAtEnd(B, pm_llvm_block(g, "entry"));
-    LLVMValueRef in = LLVMGetParam(fn, 0);
-    for (int i = 0; i < pk.n; i++)
-        *pk.slot[i] = from_i64(g, LLVMBuildLoad2(B, g->t_i64, slot_ptr(g, in, i), ""), types[i]);
-    LLVMValueRef plo = LLVMBuildLoad2(B, g->t_i64, slot_ptr(g, in, pk.n), "lo");
-    LLVMValueRef pn = LLVMBuildLoad2(B, g->t_i64, slot_ptr(g, in, pk.n + 1), "n");
+/* The outlined function's body after its env is loaded: the loop's n iterations taken
+ * in shares from the counter in data (in) until none is left. Guided, as the lowering
+ * says: with `cur` iterations taken, take [cur, cur + max(1, (n - cur) / (guided_share *
+ * threads))) by compare-and-swap while cur < n:
+ *     take:      seen = atomic load counter
+ *     retry:     start = phi(seen, now_taken); left = n - start; if (left <= 0) goto none_left
+ *     grab:      end = start + max(1, left / share);
+ *                now_taken = cmpxchg(counter, start, end); if it failed goto retry
+ *     run:       run_share(start, end); goto take
+ *     none_left: fence the streams; return */
+static void emit_shares(pm_llvm *g, __isl_keep isl_ast_node *node, const par_loop *pl,
+                        LLVMValueRef in, int npacked)
+{
+    LLVMBuilderRef B = g->B;
+    LLVMValueRef plo = LLVMBuildLoad2(B, g->t_i64, slot_ptr(g, in, npacked), "lo");
+    LLVMValueRef pn = LLVMBuildLoad2(B, g->t_i64, slot_ptr(g, in, npacked + 1), "n");
     LLVMTypeRef ity = LLVMFunctionType(g->t_i32, NULL, 0, 0);
     LLVMValueRef nth = LLVMBuildSExt(B, LLVMBuildCall2(B, ity, pm_llvm_declare(g, "omp_get_num_threads", ity),
                                                        NULL, 0, "nth"), g->t_i64, "");
-    isl_ast_node *body = isl_ast_node_for_get_body(node);
-    body_ctx bc = {body, id, plo, inc};
-    /* guided, as the lowering says: with `cur` iterations taken, take [cur, cur +
-     * max(1, (n - cur) / (guided_share * threads))) by compare-and-swap while cur < n */
     const pm_loop_plan *split = pm_lower_loop(g->lower, node, g->box);
-    LLVMValueRef counter = slot_ptr(g, in, pk.n + 2);
+    LLVMValueRef counter = slot_ptr(g, in, npacked + 2);
     LLVMValueRef share = LLVMBuildMul(B, nth, pm_llvm_i64(g, split ? split->guided_share : 1),
                                       "share");
     LLVMBasicBlockRef take = pm_llvm_block(g, "take"), retry = pm_llvm_block(g, "retry");
@@ -412,37 +479,59 @@ bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool indepe
     LLVMBasicBlockRef from_blocks[2] = {take, grab};
     LLVMAddIncoming(start, from_vals, from_blocks, 2);
     LLVMPositionBuilderAtEnd(B, run);
-    /* an innermost loop (a 1-D stage: camera pipe's tone curve) runs its share with
-     * vectors where the vector emitter takes it */
-    LLVMValueRef first = LLVMBuildAdd(B, plo, start, "");
-    LLVMValueRef last = LLVMBuildSub(B, LLVMBuildAdd(B, plo, end, ""), pm_llvm_i64(g, 1), "");
-    if (inc != 1 || !pm_llvm_vector_range(g, node, first, last))
-        pm_llvm_counted_loop(g, start, LLVMBuildSub(B, end, pm_llvm_i64(g, 1), ""), 1, run_body, &bc);
+    run_share(g, node, pl, plo, start, end);
     LLVMBuildBr(B, take);
     LLVMPositionBuilderAtEnd(B, none);
     pm_llvm_fence_streams(g);
     LLVMBuildRetVoid(B);
-    isl_ast_node_free(body);
+}
 
-    /* back in the caller */
-    for (int i = 0; i < pk.n; i++)
-        *pk.slot[i] = saved[i];
-    g->fn = saved_fn;
+/* The loop as the file's header shows: its env, lo, n and a counter packed into data,
+ * the outlined <entry>_par<k>(data) running the shares (emit_shares), and
+ * GOMP_parallel(<entry>_par<k>, &data, threads, 0) in its place. */
+static void emit_parallel(pm_llvm *g, __isl_keep isl_ast_node *node, const par_loop *pl,
+                          const packed *pk, LLVMTypeRef *types, LLVMValueRef *saved)
+{
+    LLVMBuilderRef B = g->B;
+    LLVMValueRef lo;
+    LLVMValueRef n = trip_count(g, node, pl, &lo);
+    LLVMValueRef data = entry_alloca(g, pk->n + 3);
+    store_env(g, pk, types, data);
+    LLVMBuildStore(B, lo, slot_ptr(g, data, pk->n));
+    LLVMBuildStore(B, n, slot_ptr(g, data, pk->n + 1));
+    LLVMBuildStore(B, pm_llvm_i64(g, 0), slot_ptr(g, data, pk->n + 2)); /* the dynamic split's counter */
+    LLVMValueRef fn = outlined_fn(g, node, "par");
+    caller_state cs = {.env = saved};
+    g->in_parallel = true;
+    LLVMValueRef in = enter_outlined(g, fn, pk, types, &cs);
+    emit_shares(g, node, pl, in, pk->n);
+    leave_outlined(g, pk, &cs);
     g->in_parallel = false;
-    LLVMPositionBuilderAtEnd(B, saved_bb);
     LLVMTypeRef gty = LLVMFunctionType(g->t_void, (LLVMTypeRef[]){g->t_ptr, g->t_ptr, g->t_i32,
                                        g->t_i32}, 4, 0);
     LLVMValueRef args[4] = {fn, data, g->env.threads, LLVMConstInt(g->t_i32, 0, 0)};
     LLVMBuildCall2(B, gty, pm_llvm_declare(g, "GOMP_parallel", gty), args, 4, "");
+}
 
+bool pm_llvm_parallel_for(pm_llvm *g, __isl_keep isl_ast_node *node, bool independent)
+{
+    if (g->in_parallel || isl_ast_node_for_is_degenerate(node) == isl_bool_true)
+        return false;
+    par_loop pl = {0};
+    bool ok = par_loop_of(node, &pl);
+    ok = ok && (independent || loop_is_marked_dim(g, node, pl.id));
+    packed pk = {0};
+    ok = ok && collect(g, node, &pk);
+    LLVMTypeRef *types = ok ? malloc((size_t)pk.n * sizeof *types) : NULL;
+    LLVMValueRef *saved = ok ? malloc((size_t)pk.n * sizeof *saved) : NULL;
+    ok = ok && types && saved;
+    if (ok)
+        emit_parallel(g, node, &pl, &pk, types, saved);
     free(pk.slot);
     free(types);
     free(saved);
-    isl_ast_expr_free(lhs);
-    isl_ast_expr_free(rhs);
-    isl_ast_expr_free(cond);
-    isl_id_free(id);
-    return true;
+    par_loop_clear(&pl);
+    return ok;
 }
 
 /* ---- a subtree as a function of its own ---------------------------------------------- */
@@ -466,34 +555,16 @@ bool pm_llvm_outline(pm_llvm *g, __isl_keep isl_ast_node *node)
     }
     LLVMBuilderRef B = g->B;
     LLVMValueRef data = entry_alloca(g, pk.n + 1);
-    for (int i = 0; i < pk.n; i++) {
-        types[i] = LLVMTypeOf(*pk.slot[i]);
-        LLVMBuildStore(B, to_i64(g, *pk.slot[i]), slot_ptr(g, data, i));
-    }
-    char name[192];
-    outlined_name(g, node, "part", name, sizeof name);
-    LLVMTypeRef fnty = LLVMFunctionType(g->t_void, &g->t_ptr, 1, 0);
-    LLVMValueRef fn = LLVMAddFunction(g->M, name, fnty);
-    LLVMSetLinkage(fn, LLVMInternalLinkage);
-    pm_llvm_set_fn_attrs(g, fn);
+    store_env(g, &pk, types, data);
+    LLVMValueRef fn = outlined_fn(g, node, "part");
     unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->C, noinline, 0));
-    LLVMValueRef saved_fn = g->fn;
-    LLVMBasicBlockRef saved_bb = LLVMGetInsertBlock(B);
-    for (int i = 0; i < pk.n; i++)
-        saved[i] = *pk.slot[i];
-    g->fn = fn;
-    LLVMPositionBuilderAtEnd(B, pm_llvm_block(g, "entry"));
-    LLVMValueRef in = LLVMGetParam(fn, 0);
-    for (int i = 0; i < pk.n; i++)
-        *pk.slot[i] = from_i64(g, LLVMBuildLoad2(B, g->t_i64, slot_ptr(g, in, i), ""), types[i]);
+    caller_state cs = {.env = saved};
+    enter_outlined(g, fn, &pk, types, &cs);
     pm_llvm_node(g, node);
     LLVMBuildRetVoid(B);
-    for (int i = 0; i < pk.n; i++)
-        *pk.slot[i] = saved[i];
-    g->fn = saved_fn;
-    LLVMPositionBuilderAtEnd(B, saved_bb);
-    LLVMBuildCall2(B, fnty, fn, &data, 1, "");
+    leave_outlined(g, &pk, &cs);
+    LLVMBuildCall2(B, LLVMGlobalGetValueType(fn), fn, &data, 1, "");
     free(pk.slot);
     free(types);
     free(saved);
