@@ -598,6 +598,151 @@ static void store_rows_of_bins(pm_llvm *g, const pm_point *pt, int si, LLVMValue
     (void)pt;
 }
 
+/* pm_llvm_private_block's values for its rows of bins, shared by its steps. */
+typedef struct priv_block {
+    const pm_loop_plan *lp;
+    const pm_private_shape *sh;
+    const pm_func *f;
+    int W, si, E, bin;          /* lanes; the stage's storage; bins; the bin dimension  */
+    LLVMTypeRef v32, vt;        /* <W x i32>; <W x the stage's type>                     */
+    LLVMValueRef all;           /* the mask of all W lanes                               */
+    LLVMValueRef bin_stride;    /* the bin dimension's stride, 32-bit                    */
+    pm_private_rows pr;         /* the accumulators, g->priv during the passes           */
+    pm_point pts[PM_PRIVATE_MAX_USERS];
+    LLVMValueRef row[PM_PRIVATE_MAX_USERS]; /* per update instance: its lanes' rows      */
+} priv_block;
+
+/* The cells' initial value as a W-lane vector when no load is needed, else NULL. When
+ * two updates of a common cell agree in every dimension but the window's (poly.h:
+ * distinct_cell_dims; the window being the dimensions after the lanes' but the
+ * channel), all of a cell's updates are in this block, so its rows hold their initial
+ * value here: a constant one needs no load. A dimension outside the blocks that adds
+ * to the same rows (layers summed) needs the load. */
+static LLVMValueRef fresh_cells(pm_llvm *g, const priv_block *pb)
+{
+    const pm_poly_stmt *s = pb->sh->s;
+    const pm_func *f = pb->f;
+    LLVMValueRef fresh = NULL;
+    isl_ast_expr *call0 = isl_ast_node_user_get_expr(pb->sh->users[0]);
+    int lane_k = pm_lower_lane_dim(call0, s, pb->sh->id);
+    isl_ast_expr_free(call0);
+    bool own_cells = lane_k >= 0 && s->ndims <= 32;
+    for (int k = 0; own_cells && k < s->ndims; k++)
+        own_cells = (k > lane_k && k != g->ast->plan->channel_dim[s - g->poly->stmts]) || (s->distinct_cell_dims & (1u << k));
+    const pm_expr *init = f->initial;
+    LLVMTypeRef et = pm_llvm_type(g, f->type);
+    bool fp = pm_type_is_float(f->type);
+    if (own_cells) {
+        if (!init)
+            fresh = LLVMConstNull(et);
+        else if (init->kind == PM_EXPR_INT && init->ival > -(1 << 24) && init->ival < (1 << 24))
+            fresh = fp ? LLVMConstReal(et, (double)init->ival)
+                       : LLVMConstInt(et, (unsigned long long)init->ival, pm_type_is_signed(f->type));
+        else if (init->kind == PM_EXPR_FLOAT && fp)
+            fresh = LLVMConstReal(et, init->fval);
+        if (fresh)
+            fresh = pm_llvm_splat_n(g, (unsigned)pb->W, fresh);
+    }
+    return fresh;
+}
+
+/* Update instance k's point and its lanes' row offsets (32-bit): the sum over every
+ * dimension but the bin's of the index times the stride. False when the point fails. */
+static bool private_row(pm_llvm *g, priv_block *pb, int k)
+{
+    LLVMBuilderRef B = g->B;
+    const pm_func *f = pb->f;
+    const pm_llvm_buf *b = &g->env.bufs[pb->si];
+    bool got = private_point(g, pb->sh->users[k], pb->sh->id, pb->W, &pb->pts[k]);
+    pb->row[k] = LLVMConstNull(pb->v32);
+    for (int d = 0; got && d < f->ndims; d++) {
+        if (d == pb->bin)
+            continue;
+        const pm_expr *ie = f->rindex[d];
+        g->exact++; /* an index is discrete */
+        LLVMValueRef c = pm_llvm_convert(g, pm_llvm_expr(g, &pb->pts[k], ie), ie->type, PM_I64);
+        g->exact--;
+        LLVMValueRef i = pm_llvm_index(g, &pb->pts[k], pb->si, d, pm_llvm_splat(g, &pb->pts[k], c));
+        LLVMValueRef t = LLVMBuildMul(B, LLVMBuildTrunc(B, i, pb->v32, ""),
+                                      pm_llvm_splat(g, &pb->pts[k], LLVMBuildTrunc(B, b->stride[d], g->t_i32, "")), "");
+        pb->row[k] = LLVMBuildAdd(B, pb->row[k], t, "");
+    }
+    return got;
+}
+
+/* Every update instance's rows and its accumulators acc[k][e], one per bin (entry-block
+ * allocas: registers after the passes), set to fresh or gathered from the cells, at
+ * the lanes' first point start. False when a point fails. */
+static bool private_rows_load(pm_llvm *g, priv_block *pb, LLVMValueRef start, LLVMValueRef fresh)
+{
+    LLVMBuilderRef B = g->B;
+    pm_llvm_push_iter(g, pb->sh->id, start);
+    bool got = true;
+    for (int k = 0; got && k < pb->sh->n; k++) {
+        got = private_row(g, pb, k);
+        for (int e = 0; got && e < pb->E; e++) {
+            pb->pr.acc[k][e] = pm_llvm_entry_alloca(g, pb->vt, "bins"); /* registers after the passes */
+            if (fresh) {
+                LLVMBuildStore(B, fresh, pb->pr.acc[k][e]);
+                continue;
+            }
+            LLVMValueRef at = bin_offsets(g, &pb->pts[k], pb->row[k], e, pb->bin_stride);
+            LLVMBuildStore(B, pm_llvm_gather_cells(g, &pb->pts[k], pb->si, at, pb->all), pb->pr.acc[k][e]);
+        }
+    }
+    pm_llvm_pop_iter(g);
+    return got;
+}
+
+/* The window's loops once per pass of per_pass update instances (the lowering fitted
+ * the accumulators to the registers), each pass followed by the store of its
+ * instances' cells: rows of bins (the plan's rows_of_bins) or scatters. */
+static void private_passes(pm_llvm *g, __isl_keep isl_ast_node *node, priv_block *pb)
+{
+    LLVMBuilderRef B = g->B;
+    int per_pass = pb->lp->per_pass, n = pb->sh->n;
+    pm_private_rows *pr = &pb->pr;
+    for (int first = 0; first < n; first += per_pass) {
+        pr->first = first;
+        pr->count = n - first < per_pass ? n - first : per_pass;
+        g->priv = pr;
+        pm_llvm_node(g, node);
+        g->priv = NULL;
+        for (int k = first; k < first + pr->count; k++) {
+            if (pb->lp->rows_of_bins) {
+                store_rows_of_bins(g, &pb->pts[k], pb->si, pb->row[k], pb->E, pr->acc[k], pb->vt);
+                continue;
+            }
+            for (int e = 0; e < pb->E; e++)
+                pm_llvm_scatter_cells(g, &pb->pts[k], pb->si,
+                                      bin_offsets(g, &pb->pts[k], pb->row[k], e, pb->bin_stride),
+                                      pb->all, LLVMBuildLoad2(B, pb->vt, pr->acc[k][e], ""));
+        }
+    }
+}
+
+/* The `bin_rows` block's body: the accumulators loaded at the window's first point
+ * (pushed), then the passes (private_passes). */
+static void private_rows(pm_llvm *g, __isl_keep isl_ast_node *node, priv_block *pb,
+                         LLVMValueRef start)
+{
+    LLVMBuilderRef B = g->B;
+    const pm_private_shape *sh = pb->sh;
+    pb->pr = (pm_private_rows){.lane = sh->id, .start = start, .n = sh->n};
+    pb->v32 = LLVMVectorType(g->t_i32, (unsigned)pb->W);
+    pb->vt = LLVMVectorType(pm_llvm_type(g, pb->f->type), (unsigned)pb->W);
+    pb->all = pm_llvm_splat_n(g, (unsigned)pb->W, LLVMConstInt(g->t_i1, 1, 0));
+    pb->bin_stride = LLVMBuildTrunc(B, g->env.bufs[pb->si].stride[pb->bin], g->t_i32, "");
+    LLVMValueRef fresh = fresh_cells(g, pb);
+    bool got = private_rows_load(g, pb, start, fresh);
+    for (int w = 0; w < sh->nwindow; w++)
+        pm_llvm_pop_iter(g);
+    if (!got)
+        pm_error_set(g->err, PM_ERR_INTERNAL, "%s: a privatized block's point", pb->f->name);
+    else
+        private_passes(g, node, pb);
+}
+
 /*     if (the block has W lanes, caller strides are 1 and gathered offsets fit 32 bits)
  *         for each update instance and bin e: acc[e] = the lanes' cells at bin e
  *         the window's loops; at each point, per instance: acc[e] = bin == e ? acc[e] op v
@@ -617,12 +762,10 @@ bool pm_llvm_private_block(pm_llvm *g, __isl_keep isl_ast_node *node)
         pm_lower_private_shape_clear(&sh);
         return false;
     }
-    int W = lp->v.W;
     LLVMBuilderRef B = g->B;
-    const pm_poly_stmt *s = sh.s;
-    const pm_func *f = g->poly->stages[s->stage].func;
-    int si = pm_llvm_storage_index(g, f), E = s->bin_extent, bin = s->bin_dim;
-    const pm_llvm_buf *b = &g->env.bufs[si];
+    priv_block pb = {.lp = lp, .sh = &sh, .f = g->poly->stages[sh.s->stage].func, .W = lp->v.W,
+                     .E = sh.s->bin_extent, .bin = sh.s->bin_dim};
+    pb.si = pm_llvm_storage_index(g, pb.f);
     pm_llvm_memo_off(g);
     /* the window's first point names the points outside its loops: the rows' indices do
      * not depend on it */
@@ -630,12 +773,12 @@ bool pm_llvm_private_block(pm_llvm *g, __isl_keep isl_ast_node *node)
         pm_llvm_push_iter(g, sh.window[w], pm_llvm_ast_expr(g, sh.winit[w]));
     LLVMValueRef start = pm_llvm_ast_expr(g, sh.init), last = loop_last(g, sh.cond);
     LLVMValueRef full = LLVMBuildICmp(B, LLVMIntEQ, LLVMBuildNSWSub(B, last, start, ""),
-                                      LLVMConstInt(g->t_i64, (unsigned)W - 1, 0), "");
+                                      LLVMConstInt(g->t_i64, (unsigned)pb.W - 1, 0), "");
     bool *gathered = calloc((size_t)g->poly->nstorage + 1, sizeof *gathered);
     bool *outer_gathered = g->gathered;
     g->gathered = gathered;
     if (gathered) /* the rows' offsets are 32-bit, whether scattered to or stored by row */
-        gathered[si] = true;
+        gathered[pb.si] = true;
     LLVMValueRef fits_later = LLVMBuildFreeze(B, LLVMGetUndef(g->t_i1), "fits32");
     LLVMValueRef ok = LLVMBuildAnd(B, LLVMBuildAnd(B, g->env.unit_stride, fits_later, ""), full, "");
     LLVMBasicBlockRef rows = pm_llvm_block(g, "bin_rows"), usual = pm_llvm_block(g, "bin_usual");
@@ -644,88 +787,7 @@ bool pm_llvm_private_block(pm_llvm *g, __isl_keep isl_ast_node *node)
     LLVMPositionBuilderAtEnd(B, rows);
     LLVMValueRef strides[PM_POLY_MAX_STORAGE_UNIT];
     int nsaved = unit_strides(g, strides, true);
-    pm_private_rows pr = {.lane = sh.id, .start = start, .n = sh.n};
-    pm_point pts[PM_PRIVATE_MAX_USERS];
-    LLVMValueRef row[PM_PRIVATE_MAX_USERS];
-    LLVMTypeRef v32 = LLVMVectorType(g->t_i32, (unsigned)W);
-    LLVMTypeRef vt = LLVMVectorType(pm_llvm_type(g, f->type), (unsigned)W);
-    LLVMValueRef all = pm_llvm_splat_n(g, (unsigned)W, LLVMConstInt(g->t_i1, 1, 0));
-    LLVMValueRef bin_stride = LLVMBuildTrunc(B, b->stride[bin], g->t_i32, "");
-    /* When two updates of a common cell agree in every dimension but the window's (poly.h:
-     * distinct_cell_dims; the window being the dimensions after the lanes' but the
-     * channel), all of a cell's updates are in this block, so its rows hold their initial
-     * value here: a constant one needs no load. A dimension outside the blocks that adds
-     * to the same rows (layers summed) needs the load. */
-    LLVMValueRef fresh = NULL;
-    isl_ast_expr *call0 = isl_ast_node_user_get_expr(sh.users[0]);
-    int lane_k = pm_lower_lane_dim(call0, s, sh.id);
-    isl_ast_expr_free(call0);
-    bool own_cells = lane_k >= 0 && s->ndims <= 32;
-    for (int k = 0; own_cells && k < s->ndims; k++)
-        own_cells = (k > lane_k && k != g->ast->plan->channel_dim[s - g->poly->stmts]) || (s->distinct_cell_dims & (1u << k));
-    const pm_expr *init = f->initial;
-    LLVMTypeRef et = pm_llvm_type(g, f->type);
-    bool fp = pm_type_is_float(f->type);
-    if (own_cells) {
-        if (!init)
-            fresh = LLVMConstNull(et);
-        else if (init->kind == PM_EXPR_INT && init->ival > -(1 << 24) && init->ival < (1 << 24))
-            fresh = fp ? LLVMConstReal(et, (double)init->ival)
-                       : LLVMConstInt(et, (unsigned long long)init->ival, pm_type_is_signed(f->type));
-        else if (init->kind == PM_EXPR_FLOAT && fp)
-            fresh = LLVMConstReal(et, init->fval);
-        if (fresh)
-            fresh = pm_llvm_splat_n(g, (unsigned)W, fresh);
-    }
-    pm_llvm_push_iter(g, sh.id, start);
-    bool got = true;
-    for (int k = 0; got && k < sh.n; k++) {
-        got = private_point(g, sh.users[k], sh.id, W, &pts[k]);
-        row[k] = LLVMConstNull(v32);
-        for (int d = 0; got && d < f->ndims; d++) {
-            if (d == bin)
-                continue;
-            const pm_expr *ie = f->rindex[d];
-            g->exact++; /* an index is discrete */
-            LLVMValueRef c = pm_llvm_convert(g, pm_llvm_expr(g, &pts[k], ie), ie->type, PM_I64);
-            g->exact--;
-            LLVMValueRef i = pm_llvm_index(g, &pts[k], si, d, pm_llvm_splat(g, &pts[k], c));
-            LLVMValueRef t = LLVMBuildMul(B, LLVMBuildTrunc(B, i, v32, ""),
-                                          pm_llvm_splat(g, &pts[k], LLVMBuildTrunc(B, b->stride[d], g->t_i32, "")), "");
-            row[k] = LLVMBuildAdd(B, row[k], t, "");
-        }
-        for (int e = 0; got && e < E; e++) {
-            pr.acc[k][e] = pm_llvm_entry_alloca(g, vt, "bins"); /* registers after the passes */
-            if (fresh) {
-                LLVMBuildStore(B, fresh, pr.acc[k][e]);
-                continue;
-            }
-            LLVMValueRef at = bin_offsets(g, &pts[k], row[k], e, bin_stride);
-            LLVMBuildStore(B, pm_llvm_gather_cells(g, &pts[k], si, at, all), pr.acc[k][e]);
-        }
-    }
-    pm_llvm_pop_iter(g);
-    for (int w = 0; w < sh.nwindow; w++)
-        pm_llvm_pop_iter(g);
-    int per_pass = lp->per_pass; /* the lowering fitted the accumulators to the registers */
-    if (!got)
-        pm_error_set(g->err, PM_ERR_INTERNAL, "%s: a privatized block's point", f->name);
-    for (int first = 0; got && first < sh.n; first += per_pass) {
-        pr.first = first;
-        pr.count = sh.n - first < per_pass ? sh.n - first : per_pass;
-        g->priv = &pr;
-        pm_llvm_node(g, node);
-        g->priv = NULL;
-        for (int k = first; k < first + pr.count; k++) {
-            if (lp->rows_of_bins) {
-                store_rows_of_bins(g, &pts[k], si, row[k], E, pr.acc[k], vt);
-                continue;
-            }
-            for (int e = 0; e < E; e++)
-                pm_llvm_scatter_cells(g, &pts[k], si, bin_offsets(g, &pts[k], row[k], e, bin_stride),
-                                      all, LLVMBuildLoad2(B, vt, pr.acc[k][e], ""));
-        }
-    }
+    private_rows(g, node, &pb, start);
     if (nsaved >= 0)
         unit_strides(g, strides, false);
     LLVMBuildBr(B, done);
