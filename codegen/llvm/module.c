@@ -273,68 +273,59 @@ static void full_buffer_who(const pm_poly *poly, int s, LLVMValueRef *full_bytes
         snprintf(out + len, size - len, " share");
 }
 
-static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
-                          LLVMBasicBlockRef fail)
+/* A tile scratchpad's description: one scratchpad per thread in one slot, allocated
+ * here; the "tile" mark re-bases it (loops.c). */
+static void setup_tile_buffer(pm_llvm *g, const pm_poly_storage *st, pm_llvm_buf *b,
+                              LLVMBasicBlockRef fail)
+{
+    int n = st->ndims;
+    char who[512];
+    for (int d = 0; d < n; d++) {
+        b->lb[d] = pm_llvm_i64(g, 0);
+        b->ext[d] = pm_llvm_i64(g, st->tile_ext[d]);
+    }
+    int64_t count = 1;
+    for (int d = n - 1; d >= 0; d--) {
+        b->stride[d] = pm_llvm_i64(g, count);
+        count *= st->tile_ext[d];
+    }
+    int threads = g->o->threads;
+    snprintf(who, sizeof who, "%s's tile scratchpads for %d thread%s", st->func->name,
+             threads, threads == 1 ? "" : "s");
+    b->base = rt_buffer(g, st->index, pm_llvm_i64(g, st->tile_bytes * threads), who,
+                        st->func->name, fail);
+}
+
+/* An input's or output's description, read from its pm_buffer; g->env.unit_stride
+ * and-ed with whether its innermost stride is 1. */
+static void setup_io_buffer(pm_llvm *g, const pm_poly_storage *st, pm_llvm_buf *b,
+                            LLVMValueRef inputs, LLVMValueRef outputs)
+{
+    int n = st->ndims;
+    LLVMValueRef arr = st->kind == PM_STORAGE_INPUT ? inputs : outputs;
+    b->base = buffer_field(g, arr, st->index, offsetof(pm_buffer, data), g->t_ptr,
+                           st->func->name);
+    for (int d = 0; d < n; d++) {
+        b->ext[d] = buffer_field(g, arr, st->index,
+                                 offsetof(pm_buffer, extent) + 8 * d, g->t_i64, "ext");
+        b->stride[d] = buffer_field(g, arr, st->index,
+                                    offsetof(pm_buffer, stride) + 8 * d, g->t_i64,
+                                    "stride");
+        b->lb[d] = param_expr(g, st->lb[d]); /* a window form's block starts inside */
+    }
+    if (n > 0) {
+        LLVMValueRef unit = LLVMBuildICmp(g->B, LLVMIntEQ, b->stride[n - 1], pm_llvm_i64(g, 1), "");
+        g->env.unit_stride = LLVMBuildAnd(g->B, g->env.unit_stride, unit, "unit");
+    }
+}
+
+/* The full buffers' bases: full buffers sharing a slot (storage.c) get one allocation,
+ * the largest of theirs (full_bytes[s], NULL for the others), asked for once: asking
+ * again with more bytes would move the first one's memory. */
+static void allocate_full_buffers(pm_llvm *g, LLVMValueRef *full_bytes, LLVMBasicBlockRef fail)
 {
     const pm_poly *poly = g->poly;
-    g->env.unit_stride = LLVMConstInt(g->t_i1, 1, 0);
     char who[512];
-    LLVMValueRef *full_bytes = calloc((size_t)poly->nstorage + 1, sizeof *full_bytes);
-    if (!full_bytes) {
-        pm_error_set(g->err, PM_ERR_NOMEM, "%s: out of memory", poly->pipeline->name);
-        return;
-    }
-    for (int s = 0; s < poly->nstorage; s++) {
-        const pm_poly_storage *st = &poly->storage[s];
-        pm_llvm_buf *b = &g->env.bufs[s];
-        int n = st->ndims;
-        if (st->kind == PM_STORAGE_INLINED) { /* never addressed */
-            b->base = LLVMConstNull(g->t_ptr);
-            for (int d = 0; d < n; d++)
-                b->lb[d] = b->ext[d] = b->stride[d] = pm_llvm_i64(g, 0);
-            continue;
-        }
-        if (st->kind == PM_STORAGE_TILE) {
-            /* one scratchpad per thread in one slot; the "tile" mark re-bases it (loops.c) */
-            for (int d = 0; d < n; d++) {
-                b->lb[d] = pm_llvm_i64(g, 0);
-                b->ext[d] = pm_llvm_i64(g, st->tile_ext[d]);
-            }
-            int64_t count = 1;
-            for (int d = n - 1; d >= 0; d--) {
-                b->stride[d] = pm_llvm_i64(g, count);
-                count *= st->tile_ext[d];
-            }
-            int threads = g->o->threads;
-            snprintf(who, sizeof who, "%s's tile scratchpads for %d thread%s", st->func->name,
-                     threads, threads == 1 ? "" : "s");
-            b->base = rt_buffer(g, st->index, pm_llvm_i64(g, st->tile_bytes * threads), who,
-                                st->func->name, fail);
-            continue;
-        }
-        if (st->kind == PM_STORAGE_INPUT || st->kind == PM_STORAGE_OUTPUT) {
-            LLVMValueRef arr = st->kind == PM_STORAGE_INPUT ? inputs : outputs;
-            b->base = buffer_field(g, arr, st->index, offsetof(pm_buffer, data), g->t_ptr,
-                                   st->func->name);
-            for (int d = 0; d < n; d++) {
-                b->ext[d] = buffer_field(g, arr, st->index,
-                                         offsetof(pm_buffer, extent) + 8 * d, g->t_i64, "ext");
-                b->stride[d] = buffer_field(g, arr, st->index,
-                                            offsetof(pm_buffer, stride) + 8 * d, g->t_i64,
-                                            "stride");
-                b->lb[d] = param_expr(g, st->lb[d]); /* a window form's block starts inside */
-            }
-            if (n > 0) {
-                LLVMValueRef unit = LLVMBuildICmp(g->B, LLVMIntEQ, b->stride[n - 1], pm_llvm_i64(g, 1), "");
-                g->env.unit_stride = LLVMBuildAnd(g->B, g->env.unit_stride, unit, "unit");
-            }
-            continue;
-        }
-        /* never ask for 0 bytes: a clamped read of an empty producer still reads index 0 */
-        full_bytes[s] = smax64(g, scratch_bytes(g, st, b), pm_llvm_i64(g, 64));
-    }
-    /* full buffers sharing a slot (storage.c) get one allocation, the largest of theirs,
-     * asked for once: asking again with more bytes would move the first one's memory */
     for (int s = 0; s < poly->nstorage; s++) {
         const pm_poly_storage *st = &poly->storage[s];
         if (st->kind != PM_STORAGE_SCRATCH || !full_bytes[s])
@@ -353,11 +344,139 @@ static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
                 full_bytes[t] = NULL;
             }
     }
+}
+
+/* Every storage's description in g->env.bufs (base, lower bounds, extents, strides):
+ * inlined ones never addressed, tile scratchpads, inputs and outputs from their
+ * pm_buffer, full buffers allocated at their sizes for these parameters. */
+static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
+                          LLVMBasicBlockRef fail)
+{
+    const pm_poly *poly = g->poly;
+    g->env.unit_stride = LLVMConstInt(g->t_i1, 1, 0);
+    LLVMValueRef *full_bytes = calloc((size_t)poly->nstorage + 1, sizeof *full_bytes);
+    if (!full_bytes) {
+        pm_error_set(g->err, PM_ERR_NOMEM, "%s: out of memory", poly->pipeline->name);
+        return;
+    }
+    for (int s = 0; s < poly->nstorage; s++) {
+        const pm_poly_storage *st = &poly->storage[s];
+        pm_llvm_buf *b = &g->env.bufs[s];
+        if (st->kind == PM_STORAGE_INLINED) { /* never addressed */
+            b->base = LLVMConstNull(g->t_ptr);
+            for (int d = 0; d < st->ndims; d++)
+                b->lb[d] = b->ext[d] = b->stride[d] = pm_llvm_i64(g, 0);
+        } else if (st->kind == PM_STORAGE_TILE) {
+            setup_tile_buffer(g, st, b, fail);
+        } else if (st->kind == PM_STORAGE_INPUT || st->kind == PM_STORAGE_OUTPUT) {
+            setup_io_buffer(g, st, b, inputs, outputs);
+        } else {
+            /* never ask for 0 bytes: a clamped read of an empty producer still reads
+             * index 0 */
+            full_bytes[s] = smax64(g, scratch_bytes(g, st, b), pm_llvm_i64(g, 64));
+        }
+    }
+    allocate_full_buffers(g, full_bytes, fail);
     free(full_bytes);
 }
 
-/* "+name" is in the comma-separated feature string. */
+/* g's LLVM types in context C. */
+static void init_types(pm_llvm *g, LLVMContextRef C)
+{
+    g->t_i1 = LLVMInt1TypeInContext(C);
+    g->t_i8 = LLVMInt8TypeInContext(C);
+    g->t_i16 = LLVMInt16TypeInContext(C);
+    g->t_i32 = LLVMInt32TypeInContext(C);
+    g->t_i64 = LLVMInt64TypeInContext(C);
+    g->t_f32 = LLVMFloatTypeInContext(C);
+    g->t_f64 = LLVMDoubleTypeInContext(C);
+    g->t_ptr = LLVMPointerTypeInContext(C, 0);
+    g->t_void = LLVMVoidTypeInContext(C);
+}
 
+/* The module's target triple and data layout from tm (none without one), and the
+ * target's AVX-512 features from the lowering's target. */
+static void init_target(pm_llvm *g, LLVMTargetMachineRef tm)
+{
+    if (tm) {
+        char *triple = LLVMGetTargetMachineTriple(tm);
+        LLVMSetTarget(g->M, triple);
+        LLVMDisposeMessage(triple);
+        LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+        LLVMSetModuleDataLayout(g->M, td);
+        LLVMDisposeTargetData(td);
+    }
+    const pm_target *target = pm_lower_target(g->lower);
+    g->avx512f = target->avx512f;
+    g->avx512vl = target->avx512vl;
+    g->avx512bw = target->avx512bw;
+    g->avx512vbmi = target->avx512vbmi;
+}
+
+/* The entry function i32 entry(params, inputs, outputs, rt) as g->fn, with g->rt_arg;
+ * its other arguments into arg[0..2]. */
+static void entry_function(pm_llvm *g, const char *entry_name, LLVMValueRef *arg)
+{
+    LLVMTypeRef argt[4] = {g->t_ptr, g->t_ptr, g->t_ptr, g->t_ptr};
+    LLVMTypeRef fnty = LLVMFunctionType(g->t_i32, argt, 4, 0);
+    g->fn = LLVMAddFunction(g->M, entry_name, fnty);
+    pm_llvm_set_fn_attrs(g, g->fn);
+    for (unsigned i = 0; i < 3; i++)
+        arg[i] = LLVMGetParam(g->fn, i);
+    g->rt_arg = LLVMGetParam(g->fn, 3);
+    LLVMSetValueName2(arg[0], "params", 6);
+    LLVMSetValueName2(arg[1], "inputs", 6);
+    LLVMSetValueName2(arg[2], "outputs", 7);
+    LLVMSetValueName2(g->rt_arg, "rt", 2);
+    /* Buffers never alias what the kernel writes except outputs, which the signature
+     * check keeps apart from inputs; params and buffer descriptors are read-only. */
+    unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+    for (unsigned i = 0; i < 3; i++)
+        LLVMAddAttributeAtIndex(g->fn, i + 1, LLVMCreateEnumAttribute(g->C, noalias, 0));
+}
+
+/* The env's parameters, loaded from params, and its thread count from the runtime. */
+static void load_params(pm_llvm *g, LLVMValueRef params)
+{
+    const pm_poly *poly = g->poly;
+    int np = poly->pipeline->nparams;
+    for (int i = 0; i < np; i++) {
+        LLVMValueRef idx = pm_llvm_i64(g, i);
+        LLVMValueRef p = LLVMBuildGEP2(g->B, g->t_i64, params, &idx, 1, "");
+        g->env.param_raw[i] = LLVMBuildLoad2(g->B, g->t_i64, p, poly->pipeline->params[i]->name);
+    }
+    LLVMTypeRef thr_ty = LLVMFunctionType(g->t_i32, &g->t_ptr, 1, 0);
+    g->env.threads = LLVMBuildCall2(g->B, thr_ty, pm_llvm_declare(g, "pm_rt_threads", thr_ty),
+                                    &g->rt_arg, 1, "threads");
+}
+
+/* The module verified (when nothing failed before) into *out, or disposed of with *out
+ * NULL on an error; the error's status. */
+static pm_status finish_module(pm_llvm *g, LLVMModuleRef *out)
+{
+    if (g->err->status == PM_OK) {
+        char *msg = NULL;
+        if (LLVMVerifyModule(g->M, LLVMReturnStatusAction, &msg)) {
+            pm_error_set(g->err, PM_ERR_INTERNAL, "%s: generated LLVM IR does not verify: %.900s",
+                         g->poly->pipeline->name, msg ? msg : "");
+        }
+        LLVMDisposeMessage(msg);
+    }
+    if (g->err->status != PM_OK) {
+        LLVMDisposeModule(g->M);
+        *out = NULL;
+        return g->err->status;
+    }
+    *out = g->M;
+    return PM_OK;
+}
+
+/* The module of one entry function:
+ *     i32 entry(ptr noalias params, ptr noalias inputs, ptr noalias outputs, ptr rt)
+ *     entry:  load the parameters; threads = pm_rt_threads(rt); set up every buffer
+ *             (setup_buffers: a failed allocation goes to fail); the code of each AST
+ *             root; fence the streams; ret 0
+ *     fail:   ret PM_ERR_NOMEM */
 pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
                         pm_lower *lower, const pm_options *o, LLVMTargetMachineRef tm,
                         LLVMContextRef C, const char *entry_name,
@@ -380,45 +499,10 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
     snprintf(g.entry_name, sizeof g.entry_name, "%s", entry_name);
     g.M = LLVMModuleCreateWithNameInContext(poly->pipeline->name, C);
     g.B = LLVMCreateBuilderInContext(C);
-    g.t_i1 = LLVMInt1TypeInContext(C);
-    g.t_i8 = LLVMInt8TypeInContext(C);
-    g.t_i16 = LLVMInt16TypeInContext(C);
-    g.t_i32 = LLVMInt32TypeInContext(C);
-    g.t_i64 = LLVMInt64TypeInContext(C);
-    g.t_f32 = LLVMFloatTypeInContext(C);
-    g.t_f64 = LLVMDoubleTypeInContext(C);
-    g.t_ptr = LLVMPointerTypeInContext(C, 0);
-    g.t_void = LLVMVoidTypeInContext(C);
-    if (tm) {
-        char *triple = LLVMGetTargetMachineTriple(tm);
-        LLVMSetTarget(g.M, triple);
-        LLVMDisposeMessage(triple);
-        LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
-        LLVMSetModuleDataLayout(g.M, td);
-        LLVMDisposeTargetData(td);
-    }
-    const pm_target *target = pm_lower_target(lower);
-    g.avx512f = target->avx512f;
-    g.avx512vl = target->avx512vl;
-    g.avx512bw = target->avx512bw;
-    g.avx512vbmi = target->avx512vbmi;
-
-    LLVMTypeRef argt[4] = {g.t_ptr, g.t_ptr, g.t_ptr, g.t_ptr};
-    LLVMTypeRef fnty = LLVMFunctionType(g.t_i32, argt, 4, 0);
-    g.fn = LLVMAddFunction(g.M, entry_name, fnty);
-    pm_llvm_set_fn_attrs(&g, g.fn);
-    LLVMValueRef params = LLVMGetParam(g.fn, 0), inputs = LLVMGetParam(g.fn, 1);
-    LLVMValueRef outputs = LLVMGetParam(g.fn, 2);
-    g.rt_arg = LLVMGetParam(g.fn, 3);
-    LLVMSetValueName2(params, "params", 6);
-    LLVMSetValueName2(inputs, "inputs", 6);
-    LLVMSetValueName2(outputs, "outputs", 7);
-    LLVMSetValueName2(g.rt_arg, "rt", 2);
-    /* Buffers never alias what the kernel writes except outputs, which the signature
-     * check keeps apart from inputs; params and buffer descriptors are read-only. */
-    unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-    for (unsigned i = 0; i < 3; i++)
-        LLVMAddAttributeAtIndex(g.fn, i + 1, LLVMCreateEnumAttribute(C, noalias, 0));
+    init_types(&g, C);
+    init_target(&g, tm);
+    LLVMValueRef arg[3]; /* params, inputs, outputs */
+    entry_function(&g, entry_name, arg);
 
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(C, g.fn, "entry");
     LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(C, g.fn, "fail");
@@ -429,15 +513,8 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
     int np = poly->pipeline->nparams;
     g.env.param_raw = calloc(np ? np : 1, sizeof *g.env.param_raw);
     g.env.bufs = calloc(poly->nstorage ? poly->nstorage : 1, sizeof *g.env.bufs);
-    for (int i = 0; i < np; i++) {
-        LLVMValueRef idx = pm_llvm_i64(&g, i);
-        LLVMValueRef p = LLVMBuildGEP2(g.B, g.t_i64, params, &idx, 1, "");
-        g.env.param_raw[i] = LLVMBuildLoad2(g.B, g.t_i64, p, poly->pipeline->params[i]->name);
-    }
-    LLVMTypeRef thr_ty = LLVMFunctionType(g.t_i32, &g.t_ptr, 1, 0);
-    g.env.threads = LLVMBuildCall2(g.B, thr_ty, pm_llvm_declare(&g, "pm_rt_threads", thr_ty),
-                                   &g.rt_arg, 1, "threads");
-    setup_buffers(&g, inputs, outputs, fail);
+    load_params(&g, arg[0]);
+    setup_buffers(&g, arg[1], arg[2], fail);
     for (int i = 0; i < ast->n; i++)
         pm_llvm_node(&g, ast->root[i]);
     pm_llvm_fence_streams(&g);
@@ -449,19 +526,5 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
     free(g.memo);
     free(g.memo_slot);
     LLVMDisposeBuilder(g.B);
-    if (g.err->status == PM_OK) {
-        char *msg = NULL;
-        if (LLVMVerifyModule(g.M, LLVMReturnStatusAction, &msg)) {
-            pm_error_set(g.err, PM_ERR_INTERNAL, "%s: generated LLVM IR does not verify: %.900s",
-                         poly->pipeline->name, msg ? msg : "");
-        }
-        LLVMDisposeMessage(msg);
-    }
-    if (g.err->status != PM_OK) {
-        LLVMDisposeModule(g.M);
-        *out = NULL;
-        return g.err->status;
-    }
-    *out = g.M;
-    return PM_OK;
+    return finish_module(&g, out);
 }
