@@ -140,51 +140,46 @@ LLVMValueRef pm_llvm_aff_floor(pm_llvm *g, __isl_keep isl_aff *aff)
     return r;
 }
 
-LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e)
+/* An isl AST expression that is a leaf: an integer, or an iterator's or a parameter's
+ * value. */
+static LLVMValueRef ast_leaf(pm_llvm *g, __isl_keep isl_ast_expr *e)
 {
-    switch (isl_ast_expr_get_type(e)) {
-    case isl_ast_expr_int: {
+    if (isl_ast_expr_get_type(e) == isl_ast_expr_int) {
         isl_val *v = isl_ast_expr_int_get_val(e);
         int64_t x = isl_val_get_num_si(v);
         isl_val_free(v);
         return pm_llvm_i64(g, x);
     }
-    case isl_ast_expr_id: {
-        isl_id *id = isl_ast_expr_id_get_id(e);
-        LLVMValueRef v = id_value(g, id);
-        isl_id_free(id);
-        return v;
-    }
-    case isl_ast_expr_op:
-        break;
-    default:
-        pm_error_set(g->err, PM_ERR_INTERNAL, "bad isl AST expression");
-        return pm_llvm_i64(g, 0);
-    }
+    isl_id *id = isl_ast_expr_id_get_id(e);
+    LLVMValueRef v = id_value(g, id);
+    isl_id_free(id);
+    return v;
+}
+
+/* max(a, b, ...) or min(a, b, ...) as a chain of compares and selects. */
+static LLVMValueRef ast_min_max(pm_llvm *g, __isl_keep isl_ast_expr *e,
+                                enum isl_ast_expr_op_type op)
+{
     LLVMBuilderRef B = g->B;
     int n = isl_ast_expr_op_get_n_arg(e);
-    enum isl_ast_expr_op_type op = isl_ast_expr_op_get_type(e);
-    switch (op) {
-    case isl_ast_expr_op_and:
-    case isl_ast_expr_op_and_then: /* no side effects: evaluating both is fine */
-        return LLVMBuildAnd(B, as_bool(g, arg(g, e, 0)), as_bool(g, arg(g, e, 1)), "");
-    case isl_ast_expr_op_or:
-    case isl_ast_expr_op_or_else:
-        return LLVMBuildOr(B, as_bool(g, arg(g, e, 0)), as_bool(g, arg(g, e, 1)), "");
-    case isl_ast_expr_op_max:
-    case isl_ast_expr_op_min: {
-        LLVMValueRef r = as_int(g, arg(g, e, 0));
-        for (int i = 1; i < n; i++) {
-            LLVMValueRef b = as_int(g, arg(g, e, i));
-            LLVMValueRef c = LLVMBuildICmp(B, op == isl_ast_expr_op_max ? LLVMIntSGT : LLVMIntSLT,
-                                           r, b, "");
-            r = LLVMBuildSelect(B, c, r, b, "");
-        }
-        return r;
+    LLVMValueRef r = as_int(g, arg(g, e, 0));
+    for (int i = 1; i < n; i++) {
+        LLVMValueRef b = as_int(g, arg(g, e, i));
+        LLVMValueRef c = LLVMBuildICmp(B, op == isl_ast_expr_op_max ? LLVMIntSGT : LLVMIntSLT,
+                                       r, b, "");
+        r = LLVMBuildSelect(B, c, r, b, "");
     }
-    /* isl's expressions are exact integers of values that fit in i64 (coordinates and
-     * extents of checked buffers): nsw tells LLVM so, for its induction-variable and
-     * address analyses. */
+    return r;
+}
+
+/* An arithmetic operation (minus, add, sub, mul and the divisions). isl's expressions
+ * are exact integers of values that fit in i64 (coordinates and extents of checked
+ * buffers): nsw tells LLVM so, for its induction-variable and address analyses. */
+static LLVMValueRef ast_arith(pm_llvm *g, __isl_keep isl_ast_expr *e,
+                              enum isl_ast_expr_op_type op)
+{
+    LLVMBuilderRef B = g->B;
+    switch (op) {
     case isl_ast_expr_op_minus:
         return LLVMBuildNSWNeg(B, as_int(g, arg(g, e, 0)), "");
     case isl_ast_expr_op_add:
@@ -199,19 +194,58 @@ LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e)
         return floor_div(g, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)));
     case isl_ast_expr_op_pdiv_q: /* non-negative dividend, positive divisor */
         return LLVMBuildSDiv(B, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
-    case isl_ast_expr_op_pdiv_r:
-    case isl_ast_expr_op_zdiv_r: /* only compared with zero: the C remainder will do */
+    default: /* isl_ast_expr_op_pdiv_r, isl_ast_expr_op_zdiv_r: only compared with zero:
+                the C remainder will do */
         return LLVMBuildSRem(B, as_int(g, arg(g, e, 0)), as_int(g, arg(g, e, 1)), "");
-    case isl_ast_expr_op_cond:
-    case isl_ast_expr_op_select: {
-        LLVMValueRef c = as_bool(g, arg(g, e, 0));
-        LLVMValueRef a = arg(g, e, 1), b = arg(g, e, 2);
-        if (LLVMTypeOf(a) != LLVMTypeOf(b)) {
-            a = as_int(g, a);
-            b = as_int(g, b);
-        }
-        return LLVMBuildSelect(B, c, a, b, "");
     }
+}
+
+/* c ? a : b, both sides integers when their types differ. */
+static LLVMValueRef ast_select(pm_llvm *g, __isl_keep isl_ast_expr *e)
+{
+    LLVMValueRef c = as_bool(g, arg(g, e, 0));
+    LLVMValueRef a = arg(g, e, 1), b = arg(g, e, 2);
+    if (LLVMTypeOf(a) != LLVMTypeOf(b)) {
+        a = as_int(g, a);
+        b = as_int(g, b);
+    }
+    return LLVMBuildSelect(g->B, c, a, b, "");
+}
+
+LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e)
+{
+    enum isl_ast_expr_type type = isl_ast_expr_get_type(e);
+    if (type == isl_ast_expr_int || type == isl_ast_expr_id)
+        return ast_leaf(g, e);
+    if (type != isl_ast_expr_op) {
+        pm_error_set(g->err, PM_ERR_INTERNAL, "bad isl AST expression");
+        return pm_llvm_i64(g, 0);
+    }
+    LLVMBuilderRef B = g->B;
+    enum isl_ast_expr_op_type op = isl_ast_expr_op_get_type(e);
+    switch (op) {
+    case isl_ast_expr_op_and:
+    case isl_ast_expr_op_and_then: /* no side effects: evaluating both is fine */
+        return LLVMBuildAnd(B, as_bool(g, arg(g, e, 0)), as_bool(g, arg(g, e, 1)), "");
+    case isl_ast_expr_op_or:
+    case isl_ast_expr_op_or_else:
+        return LLVMBuildOr(B, as_bool(g, arg(g, e, 0)), as_bool(g, arg(g, e, 1)), "");
+    case isl_ast_expr_op_max:
+    case isl_ast_expr_op_min:
+        return ast_min_max(g, e, op);
+    case isl_ast_expr_op_minus:
+    case isl_ast_expr_op_add:
+    case isl_ast_expr_op_sub:
+    case isl_ast_expr_op_mul:
+    case isl_ast_expr_op_div:
+    case isl_ast_expr_op_fdiv_q:
+    case isl_ast_expr_op_pdiv_q:
+    case isl_ast_expr_op_pdiv_r:
+    case isl_ast_expr_op_zdiv_r:
+        return ast_arith(g, e, op);
+    case isl_ast_expr_op_cond:
+    case isl_ast_expr_op_select:
+        return ast_select(g, e);
     case isl_ast_expr_op_eq:
     case isl_ast_expr_op_le:
     case isl_ast_expr_op_lt:
