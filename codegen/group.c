@@ -242,6 +242,7 @@ static bool groups_from_drafts(grouping *gp, bool ok)
     return ok;
 }
 
+/* Frees the drafts, the models left in them and the memo. */
 static void grouping_free(grouping *gp)
 {
     for (int s = 0; gp->dr && gp->model && s < gp->n; s++) {

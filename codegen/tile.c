@@ -368,6 +368,7 @@ static bool model_in_init(model_in *in)
     return model_index_reads(in);
 }
 
+/* Frees what model_in_init allocated. */
 static void model_in_free(model_in *in)
 {
     free(in->reads);

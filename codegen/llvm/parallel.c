@@ -355,6 +355,7 @@ typedef struct par_loop {
     isl_ast_expr *cond, *lhs, *rhs;
 } par_loop;
 
+/* Frees what par_loop_of took from the loop. */
 static void par_loop_clear(par_loop *pl)
 {
     isl_ast_expr_free(pl->lhs);

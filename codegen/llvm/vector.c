@@ -663,8 +663,9 @@ static bool private_row(pm_llvm *g, priv_block *pb, int k)
         LLVMValueRef c = pm_llvm_convert(g, pm_llvm_expr(g, &pb->pts[k], ie), ie->type, PM_I64);
         g->exact--;
         LLVMValueRef i = pm_llvm_index(g, &pb->pts[k], pb->si, d, pm_llvm_splat(g, &pb->pts[k], c));
-        LLVMValueRef t = LLVMBuildMul(B, LLVMBuildTrunc(B, i, pb->v32, ""),
-                                      pm_llvm_splat(g, &pb->pts[k], LLVMBuildTrunc(B, b->stride[d], g->t_i32, "")), "");
+        LLVMValueRef t = LLVMBuildMul(
+            B, LLVMBuildTrunc(B, i, pb->v32, ""),
+            pm_llvm_splat(g, &pb->pts[k], LLVMBuildTrunc(B, b->stride[d], g->t_i32, "")), "");
         pb->row[k] = LLVMBuildAdd(B, pb->row[k], t, "");
     }
     return got;
@@ -681,13 +682,15 @@ static bool private_rows_load(pm_llvm *g, priv_block *pb, LLVMValueRef start, LL
     for (int k = 0; got && k < pb->sh->n; k++) {
         got = private_row(g, pb, k);
         for (int e = 0; got && e < pb->E; e++) {
-            pb->pr.acc[k][e] = pm_llvm_entry_alloca(g, pb->vt, "bins"); /* registers after the passes */
+            /* registers after the passes */
+            pb->pr.acc[k][e] = pm_llvm_entry_alloca(g, pb->vt, "bins");
             if (fresh) {
                 LLVMBuildStore(B, fresh, pb->pr.acc[k][e]);
                 continue;
             }
             LLVMValueRef at = bin_offsets(g, &pb->pts[k], pb->row[k], e, pb->bin_stride);
-            LLVMBuildStore(B, pm_llvm_gather_cells(g, &pb->pts[k], pb->si, at, pb->all), pb->pr.acc[k][e]);
+            LLVMValueRef cells = pm_llvm_gather_cells(g, &pb->pts[k], pb->si, at, pb->all);
+            LLVMBuildStore(B, cells, pb->pr.acc[k][e]);
         }
     }
     pm_llvm_pop_iter(g);
