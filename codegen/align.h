@@ -1,22 +1,9 @@
 /* align.h — the align phase: each stage of a candidate group placed in the group's space.
  *
- * Promise: pm_align_group computes, for the members of a candidate group (stage indices
- * in topological order, the last one the live-out), how each member's coordinates follow
- * the live-out's: member coordinate d ~ scale[d] * live-out coordinate dim_of[d]
- * (pm_align), derived from the arguments of every read inside the group, looking
- * through inlined stages. It succeeds only when every dependence inside the group is a
- * constant vector in the group's space:
- *  - every argument is a single variable with a positive rational factor plus a
- *    constant (x + 1, 2*x - 1, x/2, (x + 1)/2), or a constant;
- *  - all reads of a member agree on which group dimension each of its coordinates
- *    follows and at which scale (x/2 and 2x sampling are scales 1/2 and 2);
- *  - distinct coordinates follow distinct group dimensions in the same order (so a
- *    transpose, or reading f(y, x), is never grouped with its producer);
- *  - or a data-dependent argument along a small dimension of the producer with constant
- *    bounds (local Laplacian's 8 intensity levels, bilateral grid's 11 bins): no
- *    dependence along it, the member computed whole along it in every tile.
- * It also gives the read pattern of every producer as intervals (pm_align_reads), which
- * the tile model propagates through the group.
+ * Promise: pm_align_group says how each member's coordinates follow the live-out's, and
+ * succeeds only when every dependence inside the group is a constant vector in the
+ * group's space. pm_align_reads lists a stage's reads as intervals, looking through
+ * inlined stages; the tile model propagates them through the group.
  */
 #ifndef PM_CODEGEN_ALIGN_H
 #define PM_CODEGEN_ALIGN_H
@@ -54,7 +41,20 @@ typedef struct pm_read {
  * such a read goes through an inlined stage, or on a self-reference. */
 bool pm_align_reads(const pm_plan *plan, int c, pm_read **out, int *n);
 
-/* align[m] for each member m; false when the group cannot be aligned. */
+/* align[m] for each member m of a candidate group (stage indices in topological order,
+ * the last one the live-out): member coordinate d ~ scale[d] * live-out coordinate
+ * dim_of[d], derived from the arguments of every read inside the group, looking through
+ * inlined stages. False when the group cannot be aligned. It aligns only when:
+ *  - every argument is a single variable with a positive rational factor plus a
+ *    constant (x + 1, 2*x - 1, x/2, (x + 1)/2), or a constant;
+ *  - all reads of a member agree on which group dimension each of its coordinates
+ *    follows, and at which scale (x/2 and 2x sampling are scales 1/2 and 2);
+ *  - distinct coordinates follow distinct group dimensions in the same order (so a
+ *    transpose, or reading f(y, x), is never grouped with its producer);
+ *  - or an argument is data-dependent along a small dimension of the producer with
+ *    constant bounds (local Laplacian's 8 intensity levels, bilateral grid's 11 bins).
+ *    There is no dependence along it, and every tile computes the member whole along it.
+ */
 bool pm_align_group(const pm_plan *plan, const int *members, int nmembers, pm_align *align);
 
 #endif

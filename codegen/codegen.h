@@ -1,29 +1,8 @@
 /* codegen.h — from a validated pipeline to an LLVM module (no C source, no compiler).
  *
- * Promise: pm_codegen runs the compiler's phases in order (listed in codegen/driver.c,
- * the one screen to read): polyhedral form -> inline -> group -> align -> tile ->
- * storage -> schedule -> isl AST -> lower -> LLVM IR, and returns
- * a module holding one entry function with the kernel ABI below. It keeps the text of
- * each phase when asked (for PM_DUMP and pm_kernel_dump).
- *
- * Kernel ABI (the contract with runtime/):
- *   int32_t <entry_name>(const pm_value *params,     // pipeline parameters, in order
- *                        const pm_buffer *inputs,    // one per pipeline input
- *                        pm_buffer *outputs,         // one per pipeline output
- *                        pm_run_ctx *rt);            // opaque, for runtime calls
- *   returns 0 on success, else a pm_status before writing anything: PM_ERR_NOMEM when
- *   pm_rt_buffer failed, or the status given to pm_rt_fail (a scratch size or extent
- *   that overflows int64: PM_ERR_NOMEM / PM_ERR_ARGUMENT, with a message naming the
- *   function).
- * Buffers reach the entry already checked against the parameters (pm_signature_check),
- * with strides filled in (never 0).
- * Runtime functions the module may call (declared in runtime/rt.h, resolved by the JIT):
- *   void *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes, const char *who);
- *     (who: a string constant of the module naming the function(s) whose memory it is,
- *     for the out-of-memory message)
- *   int32_t pm_rt_threads(pm_run_ctx *rt);
- *   void pm_rt_fail(pm_run_ctx *rt, int32_t status, const char *why);
- *   GOMP_parallel, omp_get_thread_num, omp_get_num_threads, and libm functions.
+ * Promise: pm_codegen runs the compiler's steps in the order of codegen/driver.c's table
+ * and returns a module holding one entry function with the kernel ABI below. It keeps
+ * the text of each phase when asked (for PM_DUMP and pm_kernel_dump).
  */
 #ifndef PM_CODEGEN_CODEGEN_H
 #define PM_CODEGEN_CODEGEN_H
@@ -83,7 +62,28 @@ typedef struct pm_codegen_result {
 
 /* Builds the module in llvm_ctx for the host of tm (NULL: no target, for tests), making
  * the texts in o->keep_mask. estimates may be NULL. On failure returns a status and
- * writes the message to err. */
+ * writes the message to err. The steps: poly -> cases -> inline -> group -> align ->
+ * tile -> storage -> schedule -> isl AST -> lower -> LLVM IR.
+ *
+ * Kernel ABI (the contract with runtime/):
+ *   int32_t <entry_name>(const pm_value *params,     // pipeline parameters, in order
+ *                        const pm_buffer *inputs,    // one per pipeline input
+ *                        pm_buffer *outputs,         // one per pipeline output
+ *                        pm_run_ctx *rt);            // opaque, for runtime calls
+ *   returns 0 on success, else a pm_status before writing anything: PM_ERR_NOMEM when
+ *   pm_rt_buffer failed, or the status given to pm_rt_fail (a scratch size or extent
+ *   that overflows int64: PM_ERR_NOMEM / PM_ERR_ARGUMENT, with a message naming the
+ *   function).
+ * Buffers reach the entry already checked against the parameters (pm_signature_check),
+ * with strides filled in (never 0).
+ * Runtime functions the module may call (declared in runtime/rt.h, resolved by the JIT):
+ *   void *pm_rt_buffer(pm_run_ctx *rt, int32_t slot, int64_t bytes, const char *who);
+ *     (who: a string constant of the module naming the function(s) whose memory it is,
+ *     for the out-of-memory message)
+ *   int32_t pm_rt_threads(pm_run_ctx *rt);
+ *   void pm_rt_fail(pm_run_ctx *rt, int32_t status, const char *why);
+ *   GOMP_parallel, omp_get_thread_num, omp_get_num_threads, and libm functions.
+ */
 pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_options *o,
                      LLVMTargetMachineRef tm, LLVMContextRef llvm_ctx, pm_codegen_result *out,
                      pm_error *err);

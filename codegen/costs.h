@@ -1,9 +1,9 @@
 /* costs.h — the target cost table: every tuned number the optimizer and the lowering use.
  *
  * Promise: the tile model (tile.c), the storage choices (storage.c) and the lowering
- * (lower.c) read their tuned numbers from pm_costs and from nowhere else. Each entry says
- * what it weighs and the measurement that set it (bench/pm_sweep, paper sizes, one
- * process, interleaved, unless it says otherwise).
+ * (lower.c) read their tuned numbers from pm_costs and from nowhere else. costs.c gives
+ * each value with the measurement that set it. Unless it says otherwise, that is
+ * bench/pm_sweep at paper sizes, in one process, with runs interleaved.
  */
 #ifndef PM_CODEGEN_COSTS_H
 #define PM_CODEGEN_COSTS_H

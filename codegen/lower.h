@@ -1,12 +1,11 @@
 /* lower.h — the lowering phase: how each loop and each read becomes vector code.
  *
- * Promise: pm_lower_new walks the isl AST (and each box body's template with each of its
- * runs) and records, per loop, whether it runs with <W x T> vectors, at which width and
- * in which shape, and why; per read in a vector loop, its strategy and why; per
- * privatized block, its passes; per parallel loop, its iteration split. The LLVM emitter
- * follows these records; the few it meets that the walk did not foresee are decided here
- * too, on its request, and marked so in the "lower" dump. The tuned numbers come from
- * costs.h.
+ * Promise: pm_lower_new walks the isl AST, and each box body's template with each of its
+ * runs, and records every decision with its reason. Per loop: <W x T> vectors or not,
+ * width and shape; per read in a vector loop, its strategy; per privatized block, its
+ * passes; per parallel loop, its iteration split. The LLVM emitter follows these
+ * records. What the walk did not foresee is decided here too, at the emitter's request,
+ * and marked so in the "lower" dump. The tuned numbers come from costs.h.
  */
 #ifndef PM_CODEGEN_LOWER_H
 #define PM_CODEGEN_LOWER_H

@@ -1,10 +1,9 @@
 /* options.h — every compile option, resolved once, with every default in one place.
  *
- * Promise: the public options (pm_jit_options, pm_compile_options) and the environment
- * (PM_DUMP, PM_TIME, PM_ISL_ABORT, PM_COMPILE_THREADS) become one pm_options at the API
- * boundary, through pm_options_resolve_jit and pm_options_resolve; no field is left to a
- * later default. The phases read only this struct, and the kernel cache keys on
- * pm_options_key's text of it.
+ * Promise: pm_options_resolve_jit and pm_options_resolve turn the public options and the
+ * environment into one pm_options at the API boundary, leaving no field to a later
+ * default. The phases read only this struct. The kernel cache keys on its text,
+ * pm_options_key.
  */
 #ifndef PM_CODEGEN_OPTIONS_H
 #define PM_CODEGEN_OPTIONS_H
@@ -17,11 +16,10 @@
 
 /* The defaults that depend on nothing (the host's are in pm_host_facts).
  * The group limit: the greedy merge never asks whether a merged group runs faster than
- * its parts, and a pyramid's coarse levels ride along in every tile as short rows. At 24
- * rather than 32, interpolate ran 0.81x the time and local Laplacian 0.91x (paper sizes,
- * 2 threads, pm_sweep); camera pipe's 23-stage group keeps its size.
- * The overlap threshold: at 0.2, interpolate ran 0.92x the time it did at 0.5, and the
- * other apps 0.97-0.99x (paper sizes, 2 threads, pm_sweep). */
+ * its parts, and a pyramid's coarse levels ride along in every tile as short rows. 24
+ * rather than 32 was faster on interpolate and local Laplacian (pm_sweep); camera pipe's
+ * 23-stage group keeps its size.
+ * The overlap threshold: 0.2 rather than 0.5 was faster on every app (pm_sweep). */
 #define PM_DEFAULT_GROUP_LIMIT 24          /* max stages in one group                    */
 #define PM_DEFAULT_OVERLAP_THRESHOLD 0.2   /* max redundant work of a fused group        */
 #define PM_DEFAULT_INLINE_LIMIT 2.0        /* max work factor inlining gives a consumer  */

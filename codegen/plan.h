@@ -1,17 +1,9 @@
 /* plan.h — the optimizer's decisions, filled phase by phase between poly and schedule.
  *
- * Promise: a pm_plan records, for one pipeline's pm_poly, what the optimizing phases
- * decided, in the order they run (codegen/driver.c):
- *   inline   which stages are folded into their consumers (inlined[s]);
- *   group    which stages run together (groups, in execution order; group_of[s]);
- *   align    how each member of a group maps into the group's space (pm_align);
- *   tile     the tile sizes of each fused group, and per member its footprint per
- *            tile: isl bounds over the tile space and constant scratch extents;
- *   storage  where each stage's values live (pm_poly_storage.kind and slots).
- * The schedule phase reads the plan to build the isl schedule tree, and puts each
- * decision in the tree as a mark; the LLVM emitter reads only the marks, the storage
- * records and the inlined flags.
- * Ownership: the plan owns its arrays and isl objects; pm_plan_free frees them.
+ * Promise: a pm_plan records, for one pipeline's pm_poly, what the inline, group, align
+ * and tile phases decided, and the parallel dimensions the schedule phase chose. The
+ * storage phase reads the plan and writes its choices into the poly's storage records.
+ * The plan owns its arrays and isl objects; pm_plan_free frees them.
  */
 #ifndef PM_CODEGEN_PLAN_H
 #define PM_CODEGEN_PLAN_H
@@ -41,6 +33,8 @@ typedef struct pm_footprint {
     isl_map *box;                 /* { [T] -> f[x] }: what the member computes per tile   */
 } pm_footprint;
 
+/* A group of stages that run together (group phase), aligned (align phase) and tiled
+ * (tile phase). */
 typedef struct pm_group {
     int nmembers;
     int *members;                 /* stage indices, topological order; last = live-out   */
@@ -60,18 +54,21 @@ typedef struct pm_group {
                                      before the next member                             */
 } pm_group;
 
+/* The schedule phase reads the plan to build the isl schedule tree, and puts decisions
+ * in the tree as marks. The LLVM emitter reads the marks, the storage records, the
+ * lowering's records, and from the plan the groups and parallel_dim and channel_dim. */
 typedef struct pm_plan {
     const pm_poly *poly;          /* borrowed                                              */
     pm_options o;                 /* the compile's resolved options (codegen/options.h)  */
     const pm_value *estimates;    /* one per pipeline parameter, or NULL                  */
-    bool *inlined;                /* per stage                                            */
+    bool *inlined;                /* per stage: folded into its consumers (inline phase)  */
     int ninline_calls;            /* calls evaluated in place though their callee is      */
     const pm_expr **inline_calls; /* stored (inline phase; see inline.h)                  */
     int ninside_calls;            /* calls in the cases of inlined functions that stay    */
     const pm_expr **inside_calls; /* inside their callee from anywhere in the box         */
     int *group_of;                /* per stage: group index, -1 when inlined              */
     int ngroups;
-    pm_group *groups;             /* in execution order                                   */
+    pm_group *groups;             /* in execution order (group phase)                     */
     double *est_lb, *est_ub;      /* per stage and dimension (stage*PM_MAX_DIMS + d): the
                                      domain's bounds at the estimates                     */
     int *parallel_dim;            /* per poly statement: the dimension run in parallel, or

@@ -1,13 +1,11 @@
 /* poly.h — the polyhedral form of a pipeline: the facts of what to compute and read.
  *
  * Promise: pm_poly_new turns a validated pipeline into isl objects, one stage per
- * function in topological order: a statement per case (its affine condition intersected
- * with the function's domain; non-affine conjuncts stay run-time tests), two per
- * reduction (init, update); every read as an isl access map with a proof that it stays
- * inside its callee's box (else the code clamps); each statement's dimensions free of
- * dependences; each function's buffer and box. It records facts only: the cases phase
- * (cases.h) merges and splits the statements, and the later phases decide the rest.
- * A pm_poly owns every isl object in it; free it with pm_poly_free.
+ * function in topological order, a statement per case and two per reduction. Every read
+ * becomes an isl access map, with a proof that it stays inside its callee's box (else
+ * the code clamps). It records facts only: the cases phase (cases.h) merges and splits
+ * the statements, and later phases decide the rest. A pm_poly owns every isl object in
+ * it; pm_poly_free frees it.
  */
 #ifndef PM_CODEGEN_POLY_H
 #define PM_CODEGEN_POLY_H
@@ -53,9 +51,11 @@ typedef struct pm_poly_stmt {
                                 relation's domain) rather than on the whole domain       */
     int ndims;               /* dimensions of the domain                                */
     pm_expr **vars;          /* their variables (the function's, or the reduction's)   */
-    isl_set *domain;         /* over the pipeline parameters                            */
+    isl_set *domain;         /* over the pipeline parameters: a case's affine condition
+                                intersected with the function's domain                */
     int nresidual;
-    const pm_expr *residual[PM_POLY_MAX_RESIDUAL]; /* run-time conjuncts of the case   */
+    const pm_expr *residual[PM_POLY_MAX_RESIDUAL]; /* run-time conjuncts of the case:
+                                its non-affine ones, tested as the code runs          */
     int naccesses;
     pm_poly_access *accesses;
     unsigned free_dims;      /* bit k: no dependence is carried at depth k (the outer
@@ -195,8 +195,6 @@ typedef struct pm_poly {
     int64_t prefetch_bytes;
 } pm_poly;
 
-/* NULL on failure with the message in err (PM_ERR_UNSUPPORTED names the function and the
- * construct). */
 /* The facts of one statement, for the cases phase's merged ones: a stage's variable
  * domain named `name`; the statement's accesses from its expressions; its free
  * dimensions. */
@@ -205,6 +203,8 @@ __isl_give isl_set *pm_poly_var_domain(const pm_poly *poly, const pm_poly_storag
 pm_status pm_poly_stmt_accesses(pm_poly *poly, pm_poly_stmt *s, const pm_expr **roots,
                                 int nroots, pm_error *err);
 void pm_poly_stmt_dependences(const pm_poly *poly, pm_poly_stmt *s);
+/* NULL on failure with the message in err (PM_ERR_UNSUPPORTED names the function and the
+ * construct). */
 pm_poly *pm_poly_new(isl_ctx *ctx, pm_pipeline *p, pm_error *err);
 void pm_poly_free(pm_poly *poly);
 

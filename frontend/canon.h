@@ -1,31 +1,13 @@
 /* canon.h — a pipeline's canonical form: the text its kernel cache key is made from, and
  * the reader that rebuilds a pipeline from that text (docs/canonical-text.md).
  *
- * Promise (the writer): pm_pipeline_canon writes every definition the pipeline's kernels
- * depend on (name, parameters in signature order with their types, inputs, outputs, every
- * stage in the pipeline's stage order with its domain, cases, reduction parts, and every
- * expression node with its kind, type, weakness, operator and constants, the constants
- * bit-exact) as text that refers to objects only by their position in that text: never
- * a pointer, an address-derived value or a context-wide id. Kinds, types and operators
- * are written by name (one table, canon.c), never by their enum numbers, so the format
- * does not change when an enum does; the first line names the format's version,
- * PM_CANON_VERSION. Two pipelines built by the same sequence of builder calls, in any two
- * contexts, get byte-equal texts; pipelines whose definitions differ get different texts
- * (shared subexpressions are written once and referred to, so the sharing is part of the
- * form, and the text stays linear in the size of the DAG; user names are written with
- * their length, so no name can imitate the layout). The result is computed once and
- * cached on the pipeline (in its context); its hash is a 64-bit FNV-1a of the text
- * (lookups compare the text itself). sized[slot] tells whether parameter `slot` appears
- * in an image extent or a domain bound (those are the parameters whose estimates steer
- * the optimizer).
- *
- * Promise (the reader, canon_read.c): pm_pipeline_from_text (polymage.h) rebuilds a
- * pipeline through the builders and pm_pipeline_new, and accepts a text only if the
- * rebuilt pipeline's canonical text is byte-equal to it: the same pipeline. It trusts
- * nothing in the text; every rejection is PM_ERR_ARGUMENT (PM_ERR_NOMEM when memory runs
- * out) with a message naming the line and the cause. The limits below keep the work a
- * text can cause bounded: the rest of the library recurses over expressions and walks a
- * shared subexpression once per use.
+ * Promise: pm_pipeline_canon writes every definition a pipeline's kernels depend on, as
+ * text that refers to objects only by their position in it. Two pipelines built by the
+ * same sequence of builder calls, in any two contexts, get byte-equal texts; pipelines
+ * whose definitions differ get different texts. The reader, pm_pipeline_from_text
+ * (polymage.h, canon_read.c), accepts a text only if the pipeline it rebuilds has that
+ * same canonical text. It trusts nothing in the text, and its limits bound the work a
+ * text can cause.
  */
 #ifndef PM_FRONTEND_CANON_H
 #define PM_FRONTEND_CANON_H
@@ -39,22 +21,39 @@
 /* The format written by this library, the only one its reader accepts. */
 #define PM_CANON_VERSION 2
 
-/* The reader's limits (docs/canonical-text.md). */
+/* The reader rebuilds a pipeline through the builders and pm_pipeline_new. Every
+ * rejection is PM_ERR_ARGUMENT (PM_ERR_NOMEM when memory runs out), with a message naming
+ * the line and the cause. Its limits (docs/canonical-text.md) keep the work a text can
+ * cause bounded: the rest of the library recurses over expressions and walks a shared
+ * subexpression once per use. */
 #define PM_CANON_MAX_DEPTH 1024        /* expression nesting (the apps: at most 17)      */
 #define PM_CANON_MAX_TREE (1 << 20)    /* nodes of all definitions written out as trees  */
 #define PM_CANON_MAX_FUNCS 1024        /* images, functions and reductions               */
 #define PM_CANON_MAX_PARAMS 1024
 #define PM_CANON_MAX_CASES 512         /* pm_pipeline_new reads 1024 expressions a stage */
 
+/* The text holds the name, the parameters in signature order with their types, the
+ * inputs, the outputs, and every stage in the pipeline's stage order with its domain,
+ * cases and reduction parts. Every expression node is written with its kind, type,
+ * weakness, operator and constants, the constants bit-exact. It holds no pointer, no
+ * address-derived value and no context-wide id.
+ * Kinds, types and operators are written by name (one table, canon.c), never by their
+ * enum numbers, so the format does not change when an enum does. The first line names
+ * the format's version, PM_CANON_VERSION.
+ * Shared subexpressions are written once and referred to, so the sharing is part of the
+ * form, and the text stays linear in the size of the DAG. User names are written with
+ * their length, so no name can imitate the layout. */
 typedef struct pm_canon {
     const char *text;   /* owned by the pipeline's context; NUL-terminated              */
     size_t len;         /* strlen(text)                                                 */
-    uint64_t hash;
+    uint64_t hash;      /* 64-bit FNV-1a of the text (lookups compare the text itself)  */
     int nparams;
-    const bool *sized;  /* nparams entries                                              */
+    const bool *sized;  /* nparams entries: parameter `slot` appears in an image extent or
+                           a domain bound (its estimates steer the optimizer)         */
 } pm_canon;
 
-/* The pipeline's canonical form (computed on the first call, then the same object).
+/* The pipeline's canonical form, computed on the first call and cached on the pipeline
+ * (in its context); later calls return the same object.
  * NULL when out of memory (the reason recorded in the context). Not thread-safe: like
  * every use of a context, one thread at a time. */
 const pm_canon *pm_pipeline_canon(pm_pipeline *p);

@@ -3,11 +3,11 @@
  *
  * Promise: every function computes the exact mathematical result into *out and returns
  * true, or returns false (leaving *out unspecified) when the result does not fit an
- * int64. Nothing here is undefined behaviour for any input, so the interpreter, the
- * signature checks and the parameter evaluation can take hostile values (R = INT64_MIN,
- * strides of INT64_MAX / 4, extents of 2^32) and answer with an error instead of a wrapped
- * size. The compiled code does the same with LLVM's *.with.overflow intrinsics
- * (codegen/llvm/module.c); this is the C side of the one rule.
+ * int64. Nothing here is undefined behaviour for any input. So the interpreter, the
+ * signature checks and the parameter evaluation answer hostile values with an error
+ * instead of a wrapped size (R = INT64_MIN, strides of INT64_MAX / 4, extents of 2^32).
+ * The compiled code follows the same rule with LLVM's *.with.overflow intrinsics
+ * (codegen/llvm/module.c).
  */
 #ifndef PM_FRONTEND_CHECKED_H
 #define PM_FRONTEND_CHECKED_H

@@ -1,25 +1,11 @@
 /* isl_expr.h — pipeline expressions as isl objects (piecewise affine functions and sets).
  *
- * Promise: translates the affine subset of pm_expr into isl over a set space whose
- * parameters are the pipeline's integer parameters and whose set dimensions are a list of
- * variables (a function's variables, or a reduction's reduction variables).
- *   Affine (exact): integer constants, those variables, integer parameters, + - and
- *   negation, multiplication where one side is constant, floor / and % by a nonzero
- *   constant, truncating cdiv / cmod by a nonzero constant, << and >> by a constant,
- *   min, max, abs, absd, select with an affine condition, and integer casts that cannot
- *   wrap (widening, or same width and signedness).
- *   Everything else (floats, calls, float parameters, products of two non-constants,
- *   narrowing casts, bitwise and/or/xor) is "not affine": translation returns NULL and
- *   never approximates. Integer wrap-around of i32 arithmetic is ignored: coordinates
- *   are assumed to fit their type.
- * Conditions (comparisons of affine integer expressions combined with and / or / not /
- * select) become sets. For conditions with non-affine parts, pm_isl_cond_bounds gives a
- * set that surely satisfies the condition (under) and a set outside of which it surely
- * fails (over); both are exact when the condition is affine.
- *
+ * Promise: the affine subset of pm_expr becomes exact isl objects over a set space of the
+ * pipeline's integer parameters and a list of variables. Anything else is "not affine":
+ * translation returns NULL and never approximates. pm_isl_cond_bounds gives sets that
+ * surely satisfy a condition (under) and outside of which it surely fails (over).
  * Ownership follows isl: __isl_give results belong to the caller, __isl_keep arguments
- * are borrowed, __isl_take arguments are consumed. A NULL result without an isl error
- * (isl_ctx_last_error == isl_error_none) means "not affine"; with one, isl failed.
+ * are borrowed, __isl_take arguments are consumed.
  */
 #ifndef PM_FRONTEND_ISL_EXPR_H
 #define PM_FRONTEND_ISL_EXPR_H
@@ -48,7 +34,17 @@ __isl_give isl_space *pm_isl_param_space(isl_ctx *ctx, const pm_pipeline *p);
 __isl_give isl_space *pm_isl_set_space(__isl_keep isl_space *params, int nvars,
                                        pm_expr *const *vars);
 
-/* e as a piecewise affine function on env->space, or NULL when e is not affine. */
+/* e as a piecewise affine function on env->space, or NULL when e is not affine.
+ * Affine (exact): integer constants, env's variables, integer parameters, + - and
+ * negation, multiplication where one side is constant, floor / and % by a nonzero
+ * constant, truncating cdiv / cmod by a nonzero constant, << and >> by a constant, min,
+ * max, abs, absd, select with an affine condition, and integer casts that cannot wrap
+ * (widening, or same width and signedness).
+ * Not affine: floats, calls, float parameters, products of two non-constants, narrowing
+ * casts, bitwise and/or/xor. Integer wrap-around of i32 arithmetic is ignored:
+ * coordinates are assumed to fit their type.
+ * A NULL result without an isl error (isl_ctx_last_error == isl_error_none) means "not
+ * affine"; with one, isl failed. */
 __isl_give isl_pw_aff *pm_isl_pw_aff(const pm_isl_env *env, const pm_expr *e);
 
 /* Bounds lo <= e <= hi of an integer expression that need not be affine: exact (lo = hi
@@ -62,11 +58,14 @@ void pm_isl_pw_aff_bounds(const pm_isl_env *env, const pm_expr *e, __isl_give is
 /* Set dimension d of env as a piecewise affine function. */
 __isl_give isl_pw_aff *pm_isl_var_pw_aff(const pm_isl_env *env, int d);
 
-/* A wholly affine condition as a set; NULL when any part of it is not affine. */
+/* A wholly affine condition as a set; NULL when any part of it is not affine. A condition
+ * is comparisons of affine integer expressions combined with and / or / not / select. */
 __isl_give isl_set *pm_isl_cond(const pm_isl_env *env, const pm_expr *cond);
 
-/* Under- and over-approximations of cond (see above). Both outputs are always set
- * (NULL only if isl fails). A NULL cond means "everywhere". */
+/* Under- and over-approximations of cond, for conditions with non-affine parts: under
+ * surely satisfies cond, and outside over it surely fails. Both are exact when cond is
+ * affine. Both outputs are always set (NULL only if isl fails). A NULL cond means
+ * "everywhere". */
 void pm_isl_cond_bounds(const pm_isl_env *env, const pm_expr *cond,
                         __isl_give isl_set **under, __isl_give isl_set **over);
 

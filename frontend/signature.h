@@ -1,11 +1,9 @@
 /* signature.h — a pipeline's run-time interface, detached from its context.
  *
- * Promise: pm_signature_new copies everything needed to check run-time arguments
- * (parameter types, every input and output buffer's element type and extents as affine
- * functions of the parameters) into one malloc'd object that outlives the pipeline's
- * context, so compiled kernels can check their arguments without keeping the pipeline.
- * pm_signature_check is the one place where parameter values and buffers are judged,
- * for the interpreter and for kernels alike.
+ * Promise: pm_signature_new copies everything needed to check run-time arguments into
+ * one malloc'd object that outlives the pipeline's context. So compiled kernels check
+ * their arguments without keeping the pipeline. pm_signature_check is the one place where
+ * parameter values and buffers are judged, for the interpreter and for kernels alike.
  */
 #ifndef PM_FRONTEND_SIGNATURE_H
 #define PM_FRONTEND_SIGNATURE_H
@@ -66,8 +64,10 @@ typedef struct pm_signature {
     pm_signature_buffer *window_full; /* noutputs entries */
 } pm_signature;
 
-/* NULL on failure (out of memory, or a bound that is not affine: validation rejects those
- * first), with the reason in the pipeline's context. Free with pm_signature_free. */
+/* The parameter types, and every input and output buffer's element type and extents as
+ * affine functions of the parameters. NULL on failure (out of memory, or a bound that is
+ * not affine: validation rejects those first), with the reason in the pipeline's
+ * context. Free with pm_signature_free. */
 pm_signature *pm_signature_new(pm_pipeline *p);
 void pm_signature_free(pm_signature *s);
 

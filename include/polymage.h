@@ -1,36 +1,41 @@
 /* polymage.h — the one public header of PolyMage-JIT.
  *
- * A pipeline is a DAG of functions over integer grids, written with this builder API in
- * the terms of the PolyMage language (Parameter, Image, Variable, Interval, Condition,
- * Case, Function, Reduction, Stencil). It can be evaluated by the reference interpreter
- * (pm_interpret) or compiled to native code in-process (pm_jit_compile, see below).
+ * Promise: a pipeline is a DAG of functions over integer grids, built with this API. The
+ * reference interpreter (pm_interpret) evaluates it, and pm_jit_compile compiles it to
+ * native code in-process. Builder objects belong to their context and go with it;
+ * buffers always belong to the caller. The library never aborts or exits on user input:
+ * errors are values. A compiled kernel may be run from several threads at once.
+ */
+
+/* The builder API speaks in the terms of the PolyMage language: Parameter, Image,
+ * Variable, Interval, Condition, Case, Function, Reduction, Stencil.
  *
  * Ownership
  *   Every builder object (expression, interval, function, image, pipeline) belongs to the
- *   pm_ctx it was made in and is freed by pm_ctx_free, all together; none has a free
- *   function of its own. Objects may be shared freely between definitions of one context;
- *   mixing objects of two contexts is an error. Buffers (pm_buffer) always belong to the
+ *   pm_ctx it was made in. pm_ctx_free frees them all together; none has a free function
+ *   of its own. Objects may be shared freely between definitions of one context; mixing
+ *   objects of two contexts is an error. Buffers (pm_buffer) always belong to the
  *   caller: the library reads and writes their memory only inside a call.
  *   A pm_jit and the pm_kernels it compiled are freed by pm_jit_free / pm_kernel_free in
- *   any order: a kernel keeps its jit's machine-code session alive, and the memory goes
+ *   any order. A kernel keeps its jit's machine-code session alive, and the memory goes
  *   with whichever is freed last. Kernels are reference-counted: every pm_kernel that
- *   pm_jit_compile returns is one reference, dropped by one pm_kernel_free, and the jit's
+ *   pm_jit_compile returns is one reference, dropped by one pm_kernel_free. The jit's
  *   kernel cache holds one more while the kernel is cached. A kernel keeps nothing of
  *   its pipeline, so the pipeline's context may be freed while the kernel is still used.
  *
  * Errors are values
  *   The library never aborts or exits on user input. Builder calls that return a handle
- *   return NULL on misuse (a NULL argument, an object of another context, a wrong type)
- *   and record the first such error in the context ("sticky", like a stream's error bit):
- *   a whole pipeline can be built and checked once, at pm_pipeline_new, whose status and
- *   pm_ctx_errmsg tell what went wrong first. pm_pipeline_new, pm_interpret and
- *   pm_pipeline_buffer_shape return their status and leave their message in the context
- *   too (replacing an older one: the message is about this call). Their refusal is not
- *   sticky: a later valid pipeline in the same context is built, compiled and run as if
- *   the refused one had never been tried. pm_jit_new,
- *   pm_jit_compile and pm_kernel_run write status and message into the caller's
- *   pm_error (which may be NULL), never into the jit or kernel, so concurrent runs do not
- *   share one. Messages name the object and the cause.
+ *   return NULL on misuse (a NULL argument, an object of another context, a wrong type).
+ *   They record the first such error in the context ("sticky", like a stream's error
+ *   bit). So a whole pipeline can be built and checked once, at pm_pipeline_new, whose
+ *   status and pm_ctx_errmsg tell what went wrong first.
+ *   pm_pipeline_new, pm_interpret and pm_pipeline_buffer_shape return their status and
+ *   leave their message in the context too (replacing an older one: the message is
+ *   about this call). Their refusal is not sticky: a later valid pipeline in the same
+ *   context is built, compiled and run as if the refused one had never been tried.
+ *   pm_jit_new, pm_jit_compile and pm_kernel_run write status and message into the
+ *   caller's pm_error (which may be NULL), never into the jit or kernel. So concurrent
+ *   runs do not share one. Messages name the object and the cause.
  *   Nothing is printed on stderr except the phase dumps asked for (PM_DUMP,
  *   pm_jit_options.dump): isl's and LLVM's own errors become the message of the call.
  *
@@ -38,7 +43,7 @@
  *   A context and its objects are used by one thread at a time. A compiled pm_kernel may
  *   be run from several threads at once. A pm_jit (pm_jit_compile, pm_jit_run,
  *   pm_jit_stats, pm_jit_set_policy) may be used from several threads at once, each with
- *   its own pipelines; pm_jit_free must come after every other call on the jit returned.
+ *   its own pipelines. pm_jit_free must come after every other call on the jit returned.
  */
 #ifndef POLYMAGE_H
 #define POLYMAGE_H

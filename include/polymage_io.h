@@ -1,39 +1,48 @@
 /* polymage_io.h — image I/O for PolyMage-JIT: PNG (8- and 16-bit) and JPEG (8-bit), grey,
  * grey + alpha, RGB and RGBA, read into and written from pm_buffers.
  *
- * An optional component: its own library, polymage_io (on libpng and libjpeg-turbo),
+ * Promise: the read and decode calls fill pm_buffers from a file or memory, and the write
+ * and encode calls write them, converting element types and channels by the rules below.
+ * A call that can fail returns a pm_io_status and, unless OK, a one-line message naming
+ * the file and the cause; nothing is printed. A truncated or corrupt file is an error,
+ * never a picture part grey. Calls share no state and may run in parallel.
+ */
+
+/* An optional component: its own library, polymage_io (on libpng and libjpeg-turbo),
  * built when both are found; link it next to polymage.
  *
  * Layout (the samples' apps take their images this way)
- *   A grey picture is a 2-D buffer [row][col]; a picture of C channels (1..4) is a 3-D
- *   buffer [channel][row][col], planar: channel 0 = R (or grey), 1 = G (or alpha for grey
- *   + alpha), 2 = B, 3 = alpha. A 3-D buffer with extent[0] == 1 is grey too. Strides are
- *   honoured, so interleaved memory (R G B R G B ...) is the 3-D buffer with strides
- *   {1, cols * C, C}: reading into it and writing from it need no copy on the caller's side.
+ *   A grey picture is a 2-D buffer [row][col]. A picture of C channels (1..4) is a 3-D
+ *   buffer [channel][row][col], planar: channel 0 = R (or grey), 1 = G (or alpha for
+ *   grey + alpha), 2 = B, 3 = alpha. A 3-D buffer with extent[0] == 1 is grey too.
+ *   Strides are honoured, so interleaved memory (R G B R G B ...) is the 3-D buffer with
+ *   strides {1, cols * C, C}. Reading into it and writing from it need no copy on the
+ *   caller's side.
  *
  * Element types and values
- *   PM_U8, PM_U16, PM_F32 and PM_F64 buffers. Reading: an 8-bit file into u8 and a 16-bit
- *   file into u16 are exact; 8-bit into u16 is v * 257, 16-bit into u8 is
- *   round(v * 255 / 65535); f32 / f64 get v / 255 (8-bit) or v / 65535 (16-bit), in [0, 1].
- *   Writing: u8 writes 8-bit, u16 16-bit samples unless options say otherwise; f32 / f64
- *   values are clamped to [0, 1] (NaN is 0) and scaled to the bit depth, rounded.
+ *   PM_U8, PM_U16, PM_F32 and PM_F64 buffers. Reading: an 8-bit file into u8 and a
+ *   16-bit file into u16 are exact; 8-bit into u16 is v * 257, 16-bit into u8 is
+ *   round(v * 255 / 65535). f32 / f64 get v / 255 (8-bit) or v / 65535 (16-bit), in
+ *   [0, 1]. Writing: u8 writes 8-bit, u16 16-bit samples unless options say otherwise.
+ *   f32 / f64 values are clamped to [0, 1] (NaN is 0) and scaled to the bit depth,
+ *   rounded.
  *
  * Channels when reading
  *   0 asks for the file's own (after palette expansion: 1 grey, 2 grey + alpha, 3 RGB,
- *   4 RGBA); 1..4 converts: grey from colour is the rounded luma
- *   (299 R + 587 G + 114 B) / 1000; colour from grey repeats it; alpha is dropped when not
- *   asked for (not composited) and is fully opaque when asked for but absent.
+ *   4 RGBA). 1..4 converts. Grey from colour is the rounded luma
+ *   (299 R + 587 G + 114 B) / 1000, and colour from grey repeats it. Alpha is dropped
+ *   when not asked for (not composited), and fully opaque when asked for but absent.
  *   pm_io_decode / pm_io_read give a 2-D buffer for 1 channel, 3-D otherwise.
  *
  * Errors are values
- *   Every call returns a pm_io_status and, unless OK, writes a one-line message naming the
- *   file (or the name given for memory) and the cause into the caller's pm_io_error (which
- *   may be NULL). Nothing is printed; libpng's and libjpeg's errors (their longjmp /
- *   error_exit) are caught and become the message. A truncated file is an error (also
- *   libjpeg's "premature end" warning, which would otherwise fill the rest with grey), as
- *   are libjpeg's corrupt-data warnings. Out of memory, inside libpng too, is
- *   PM_IO_ERR_NOMEM, never a corrupted file. Sizes are checked before any allocation:
- *   rows * cols * channels * bytes never overflows silently.
+ *   Every call returns a pm_io_status. Unless OK, it writes a one-line message naming the
+ *   file (or the name given for memory) and the cause into the caller's pm_io_error
+ *   (which may be NULL). Nothing is printed: libpng's and libjpeg's errors (their
+ *   longjmp / error_exit) are caught and become the message. A truncated file is an
+ *   error. So is libjpeg's "premature end" warning, which would otherwise fill the rest
+ *   with grey, and so are libjpeg's corrupt-data warnings. Out of memory, inside libpng
+ *   too, is PM_IO_ERR_NOMEM, never a corrupted file. Sizes are checked before any
+ *   allocation: rows * cols * channels * bytes never overflows silently.
  *
  * Threads: every call is independent (no global state); calls may run in parallel.
  */

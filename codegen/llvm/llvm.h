@@ -1,20 +1,11 @@
 /* llvm/llvm.h — LLVM IR from the isl AST: the shared state of the LLVM phase.
  *
  * Promise: pm_llvm_build emits one module with the kernel entry of codegen.h, built
- * directly with LLVM's C API (no C source, no external compiler):
- *  - module.c       the module and the entry: parameters, buffers (inputs, outputs, and
- *                   scratch from pm_rt_buffer), function attributes, the walk's start;
- *  - loops.c        isl AST nodes (for, if, block, user, mark) and isl AST expressions;
- *  - vector.c       the vector loops the lowering chose (codegen/lower.h), in their
- *                   shapes; a merged statement's row as one loop per part;
- *  - stmt.c         statement bodies: case pieces, reduction init and update;
- *  - expr.c         pipeline expressions with the typing rules of polymage.h, for one
- *                   point (scalars) or W consecutive points (<W x T> vectors);
- *  - access.c       reads and writes of buffers, each read as the lowering chose;
- *  - parallel.c       the outlined GOMP_parallel body and the split of its iterations.
- * All values the generated code shares between functions (parameters, buffer
- * descriptions, loop iterators) live in a pm_llvm_env, so outlining a loop is packing
- * the env into a block and unpacking it in the new function.
+ * directly with LLVM's C API (no C source, no external compiler). Vector loops and reads
+ * take the shapes and strategies the lowering chose (codegen/lower.h). The values shared
+ * between generated functions (parameters, buffer descriptions, loop iterators) live in
+ * a pm_llvm_env. So outlining a loop is packing the env into a block and unpacking it in
+ * the new function.
  */
 #ifndef PM_CODEGEN_LLVM_LLVM_H
 #define PM_CODEGEN_LLVM_LLVM_H
@@ -152,7 +143,8 @@ typedef struct pm_llvm {
 } pm_llvm;
 
 
-/* module.c */
+/* module.c: the module and the entry: parameters, buffers (inputs, outputs, and scratch
+ * from pm_rt_buffer), function attributes, the walk's start. */
 pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
                         pm_lower *lower, const pm_options *o, LLVMTargetMachineRef tm,
                         LLVMContextRef C, const char *entry_name,
@@ -182,7 +174,7 @@ LLVMBasicBlockRef pm_llvm_block(pm_llvm *g, const char *name);
  * box's). */
 const pm_poly_stmt *pm_llvm_call_stmt(pm_llvm *g, __isl_keep isl_ast_expr *call);
 
-/* loops.c */
+/* loops.c: isl AST nodes (for, if, block, user, mark) and isl AST expressions. */
 void pm_llvm_node(pm_llvm *g, __isl_keep isl_ast_node *node);
 LLVMValueRef pm_llvm_ast_expr(pm_llvm *g, __isl_keep isl_ast_expr *e); /* i64, or i1 */
 /* floor of an isl affine expression over parameters and pushed iterator ids (i64). */
@@ -195,7 +187,8 @@ void pm_llvm_counted_loop(pm_llvm *g, LLVMValueRef lo, LLVMValueRef hi, int64_t 
 /* The for node as a scalar loop whose iterator starts at `start` (a remainder loop). */
 void pm_llvm_for_from(pm_llvm *g, __isl_keep isl_ast_node *node, LLVMValueRef start);
 
-/* vector.c */
+/* vector.c: the vector loops the lowering chose, in their shapes; a merged statement's
+ * row as one loop per part. */
 /* Emits the innermost for node with <W x T> vectors and a scalar remainder when it
  * qualifies (see vector.c); returns false, emitting nothing, otherwise. */
 bool pm_llvm_vector_for(pm_llvm *g, __isl_keep isl_ast_node *node);
@@ -216,7 +209,7 @@ bool pm_llvm_private_block(pm_llvm *g, __isl_keep isl_ast_node *node);
 /* Inside such a block, the lanes' loop: one step of W lanes; false for any other loop. */
 bool pm_llvm_private_lanes(pm_llvm *g, __isl_keep isl_ast_node *node);
 
-/* stmt.c */
+/* stmt.c: statement bodies: case pieces, reduction init and update. */
 void pm_llvm_stmt(pm_llvm *g, const pm_point *pt);
 /* Part p of merged statement s at the row of the i64 coordinates pos[0..ndims-2]: i1,
  * does the row hold points of the part (pm_llvm_part_row), and where the part holds
@@ -227,7 +220,8 @@ void pm_llvm_part_interval(pm_llvm *g, const pm_poly_stmt *s, int p, const LLVMV
 /* The point of a user node's call with the iterators' current values (W = 1). */
 bool pm_llvm_point_of_call(pm_llvm *g, __isl_keep isl_ast_expr *call, pm_point *pt);
 
-/* expr.c */
+/* expr.c: pipeline expressions with the typing rules of polymage.h, for one point
+ * (scalars) or W consecutive points (<W x T> vectors). */
 LLVMValueRef pm_llvm_expr(pm_llvm *g, const pm_point *pt, const pm_expr *e);
 /* A condition's i1 (or <W x i1>) value, its float arithmetic exact (pm_llvm.exact). */
 LLVMValueRef pm_llvm_cond(pm_llvm *g, const pm_point *pt, const pm_expr *cond);
@@ -245,7 +239,7 @@ LLVMValueRef pm_llvm_splat_n(pm_llvm *g, unsigned W, LLVMValueRef v);
 /* The i64 value of a parameter (raw bits of the pm_value converted to the param type). */
 LLVMValueRef pm_llvm_param(pm_llvm *g, const pm_expr *param);
 
-/* access.c */
+/* access.c: reads and writes of buffers, each read as the lowering chose. */
 LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call);
 /* Stores v (pt's lanes) at f(coords of pt); mask (i1 or <W x i1>) may be NULL. */
 void pm_llvm_store_own(pm_llvm *g, const pm_point *pt, LLVMValueRef v, LLVMValueRef mask);
@@ -268,7 +262,7 @@ LLVMValueRef pm_llvm_gather_cells(pm_llvm *g, const pm_point *pt, int s, LLVMVal
 void pm_llvm_scatter_cells(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef off,
                            LLVMValueRef mask, LLVMValueRef v);
 
-/* parallel.c */
+/* parallel.c: the outlined GOMP_parallel body and the split of its iterations. */
 /* A slot of type t in the current function's entry block (the builder stays at the end of
  * its block): the passes promote a slot only loaded and stored to registers. */
 LLVMValueRef pm_llvm_entry_alloca(pm_llvm *g, LLVMTypeRef t, const char *name);
