@@ -1735,8 +1735,8 @@ static void check_structure(void)
     /* interpolate's output group in strips of whole rows (tile.c's candidates; how many
      * rows depends on the host's L2, the only group with 1536-point rows) */
     check_paper_group("interpolate", -1, " y:1536], redundant computation");
-    /* strips of whole rows may use more scratch than other tiles (tile.c's
-     * PM_STRIP_BUDGET): pyramid blending's and camera pipe's big groups in strips
+    /* strips of whole rows may use more scratch than other tiles (codegen/costs.c's
+     * pm_costs.strip_budget): pyramid blending's and camera pipe's big groups in strips
      * (with half an L2, as other tiles, they were 32 x 128 and 32 x 512 tiles; the only
      * groups with 2048- and 2528-point rows) */
     check_paper_group("pyramid_blend", -1, " y:2048], redundant computation");

@@ -91,7 +91,7 @@ LLVMValueRef pm_llvm_addr(pm_llvm *g, int storage, LLVMValueRef *idx)
         LLVMValueRef s = b->stride[d];
         if (is_vec(idx[d]))
             s = pm_llvm_splat_n(g, LLVMGetVectorSize(LLVMTypeOf(idx[d])), s);
-        /* an element's offset fits: buffer sizes are checked (issue 8's size rules) */
+        /* an element's offset fits: buffer sizes are checked before any code runs (frontend/signature.c) */
         LLVMValueRef t = LLVMBuildNSWMul(g->B, idx[d], s, "");
         off = off ? LLVMBuildNSWAdd(g->B, off, t, "") : t;
     }
