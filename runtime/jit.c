@@ -209,6 +209,20 @@ pm_kernel *pm_jit_compile(pm_jit *jit, pm_pipeline *p, const pm_value *estimates
     return pm_jit_get_kernel(jit, p, estimates, &resolved, NULL, error);
 }
 
+/* The parameter values are there when the pipeline has parameters, and the options
+ * resolve: what pm_jit_run and pm_jit_scratch_estimate ask before the cache. */
+static pm_status values_and_options(pm_jit *jit, pm_pipeline *p, const pm_compile_options *options,
+                                    const pm_value *params, pm_options *resolved,
+                                    pm_error *error)
+{
+    if (!params && p->nparams > 0)
+        return pm_error_set(error, PM_ERR_ARGUMENT, "%s: the parameter values are NULL",
+                            p->name);
+    if (resolve_options(jit, p->name, options, resolved, error) != PM_OK)
+        return error ? error->status : PM_ERR_ARGUMENT;
+    return PM_OK;
+}
+
 pm_status pm_jit_run(pm_jit *jit, pm_pipeline *p, const pm_compile_options *options,
                      const pm_value *params, const pm_buffer *inputs, pm_buffer *outputs,
                      pm_error *error)
@@ -218,13 +232,9 @@ pm_status pm_jit_run(pm_jit *jit, pm_pipeline *p, const pm_compile_options *opti
         return pm_error_set(error, PM_ERR_MISUSE, "pm_jit_run: the jit is NULL");
     if (!p)
         return pm_error_set(error, PM_ERR_MISUSE, "pm_jit_run: the pipeline is NULL");
-    if (!params && p->nparams > 0)
-        return pm_error_set(error, PM_ERR_ARGUMENT, "%s: the parameter values are NULL",
-                            p->name);
     pm_options resolved;
-    if (resolve_options(jit, p->name, options, &resolved, error) != PM_OK)
-        return error ? error->status : PM_ERR_ARGUMENT;
-    return pm_serve_run(jit, p, &resolved, params, inputs, outputs, error);
+    pm_status s = values_and_options(jit, p, options, params, &resolved, error);
+    return s != PM_OK ? s : pm_serve_run(jit, p, &resolved, params, inputs, outputs, error);
 }
 
 pm_status pm_jit_scratch_estimate(pm_jit *jit, pm_pipeline *p, const pm_compile_options *options,
@@ -236,11 +246,7 @@ pm_status pm_jit_scratch_estimate(pm_jit *jit, pm_pipeline *p, const pm_compile_
     if (!jit || !p || !bytes)
         return pm_error_set(error, PM_ERR_MISUSE, "pm_jit_scratch_estimate: the %s is NULL",
                             !jit ? "jit" : !p ? "pipeline" : "result");
-    if (!params && p->nparams > 0)
-        return pm_error_set(error, PM_ERR_ARGUMENT, "%s: the parameter values are NULL",
-                            p->name);
     pm_options resolved;
-    if (resolve_options(jit, p->name, options, &resolved, error) != PM_OK)
-        return error ? error->status : PM_ERR_ARGUMENT;
-    return pm_serve_scratch_estimate(jit, p, &resolved, params, bytes, error);
+    pm_status s = values_and_options(jit, p, options, params, &resolved, error);
+    return s != PM_OK ? s : pm_serve_scratch_estimate(jit, p, &resolved, params, bytes, error);
 }
