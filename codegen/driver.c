@@ -166,7 +166,7 @@ static pm_status step_llvm(compile *c)
 {
     pm_status st = pm_llvm_build(c->poly, c->ast, c->lower, c->o, c->tm, c->llvm_ctx, c->out->entry_name,
                                  &c->out->module, c->err);
-    c->out->nslots = c->poly->nslots;
+    c->out->nslots = c->plan->nslots;
     return st;
 }
 

@@ -520,7 +520,7 @@ typedef struct body_traits {
 /* Integer division, residue or shift (upsampling's x / 2, cases merged by residue): the
  * lanes follow the parity of the vector's start, invariant while every vector starts W
  * after the previous one, varying if the last one moved back to end at the last point. */
-static void walk_traits(const pm_poly *poly, const pm_expr *e, body_traits *t)
+static void walk_traits(const pm_plan *plan, const pm_expr *e, body_traits *t)
 {
     if (!e || t->start_dependent)
         return;
@@ -532,31 +532,31 @@ static void walk_traits(const pm_poly *poly, const pm_expr *e, body_traits *t)
         (e->op == PM_OP_DIV || e->op == PM_OP_MOD || e->op == PM_OP_CDIV ||
          e->op == PM_OP_CMOD || e->op == PM_OP_SHR || e->op == PM_OP_BAND))
         t->start_dependent = true;
-    walk_traits(poly, e->a, t);
-    walk_traits(poly, e->b, t);
-    walk_traits(poly, e->c, t);
+    walk_traits(plan, e->a, t);
+    walk_traits(plan, e->b, t);
+    walk_traits(plan, e->c, t);
     for (int i = 0; i < e->nargs; i++)
-        walk_traits(poly, e->args[i], t);
+        walk_traits(plan, e->args[i], t);
     if (e->kind != PM_EXPR_CALL)
         return;
-    if (!pm_poly_call_inlined(poly, e)) {
+    if (!pm_plan_call_inlined(plan, e)) {
         t->reads++;
         return;
     }
     for (int c = 0; c < e->callee->ncases; c++) {
-        walk_traits(poly, e->callee->cases[c]->cond, t);
-        walk_traits(poly, e->callee->cases[c]->value, t);
+        walk_traits(plan, e->callee->cases[c]->cond, t);
+        walk_traits(plan, e->callee->cases[c]->value, t);
     }
 }
 
-static void stmt_traits(const pm_poly *poly, const pm_poly_stmt *s, body_traits *t)
+static void stmt_traits(const pm_plan *plan, const pm_poly_stmt *s, body_traits *t)
 {
-    const pm_func *f = poly->stages[s->stage].func;
+    const pm_func *f = plan->poly->stages[s->stage].func;
     for (int r = 0; r < s->nresidual; r++)
-        walk_traits(poly, s->residual[r], t);
+        walk_traits(plan, s->residual[r], t);
     for (int c = s->case_index; c < s->case_index + s->ncases && c < f->ncases; c++) {
-        walk_traits(poly, f->cases[c]->cond, t);
-        walk_traits(poly, f->cases[c]->value, t);
+        walk_traits(plan, f->cases[c]->cond, t);
+        walk_traits(plan, f->cases[c]->value, t);
     }
 }
 
@@ -564,15 +564,16 @@ static void stmt_traits(const pm_poly *poly, const pm_poly_stmt *s, body_traits 
  * statement writes an output the storage phase marked streamed, a vector is 16 bytes or
  * more, and no lane pattern depends on the parity of a vector's start (the aligned
  * vectors start where the row's address says). */
-static int stream_alignment(const pm_poly *poly, const pm_poly_stmt *s, int W, body_traits t,
+static int stream_alignment(const pm_plan *plan, const pm_poly_stmt *s, int W, body_traits t,
                             int *elem)
 {
     if (t.start_dependent || !s)
         return 0;
-    const pm_poly_storage *st = pm_poly_storage_of(poly, poly->stages[s->stage].func);
+    const pm_func *f = plan->poly->stages[s->stage].func;
+    const pm_storage_plan *st = pm_plan_storage_of(plan, f);
     if (!st || st->kind != PM_STORAGE_OUTPUT || !st->streamed)
         return 0;
-    *elem = pm_type_size(st->type);
+    *elem = pm_type_size(f->type);
     int bytes = W * *elem;
     return bytes < 16 ? 0 : bytes > 64 ? 64 : bytes;
 }
@@ -585,7 +586,7 @@ static void choose_shape(const pm_lower *lw, pm_vector_plan *v, const pm_poly_st
     if (v->updates) {
         v->shape = PM_SHAPE_LOOP_THEN_SCALAR;
         v->reason = "reduction updates: each lane once";
-    } else if ((v->stream_align = stream_alignment(lw->poly, s, v->W, t, &v->stream_elem)) > 0) {
+    } else if ((v->stream_align = stream_alignment(lw->ast->plan, s, v->W, t, &v->stream_elem)) > 0) {
         v->shape = PM_SHAPE_STREAMED;
         v->reason = "an output written past the caches";
     } else if (t.start_dependent) {
@@ -655,7 +656,7 @@ static void decide_vector_loop(const pm_lower *lw, __isl_keep isl_ast_node *node
             isl_ast_expr *call = isl_ast_node_user_get_expr(users[k]);
             const pm_poly_stmt *s = pm_lower_call_stmt(lw->poly, box, call);
             isl_ast_expr_free(call);
-            stmt_traits(lw->poly, s, &t);
+            stmt_traits(lw->ast->plan, s, &t);
             if (n == 1)
                 one = s;
         }
@@ -700,7 +701,7 @@ static bool decide_parts_loop(const pm_lower *lw, __isl_keep isl_ast_node *node,
                 continue;
             }
             body_traits t = {.budget = 20000};
-            stmt_traits(lw->poly, &s->parts[p], &t);
+            stmt_traits(lw->ast->plan, &s->parts[p], &t);
             *v = (pm_vector_plan){.vector = true, .W = W};
             choose_shape(lw, v, &s->parts[p], t);
         }
@@ -881,10 +882,10 @@ int pm_lower_lane_coef(const pm_lane_shape *pt, const pm_expr *e)
     return NONLINEAR;
 }
 
-bool pm_lower_read_proven(const pm_poly *poly, const pm_lane_shape *pt, const pm_expr *call)
+bool pm_lower_read_proven(const pm_plan *plan, const pm_lane_shape *pt, const pm_expr *call)
 {
     if (pt->where == PM_POINT_IN_BOX)
-        return pm_poly_call_inside(poly, call);
+        return pm_plan_call_inside(plan, call);
     const pm_poly_access *acc = pm_poly_access_of(pt->stmt, call);
     return pt->where == PM_POINT_IN_CASE && acc && acc->in_bounds;
 }
@@ -902,10 +903,12 @@ const pm_expr *pm_lower_half_of_lane(const pm_lane_shape *pt, const pm_expr *e)
 
 /* The level dimension of a tile scratchpad read at one data-dependent outer index whose
  * extent is at most costs.level_max, or -1. */
-static int level_shaped(const pm_poly_storage *st, const pm_lane_shape *pt, const pm_expr *call)
+static int level_shaped(const pm_lower *lw, const pm_poly_storage *st, const pm_lane_shape *pt,
+                        const pm_expr *call)
 {
     int n = call->nargs, level = -1;
-    if (st->kind != PM_STORAGE_TILE)
+    const pm_storage_plan *place = pm_plan_storage_of(lw->ast->plan, st->func);
+    if (place->kind != PM_STORAGE_TILE)
         return -1;
     for (int d = 0; d < n - 1; d++) {
         int c = pm_lower_lane_coef(pt, call->args[d]);
@@ -913,8 +916,8 @@ static int level_shaped(const pm_poly_storage *st, const pm_lane_shape *pt, cons
             continue;
         /* data-dependent: read from data, or an inlined function's variable carried per
          * lane (lPyramid_L0's k) */
-        if (level >= 0 || c != NONLINEAR || st->step[d] != 1 || st->tile_ext[d] < 1 ||
-            st->tile_ext[d] > pm_costs.level_max)
+        if (level >= 0 || c != NONLINEAR || st->step[d] != 1 || place->tile_ext[d] < 1 ||
+            place->tile_ext[d] > pm_costs.level_max)
             return -1;
         level = d;
     }
@@ -980,8 +983,9 @@ static bool table_shaped(const pm_lower *lw, const pm_poly_storage *st, const pm
     for (int d = 0; d < n - 1; d++)
         if (!two_rows_at_most(pt, call->args[d]))
             return false;
-    if (st->kind == PM_STORAGE_TILE)
-        return st->tile_ext[n - 1] <= pt->W;
+    const pm_storage_plan *place = pm_plan_storage_of(lw->ast->plan, st->func);
+    if (place->kind == PM_STORAGE_TILE)
+        return place->tile_ext[n - 1] <= pt->W;
     isl_pw_aff *extent = isl_pw_aff_sub(isl_pw_aff_copy(st->ub[n - 1]), isl_pw_aff_copy(st->lb[n - 1]));
     bool small = false;
     if (isl_pw_aff_is_cst(extent) == isl_bool_true && isl_pw_aff_n_piece(extent) == 1) {
@@ -1004,7 +1008,8 @@ static bool small_table_shaped(const pm_lower *lw, const pm_poly_storage *st,
     int bytes = pm_type_size(st->type);
     if (!st->flat || pt->W != 16 || call->nargs != 1 ||
         !pm_lower_table_permute(&lw->target, bytes) ||
-        (st->kind != PM_STORAGE_SCRATCH && st->kind != PM_STORAGE_OUTPUT) ||
+        (pm_plan_storage_of(lw->ast->plan, st->func)->kind != PM_STORAGE_SCRATCH &&
+         pm_plan_storage_of(lw->ast->plan, st->func)->kind != PM_STORAGE_OUTPUT) ||
         !pm_type_is_int(call->args[0]->type) || pm_type_bits(call->args[0]->type) > 32)
         return false;
     int64_t per = 128 / bytes, n = st->flat_hi - st->flat_lo + 1;
@@ -1051,7 +1056,7 @@ static pm_read_plan decide_read(const pm_lower *lw, const pm_lane_shape *pt, con
 {
     const pm_poly *poly = lw->poly;
     pm_read_plan r = {.kind = PM_READ_SCALAR, .level_dim = -1};
-    r.proven = pm_lower_read_proven(poly, pt, call);
+    r.proven = pm_lower_read_proven(lw->ast->plan, pt, call);
     if (pt->W <= 1) {
         r.reason = "one lane";
         return r;
@@ -1082,7 +1087,7 @@ static pm_read_plan decide_read(const pm_lower *lw, const pm_lane_shape *pt, con
     bool row = r.kind != PM_READ_SCALAR;
     /* level reads where proven only: guarded, each one's gather beside it made local
      * Laplacian's module 23% larger and its compile 1.2x the unfused one's */
-    r.level_dim = row && !outer_uniform && r.proven ? level_shaped(st, pt, call) : -1;
+    r.level_dim = row && !outer_uniform && r.proven ? level_shaped(lw, st, pt, call) : -1;
     if (!row || (!outer_uniform && r.level_dim < 0)) {
         r.kind = PM_READ_SCALAR;
         decide_gather(lw, st, pt, call, &r,
@@ -1129,12 +1134,12 @@ const pm_read_plan *pm_lower_read(pm_lower *lw, const pm_lane_shape *shape, cons
 
 static void walk_expr(pm_lower *lw, const pm_lane_shape *pt, const pm_expr *e, int depth);
 
-pm_lane_shape pm_lower_inlined_shape(const pm_poly *poly, const pm_lane_shape *pt,
+pm_lane_shape pm_lower_inlined_shape(const pm_plan *plan, const pm_lane_shape *pt,
                                      const pm_expr *call, const pm_poly_stmt *callee)
 {
     const pm_func *f = call->callee;
     pm_lane_shape q = {.stmt = callee, .W = pt->W};
-    q.where = !pm_lower_read_proven(poly, pt, call) ? PM_POINT_ANYWHERE
+    q.where = !pm_lower_read_proven(plan, pt, call) ? PM_POINT_ANYWHERE
               : f->ncases > 1                        ? PM_POINT_IN_BOX
                                                      : PM_POINT_IN_CASE;
     for (int d = 0; d < call->nargs && d < PM_MAX_DIMS; d++) {
@@ -1158,7 +1163,7 @@ static void walk_inlined(pm_lower *lw, const pm_lane_shape *pt, const pm_expr *c
             s = &poly->stmts[poly->stages[i].first_stmt];
     if (!s || f->kind != PM_FUNC_FUNCTION || f->ncases < 1 || call->nargs != s->ndims)
         return;
-    pm_lane_shape q = pm_lower_inlined_shape(poly, pt, call, s);
+    pm_lane_shape q = pm_lower_inlined_shape(lw->ast->plan, pt, call, s);
     for (int c = 0; c < f->ncases; c++) {
         walk_expr(lw, &q, f->cases[c]->value, depth + 1);
         if (c < f->ncases - 1)
@@ -1177,7 +1182,7 @@ static void walk_expr(pm_lower *lw, const pm_lane_shape *pt, const pm_expr *e, i
         walk_expr(lw, pt, e->args[i], depth);
     if (e->kind != PM_EXPR_CALL || !e->callee)
         return;
-    if (pm_poly_call_inlined(lw->poly, e))
+    if (pm_plan_call_inlined(lw->ast->plan, e))
         walk_inlined(lw, pt, e, depth);
     else if (pm_poly_storage_of(lw->poly, e->callee))
         pm_lower_read(lw, pt, e);

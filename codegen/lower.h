@@ -136,12 +136,12 @@ int pm_lower_lane_coef(const pm_lane_shape *pt, const pm_expr *e);
 /* The read lands inside its callee's box: proven by the access record where the point
  * lies in its statement's domain, from anywhere in its function's box by the inline
  * phase's proof, never from anywhere. */
-bool pm_lower_read_proven(const pm_poly *poly, const pm_lane_shape *pt, const pm_expr *call);
+bool pm_lower_read_proven(const pm_plan *plan, const pm_lane_shape *pt, const pm_expr *call);
 /* The lanes of an inlined call's point, whose statement is callee: an argument moving 0,
  * 1 or 2 per lane keeps its step, any other carries its own lanes (a data-dependent
  * index); where says which of the callee's reads stay proven (the inline phase proves
  * reads inside the box; several cases are each evaluated at every lane). */
-pm_lane_shape pm_lower_inlined_shape(const pm_poly *poly, const pm_lane_shape *pt,
+pm_lane_shape pm_lower_inlined_shape(const pm_plan *plan, const pm_lane_shape *pt,
                                      const pm_expr *call, const pm_poly_stmt *callee);
 /* e / 2 (floor), maybe plus or minus a constant, with e moving +1 per lane: e; else NULL. */
 const pm_expr *pm_lower_half_of_lane(const pm_lane_shape *pt, const pm_expr *e);

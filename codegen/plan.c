@@ -57,9 +57,10 @@ pm_plan *pm_plan_new(const pm_poly *poly, const pm_options *o, const pm_value *e
     plan->est_lb = calloc((size_t)(n + 1) * PM_MAX_DIMS, sizeof *plan->est_lb);
     plan->est_ub = calloc((size_t)(n + 1) * PM_MAX_DIMS, sizeof *plan->est_ub);
     plan->parallel_dim = calloc((size_t)poly->nstmts + 1, sizeof *plan->parallel_dim);
+    plan->storage = calloc((size_t)poly->nstorage + 1, sizeof *plan->storage);
     plan->channel_dim = calloc((size_t)poly->nstmts + 1, sizeof *plan->channel_dim);
     if (!plan->inlined || !plan->group_of || !plan->est_lb || !plan->est_ub ||
-        !plan->parallel_dim || !plan->channel_dim) {
+        !plan->parallel_dim || !plan->channel_dim || !plan->storage) {
         pm_plan_free(plan);
         return NULL;
     }
@@ -72,6 +73,10 @@ pm_plan *pm_plan_new(const pm_poly *poly, const pm_options *o, const pm_value *e
             plan->est_ub[s * PM_MAX_DIMS + d] = isnan(ub) ? PM_DEFAULT_ESTIMATE - 1 : ub;
         }
     }
+    /* every function where the poly says until the storage phase decides */
+    for (int k = 0; k < poly->nstorage; k++)
+        plan->storage[k] = (pm_storage_plan){.kind = poly->storage[k].role,
+                                             .index = poly->storage[k].io_index, .group = -1};
     return plan;
 }
 
@@ -98,6 +103,8 @@ void pm_plan_free(pm_plan *plan)
     free(plan->est_lb);
     free(plan->est_ub);
     free(plan->parallel_dim);
+    free(plan->storage);
+    free(plan->prefetch_calls);
     free(plan->channel_dim);
     free(plan);
 }
@@ -257,6 +264,28 @@ static bool reads_visit(const pm_expr *e, void *user)
         return false;
     }
     return true;
+}
+
+const pm_storage_plan *pm_plan_storage_of(const pm_plan *plan, const pm_func *f)
+{
+    const pm_poly_storage *st = pm_poly_storage_of(plan->poly, f);
+    return st ? &plan->storage[st - plan->poly->storage] : NULL;
+}
+
+bool pm_plan_call_inside(const pm_plan *plan, const pm_expr *call)
+{
+    for (int i = 0; i < plan->ninside_calls; i++)
+        if (plan->inside_calls[i] == call)
+            return true;
+    return false;
+}
+
+bool pm_plan_call_prefetched(const pm_plan *plan, const pm_expr *call)
+{
+    for (int i = 0; i < plan->nprefetch_calls; i++)
+        if (plan->prefetch_calls[i] == call)
+            return true;
+    return false;
 }
 
 bool pm_plan_call_inlined(const pm_plan *plan, const pm_expr *call)

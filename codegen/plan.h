@@ -1,9 +1,10 @@
 /* plan.h — the optimizer's decisions, filled phase by phase between poly and schedule.
  *
- * Promise: a pm_plan records, for one pipeline's pm_poly, what the inline, group, align
- * and tile phases decided, and the parallel dimensions the schedule phase chose. The
- * storage phase reads the plan and writes its choices into the poly's storage records.
- * The plan owns its arrays and isl objects; pm_plan_free frees them.
+ * Promise: a pm_plan records, for one pipeline's pm_poly, every decision of the phases
+ * between poly and lower: what the inline, group, align and tile phases decided, where
+ * each function's values live (the storage phase), and the parallel dimensions (the
+ * schedule phase). The poly holds facts only. The plan owns its arrays and isl objects;
+ * pm_plan_free frees them.
  */
 #ifndef PM_CODEGEN_PLAN_H
 #define PM_CODEGEN_PLAN_H
@@ -54,8 +55,22 @@ typedef struct pm_group {
                                      before the next member                             */
 } pm_group;
 
+/* Where one function's values live: the storage phase's decision (codegen/storage.h),
+ * from the poly's role of the function (an input, an output, or a stage). */
+typedef struct pm_storage_plan {
+    pm_storage_kind kind;     /* INPUT, OUTPUT, SCRATCH (a full buffer), TILE or INLINED  */
+    int index;                /* input / output position, or the slot; -1 when inlined    */
+    int group;                /* TILE: the group whose tiles re-base it                   */
+    int64_t tile_ext[PM_MAX_DIMS]; /* TILE: per-thread index extents (dense, innermost
+                                      padded to the vector width)                         */
+    int64_t tile_bytes;       /* TILE: per thread, a multiple of 64                       */
+    bool streamed;            /* OUTPUT: rows written with non-temporal stores            */
+    bool prefetched;          /* INPUT, SCRATCH: rows read from memory, so the leading
+                                 reads prefetch ahead (prefetch_calls)                    */
+} pm_storage_plan;
+
 /* The schedule phase reads the plan to build the isl schedule tree, and puts decisions
- * in the tree as marks. The LLVM emitter reads the marks, the storage records, the
+ * in the tree as marks. The LLVM emitter reads the marks, the plan's storage records, the
  * lowering's records, and from the plan the groups and parallel_dim and channel_dim. */
 typedef struct pm_plan {
     const pm_poly *poly;          /* borrowed                                              */
@@ -75,6 +90,11 @@ typedef struct pm_plan {
                                      -1 (the schedule phase's choice)                     */
     int *channel_dim;             /* per update statement: a dimension of a few fixed
                                      iterations free to run innermost, or -1 (schedule)   */
+    pm_storage_plan *storage;     /* per poly storage (storage phase)                     */
+    int nslots;                   /* run-time scratch slots used (storage phase)          */
+    int nprefetch_calls;          /* calls whose vector loads also prefetch the line      */
+    const pm_expr **prefetch_calls; /* prefetch_bytes further along the row (storage)     */
+    int64_t prefetch_bytes;
 } pm_plan;
 
 pm_plan *pm_plan_new(const pm_poly *poly, const pm_options *o, const pm_value *estimates);
@@ -95,6 +115,12 @@ double pm_plan_storage_bytes(const pm_plan *plan, int k);
 bool pm_plan_expr_equal(const pm_expr *a, const pm_expr *b);
 /* e as base + constant: *base and *k (base NULL for a constant). */
 void pm_plan_split_offset(const pm_expr *e, const pm_expr **base, int64_t *k);
+/* Where f's values live (the storage phase's record), or NULL for no such function. */
+const pm_storage_plan *pm_plan_storage_of(const pm_plan *plan, const pm_func *f);
+/* Is this call one of inside_calls (proven inside its callee from anywhere in its
+ * inlined function's box)? One of prefetch_calls? */
+bool pm_plan_call_inside(const pm_plan *plan, const pm_expr *call);
+bool pm_plan_call_prefetched(const pm_plan *plan, const pm_expr *call);
 /* Is this call evaluated in place: its callee inlined, or the call one of inline_calls? */
 bool pm_plan_call_inlined(const pm_plan *plan, const pm_expr *call);
 /* Does stage s read stage p (directly, or through inlined stages and calls)? */

@@ -194,33 +194,6 @@ const pm_poly_storage *pm_poly_storage_of(const pm_poly *poly, const pm_func *f)
     return NULL;
 }
 
-bool pm_poly_call_inlined(const pm_poly *poly, const pm_expr *call)
-{
-    const pm_poly_storage *st = pm_poly_storage_of(poly, call->callee);
-    if (st && st->kind == PM_STORAGE_INLINED)
-        return true;
-    for (int i = 0; i < poly->ninline_calls; i++)
-        if (poly->inline_calls[i] == call)
-            return true;
-    return false;
-}
-
-bool pm_poly_call_prefetched(const pm_poly *poly, const pm_expr *call)
-{
-    for (int i = 0; i < poly->nprefetch_calls; i++)
-        if (poly->prefetch_calls[i] == call)
-            return true;
-    return false;
-}
-
-bool pm_poly_call_inside(const pm_poly *poly, const pm_expr *call)
-{
-    for (int i = 0; i < poly->ninside_calls; i++)
-        if (poly->inside_calls[i] == call)
-            return true;
-    return false;
-}
-
 const pm_poly_access *pm_poly_access_of(const pm_poly_stmt *s, const pm_expr *call)
 {
     for (int i = 0; i < s->naccesses; i++)
@@ -857,8 +830,8 @@ pm_poly *pm_poly_new(isl_ctx *ctx, pm_pipeline *p, pm_error *err)
                               "reads", p->name);
     }
     for (int i = 0; i < p->ninputs && st == PM_OK; i++) {
-        poly->storage[i].kind = PM_STORAGE_INPUT;
-        poly->storage[i].index = i;
+        poly->storage[i].role = PM_STORAGE_INPUT;
+        poly->storage[i].io_index = i;
         window_bounds wb = {win ? win->in_lb + i * PM_MAX_DIMS : NULL,
                             win ? win->in_ub + i * PM_MAX_DIMS : NULL, NULL, context};
         st = storage_init(poly, &poly->storage[i], p->inputs[i], win ? &wb : NULL, err);
@@ -866,8 +839,8 @@ pm_poly *pm_poly_new(isl_ctx *ctx, pm_pipeline *p, pm_error *err)
     for (int i = 0; i < p->nstages && st == PM_OK; i++) {
         pm_poly_storage *sto = &poly->storage[p->ninputs + i];
         int out = output_index(p, p->stages[i]);
-        sto->kind = out >= 0 ? PM_STORAGE_OUTPUT : PM_STORAGE_SCRATCH;
-        sto->index = out >= 0 ? out : poly->nslots++;
+        sto->role = out >= 0 ? PM_STORAGE_OUTPUT : PM_STORAGE_SCRATCH;
+        sto->io_index = out >= 0 ? out : -1;
         window_bounds wb = {NULL, NULL, NULL, context};
         if (win && out >= 0) {
             wb.lb = win->out_lb + out * PM_MAX_DIMS;
@@ -913,9 +886,6 @@ void pm_poly_free(pm_poly *poly)
     free(poly->stmts);
     free(poly->stages);
     free(poly->storage);
-    free(poly->inline_calls);
-    free(poly->inside_calls);
-    free(poly->prefetch_calls);
     isl_space_free(poly->params);
     free(poly);
 }
@@ -1040,11 +1010,15 @@ static void print_stmt(pm_str *out, const pm_poly *poly, const pm_poly_stmt *s, 
 char *pm_poly_to_string(const pm_poly *poly)
 {
     pm_str out = {0};
-    static const char *kinds[] = {"input", "output", "scratch"};
     for (int i = 0; i < poly->nstorage; i++) {
         const pm_poly_storage *st = &poly->storage[i];
-        pm_str_append(&out, "storage %s: %s %d, %s, box ", st->func->name, kinds[st->kind],
-                      st->index, pm_type_name(st->type));
+        if (st->role == PM_STORAGE_SCRATCH) /* its place is the storage phase's */
+            pm_str_append(&out, "storage %s: a stage, %s, box ", st->func->name,
+                          pm_type_name(st->type));
+        else
+            pm_str_append(&out, "storage %s: %s %d, %s, box ", st->func->name,
+                          st->role == PM_STORAGE_INPUT ? "input" : "output", st->io_index,
+                          pm_type_name(st->type));
         print_isl(&out, isl_set_to_str(st->box));
         pm_str_append(&out, "\n");
     }

@@ -114,8 +114,9 @@ void pm_poly_part_bounds_clear(pm_poly_part_bounds *b);
 /* Frees what a statement owns (its domain, accesses, parts) and zeroes it. */
 void pm_poly_stmt_clear(pm_poly_stmt *s);
 
-/* Where a function's values live (poly.c gives inputs, outputs and full scratch; the
- * storage phase, codegen/storage.c, may turn a stage into a tile scratchpad or none). */
+/* Where a function's values live. The poly records a function's role (an input, an
+ * output, or a stage the caller does not see: SCRATCH); the storage phase decides each
+ * stage's place in the plan (codegen/plan.h, pm_storage_plan). */
 typedef enum pm_storage_kind {
     PM_STORAGE_INPUT,   /* the caller's input buffer                                   */
     PM_STORAGE_OUTPUT,  /* the caller's output buffer                                  */
@@ -128,24 +129,14 @@ typedef enum pm_storage_kind {
 /* A function's buffer: index_d = (coord_d - lb_d) / step_d, extent_d = (ub-lb)/step + 1. */
 typedef struct pm_poly_storage {
     pm_func *func;
-    pm_storage_kind kind;
-    int index;               /* input / output position, or scratch slot              */
+    pm_storage_kind role;    /* INPUT, OUTPUT, or SCRATCH for a stage the caller does
+                                not see                                                 */
+    int io_index;            /* input / output position, else -1                        */
     pm_type type;
     int ndims;
     isl_pw_aff *lb[PM_MAX_DIMS], *ub[PM_MAX_DIMS]; /* over the parameters only          */
     int64_t step[PM_MAX_DIMS];
     isl_set *box;            /* callee space, lb <= coord <= ub (no strides)            */
-    /* PM_STORAGE_TILE (storage phase): per-thread scratchpad of index extents tile_ext
-     * (dense, innermost padded to the vector width), origin set per tile. */
-    int group;
-    int64_t tile_ext[PM_MAX_DIMS];
-    int64_t tile_bytes;      /* per thread, a multiple of 64                            */
-    /* PM_STORAGE_OUTPUT (storage phase): its rows are written with non-temporal stores,
-     * past the caches (llvm/vector.c's streamed loops) */
-    bool streamed;
-    /* PM_STORAGE_INPUT and PM_STORAGE_SCRATCH (storage phase): its rows are read from
-     * memory rather than a cache, so the leading reads prefetch ahead (prefetch_calls) */
-    bool prefetched;
     /* A stage of one dimension whose value at every v of its domain is its value at
      * clamp(v, flat_lo, flat_hi) (frontend/flat.h; camera pipe's tone curve): its
      * data-dependent reads may clamp so and look the few entries up in registers
@@ -177,22 +168,6 @@ typedef struct pm_poly {
     pm_poly_stmt *stmts;
     int nstorage;
     pm_poly_storage *storage; /* inputs first, then one per stage                      */
-    int nslots;              /* scratch slots used                                      */
-    /* Calls evaluated in place though their callee is stored (the storage phase copies
-     * the inline phase's choice; an array the poly owns). */
-    int ninline_calls;
-    const pm_expr **inline_calls;
-    /* Calls in the cases of an inlined function of several cases (all evaluated at every
-     * point read) proven inside their callee from every point of the function's box, so
-     * they need no clamp there (the storage phase copies the inline phase's proofs). */
-    int ninside_calls;
-    const pm_expr **inside_calls;
-    /* Calls whose vector loads also prefetch the line prefetch_bytes further along the
-     * row (the storage phase's choice: per stage, the leading read of each stream of a
-     * prefetched buffer; an array the poly owns). */
-    int nprefetch_calls;
-    const pm_expr **prefetch_calls;
-    int64_t prefetch_bytes;
 } pm_poly;
 
 /* The facts of one statement, for the cases phase's merged ones: a stage's variable
@@ -210,13 +185,6 @@ void pm_poly_free(pm_poly *poly);
 
 /* The storage of a function or image, or NULL. */
 const pm_poly_storage *pm_poly_storage_of(const pm_poly *poly, const pm_func *f);
-/* Is this call evaluated in place (its callee's storage PM_STORAGE_INLINED, or the call
- * one of inline_calls)? */
-bool pm_poly_call_inlined(const pm_poly *poly, const pm_expr *call);
-/* Is this call one of inside_calls? */
-bool pm_poly_call_inside(const pm_poly *poly, const pm_expr *call);
-/* Is this call one of prefetch_calls? */
-bool pm_poly_call_prefetched(const pm_poly *poly, const pm_expr *call);
 /* e decides something discrete from float operands (a float -> integer cast, a float
  * comparison or modulo, floor, ceil, round, trunc, atan2): its operands must round as
  * the interpreter's do (pm_poly_stage.float_exact). */

@@ -407,13 +407,14 @@ static bool in_run(const pm_group *gr, int first, int n, const pm_func *f, const
 /* Statement s's reads of run members (directly, or through inlined stages, whose reads
  * are in their own coordinates) are all at s's own point: a point loop shared with them
  * runs each producer point before the consumer's same point reads it. */
-static bool reads_run_pointwise(const pm_poly *poly, const pm_group *gr, int first, int n,
+static bool reads_run_pointwise(const pm_poly *poly, const pm_plan *plan, const pm_group *gr,
+                                int first, int n,
                                 const pm_poly_stmt *s, bool path_same, int depth)
 {
     for (int a = 0; a < s->naccesses; a++) {
         const pm_poly_access *acc = &s->accesses[a];
         bool same = path_same && reads_same_point(acc->rel);
-        bool in_place = pm_poly_call_inlined(poly, acc->call);
+        bool in_place = pm_plan_call_inlined(plan, acc->call);
         if (in_run(gr, first, n, acc->callee, poly) && !same && !in_place)
             return false;
         if (in_place) {
@@ -421,7 +422,7 @@ static bool reads_run_pointwise(const pm_poly *poly, const pm_group *gr, int fir
                 return false;
             for (int i = 0; i < poly->nstages; i++)
                 for (int k = 0; poly->stages[i].func == acc->callee && k < poly->stages[i].nstmts; k++)
-                    if (!reads_run_pointwise(poly, gr, first, n,
+                    if (!reads_run_pointwise(poly, plan, gr, first, n,
                                              &poly->stmts[poly->stages[i].first_stmt + k], same,
                                              depth + 1))
                         return false;
@@ -434,7 +435,7 @@ static bool reads_run_pointwise(const pm_poly *poly, const pm_group *gr, int fir
  * with the same domain and the same footprint per tile, each reading the earlier ones
  * only at its own point (Harris: Ix with Iy; Sxx, Syy, Sxy and trace). One loop then
  * loads a shared input once for all of them and keeps the loop overhead of one. */
-static int fused_run(const pm_poly *poly, const pm_group *gr, int m)
+static int fused_run(const pm_poly *poly, const pm_plan *plan, const pm_group *gr, int m)
 {
     const pm_poly_stmt *s0 = single_stmt(poly, gr->members[m]);
     if (!s0)
@@ -444,7 +445,7 @@ static int fused_run(const pm_poly *poly, const pm_group *gr, int m)
         const pm_poly_stmt *s = single_stmt(poly, gr->members[m + n]);
         if (!s || s->ndims != s0->ndims || !same_set(s->domain, s0->domain) ||
             !same_box(gr->fp[m + n].box, gr->fp[m].box) ||
-            !reads_run_pointwise(poly, gr, m, n, s, true, 0))
+            !reads_run_pointwise(poly, plan, gr, m, n, s, true, 0))
             break;
         n++;
     }
@@ -461,7 +462,7 @@ static bool liveout_joins(const pm_poly *poly, const pm_plan *plan, const pm_gro
     const pm_poly_stmt *ls = single_stmt(poly, gr->liveout);
     const pm_poly_stmt *s0 = single_stmt(poly, gr->members[m]);
     if (!ls || !s0 || ls->ndims != s0->ndims || !same_set(ls->domain, s0->domain) ||
-        !reads_run_pointwise(poly, gr, m, nm - 1 - m, ls, true, 0))
+        !reads_run_pointwise(poly, plan, gr, m, nm - 1 - m, ls, true, 0))
         return false;
     isl_union_map *ti = pm_tile_index_map(plan, gr);
     isl_map *idx = single_map(ti);
@@ -662,7 +663,7 @@ static int producer_runs(const pm_poly *poly, const pm_plan *plan, const pm_grou
     int nm = gr->nmembers, nruns = 0;
     for (int m = 0; m < nm - 1; m += len[nruns++]) {
         first[nruns] = m;
-        len[nruns] = fused_run(poly, gr, m);
+        len[nruns] = fused_run(poly, plan, gr, m);
     }
     *joined = 0;
     if (nruns > 0 && first[nruns - 1] + len[nruns - 1] == nm - 1 &&

@@ -19,20 +19,6 @@ static int last_reader_group(const pm_poly *poly, const pm_plan *plan, int s)
     return last;
 }
 
-/* *to = a copy of from; false when out of memory. */
-static bool copy_calls(const pm_expr ***to, int *nto, const pm_expr *const *from, int n)
-{
-    free(*to);
-    *to = NULL;
-    *nto = 0;
-    if (n > 0 && (*to = malloc((size_t)n * sizeof **to)) == NULL)
-        return false;
-    if (n > 0)
-        memcpy(*to, from, (size_t)n * sizeof **to);
-    *nto = n;
-    return true;
-}
-
 /* Whether output stage s is written past the caches (storage.h): the option, or by
  * default when its bytes at the estimates exceed the L2 caches of the threads that
  * write it (plan->o.cache_bytes is half an L2): such an output leaves the caches before
@@ -52,7 +38,7 @@ static bool streamed_output(const pm_poly *poly, const pm_plan *plan, int s)
  * such a buffer is read from memory, row after row. */
 static bool prefetched_reads(const pm_plan *plan, int k)
 {
-    const pm_poly_storage *st = &plan->poly->storage[k];
+    const pm_storage_plan *st = &plan->storage[k];
     if (st->kind != PM_STORAGE_INPUT && st->kind != PM_STORAGE_SCRATCH)
         return false;
     if (plan->o.prefetch_reads >= 0)
@@ -63,7 +49,7 @@ static bool prefetched_reads(const pm_plan *plan, int k)
 
 /* The calls of one stage's definition that read prefetched buffers. */
 typedef struct stream_reads {
-    const pm_poly *poly;
+    const pm_plan *plan;
     int n, cap;
     const pm_expr **call;
     bool failed;
@@ -74,7 +60,7 @@ static bool collect_stream_read(const pm_expr *e, void *user)
     stream_reads *r = user;
     if (e->kind != PM_EXPR_CALL)
         return true;
-    const pm_poly_storage *st = pm_poly_storage_of(r->poly, e->callee);
+    const pm_storage_plan *st = pm_plan_storage_of(r->plan, e->callee);
     if (!st || !st->prefetched)
         return true;
     for (int i = 0; i < r->n; i++)
@@ -215,7 +201,7 @@ static double group_bytes_per_work(const pm_plan *plan, const bool *reached, int
 
 /* The leading reads of stage s's definition (storage.h) appended to *lead; false when
  * out of memory. */
-static bool add_leading_reads(pm_poly *poly, int s, stream_reads *r, leading_read **lead,
+static bool add_leading_reads(const pm_poly *poly, int s, stream_reads *r, leading_read **lead,
                               int *n, int *cap)
 {
     const pm_func *f = poly->stages[s].func;
@@ -246,18 +232,18 @@ static bool add_leading_reads(pm_poly *poly, int s, stream_reads *r, leading_rea
     return !r->failed;
 }
 
-/* poly->prefetch_calls: per stage, the leading read of each stream (the first of equal
+/* plan->prefetch_calls: per stage, the leading read of each stream (the first of equal
  * ones), kept when the option says 1, or it says -1 and some group the read is emitted
  * in reads at least pm_costs.prefetch_min_bytes per unit of work; false when out of memory. */
-static bool choose_prefetch_calls(pm_poly *poly, const pm_plan *plan)
+static bool choose_prefetch_calls(const pm_poly *poly, pm_plan *plan)
 {
-    free(poly->prefetch_calls);
-    poly->prefetch_calls = NULL;
-    poly->nprefetch_calls = 0;
-    poly->prefetch_bytes = pm_costs.prefetch_bytes;
+    free(plan->prefetch_calls);
+    plan->prefetch_calls = NULL;
+    plan->nprefetch_calls = 0;
+    plan->prefetch_bytes = pm_costs.prefetch_bytes;
     int n = 0, cap = 0, ng = plan->ngroups;
     leading_read *lead = NULL;
-    stream_reads r = {.poly = poly};
+    stream_reads r = {.plan = plan};
     bool ok = true;
     for (int s = 0; s < poly->nstages && ok; s++)
         ok = add_leading_reads(poly, s, &r, &lead, &n, &cap);
@@ -265,8 +251,8 @@ static bool choose_prefetch_calls(pm_poly *poly, const pm_plan *plan)
     double *per_group = calloc((size_t)ng + 1, sizeof *per_group);
     bool *reached = expansions(plan);
     if (n > 0)
-        poly->prefetch_calls = malloc((size_t)n * sizeof *poly->prefetch_calls);
-    ok = ok && per_group && reached && (n == 0 || poly->prefetch_calls);
+        plan->prefetch_calls = malloc((size_t)n * sizeof *plan->prefetch_calls);
+    ok = ok && per_group && reached && (n == 0 || plan->prefetch_calls);
     if (ok) {
         for (int g = 0; g < ng && plan->o.prefetch_reads < 0; g++)
             per_group[g] = group_bytes_per_work(plan, reached, g, lead, n);
@@ -276,7 +262,7 @@ static bool choose_prefetch_calls(pm_poly *poly, const pm_plan *plan)
                 keep = per_group[g] >= pm_costs.prefetch_min_bytes &&
                        emitted_in(plan, reached, lead[i].stage, g);
             if (keep)
-                poly->prefetch_calls[poly->nprefetch_calls++] = lead[i].call;
+                plan->prefetch_calls[plan->nprefetch_calls++] = lead[i].call;
         }
     }
     free(lead);
@@ -285,22 +271,17 @@ static bool choose_prefetch_calls(pm_poly *poly, const pm_plan *plan)
     return ok;
 }
 
-bool pm_storage_decide(pm_poly *poly, const pm_plan *plan)
+bool pm_storage_decide(const pm_poly *poly, pm_plan *plan)
 {
-    int threads = plan->o.threads;
-    poly->nslots = 0;
-    if (!copy_calls(&poly->inline_calls, &poly->ninline_calls, plan->inline_calls,
-                    plan->ninline_calls) ||
-        !copy_calls(&poly->inside_calls, &poly->ninside_calls, plan->inside_calls,
-                    plan->ninside_calls))
-        return false;
+    plan->nslots = 0;
     /* full-buffer slots by lifetime: slot_free_after[k] is the last group that reads
      * the buffer now in full-buffer slot k; a buffer written from a later group on may
      * take it over (groups run in order, so their lifetimes never overlap) */
     int *slot_free_after = calloc((size_t)poly->nstages + 1, sizeof *slot_free_after);
     bool *slot_full = calloc((size_t)poly->nstages + 1, sizeof *slot_full);
     for (int s = 0; s < poly->nstages; s++) {
-        pm_poly_storage *st = &poly->storage[poly->stages[s].storage];
+        const pm_poly_storage *facts = &poly->storage[poly->stages[s].storage];
+        pm_storage_plan *st = &plan->storage[poly->stages[s].storage];
         if (st->kind == PM_STORAGE_OUTPUT) {
             st->streamed = streamed_output(poly, plan, s);
             continue;
@@ -318,24 +299,24 @@ bool pm_storage_decide(pm_poly *poly, const pm_plan *plan)
                 m++;
             st->kind = PM_STORAGE_TILE;
             st->group = g;
-            for (int d = 0; d < st->ndims; d++)
+            int n = facts->ndims;
+            for (int d = 0; d < n; d++)
                 st->tile_ext[d] = gr->fp[m].ext[d];
             int W = plan->o.vector_width > 1 ? plan->o.vector_width : 1;
-            if (st->ndims > 0)
-                st->tile_ext[st->ndims - 1] = (st->tile_ext[st->ndims - 1] + W - 1) / W * W;
+            if (n > 0)
+                st->tile_ext[n - 1] = (st->tile_ext[n - 1] + W - 1) / W * W;
             st->tile_bytes = pm_tile_scratch_bytes(plan, gr, m);
-            (void)threads;
-            st->index = poly->nslots++;
+            st->index = plan->nslots++;
             continue;
         }
         st->kind = PM_STORAGE_SCRATCH;
         st->index = -1;
         int first = plan->group_of[s], last = last_reader_group(poly, plan, s);
-        for (int k = 0; slot_full && k < poly->nslots && st->index < 0 && first >= 0; k++)
+        for (int k = 0; slot_full && k < plan->nslots && st->index < 0 && first >= 0; k++)
             if (slot_full[k] && slot_free_after[k] < first)
                 st->index = k;
         if (st->index < 0)
-            st->index = poly->nslots++;
+            st->index = plan->nslots++;
         if (slot_full && slot_free_after) {
             slot_full[st->index] = true;
             slot_free_after[st->index] = last;
@@ -344,7 +325,7 @@ bool pm_storage_decide(pm_poly *poly, const pm_plan *plan)
     free(slot_free_after);
     free(slot_full);
     for (int k = 0; k < poly->nstorage; k++)
-        poly->storage[k].prefetched = prefetched_reads(plan, k);
+        plan->storage[k].prefetched = prefetched_reads(plan, k);
     return choose_prefetch_calls(poly, plan);
 }
 
@@ -353,10 +334,11 @@ char *pm_storage_to_string(const pm_poly *poly, const pm_plan *plan)
     pm_str s = {0};
     int threads = plan->o.threads;
     double fused = 0, unfused = 0, separate = 0;
-    double *slot_bytes = calloc((size_t)poly->nslots + 1, sizeof *slot_bytes);
+    double *slot_bytes = calloc((size_t)plan->nslots + 1, sizeof *slot_bytes);
     for (int i = 0; i < poly->nstages; i++) {
-        const pm_poly_storage *st = &poly->storage[poly->stages[i].storage];
-        double full = pm_type_size(st->type) * pm_plan_stage_volume(plan, i);
+        const pm_poly_storage *facts = &poly->storage[poly->stages[i].storage];
+        const pm_storage_plan *st = &plan->storage[poly->stages[i].storage];
+        double full = pm_type_size(facts->type) * pm_plan_stage_volume(plan, i);
         const char *kind = "?";
         double bytes = 0;
         switch (st->kind) {
@@ -375,32 +357,32 @@ char *pm_storage_to_string(const pm_poly *poly, const pm_plan *plan)
         if (slot_bytes && (st->kind == PM_STORAGE_SCRATCH || st->kind == PM_STORAGE_TILE) &&
             bytes > slot_bytes[st->index])
             slot_bytes[st->index] = bytes;
-        pm_str_append(&s, "%-24s %-16s", st->func->name, kind);
+        pm_str_append(&s, "%-24s %-16s", facts->func->name, kind);
         if (st->kind == PM_STORAGE_SCRATCH || st->kind == PM_STORAGE_TILE)
             pm_str_append(&s, " slot %d, %.0f bytes", st->index, bytes);
         if (st->kind == PM_STORAGE_TILE) {
             pm_str_append(&s, " (%d x %lld:", threads, (long long)st->tile_bytes);
-            for (int d = 0; d < st->ndims; d++)
+            for (int d = 0; d < facts->ndims; d++)
                 pm_str_append(&s, "%s%lld", d ? " x " : " ", (long long)st->tile_ext[d]);
             pm_str_append(&s, ")");
         }
-        if (st->flat)
-            pm_str_append(&s, ", flat outside %lld .. %lld", (long long)st->flat_lo,
-                          (long long)st->flat_hi);
+        if (facts->flat)
+            pm_str_append(&s, ", flat outside %lld .. %lld", (long long)facts->flat_lo,
+                          (long long)facts->flat_hi);
         pm_str_append(&s, "\n");
     }
-    for (int k = 0; slot_bytes && k < poly->nslots; k++)
+    for (int k = 0; slot_bytes && k < plan->nslots; k++)
         fused += slot_bytes[k];
     free(slot_bytes);
     /* the prefetched inputs (not stages: not listed above), with their leading reads */
-    pm_str_append(&s, "prefetched reads (%lld bytes ahead):", (long long)poly->prefetch_bytes);
+    pm_str_append(&s, "prefetched reads (%lld bytes ahead):", (long long)plan->prefetch_bytes);
     int nbuf = 0;
     for (int k = 0; k < poly->nstorage; k++) {
-        if (!poly->storage[k].prefetched)
+        if (!plan->storage[k].prefetched)
             continue;
         int ncalls = 0;
-        for (int i = 0; i < poly->nprefetch_calls; i++)
-            ncalls += poly->prefetch_calls[i]->callee == poly->storage[k].func;
+        for (int i = 0; i < plan->nprefetch_calls; i++)
+            ncalls += plan->prefetch_calls[i]->callee == poly->storage[k].func;
         pm_str_append(&s, "%s %s", nbuf++ ? "," : "", poly->storage[k].func->name);
         if (ncalls > 0)
             pm_str_append(&s, " (%d leading reads)", ncalls);
@@ -414,6 +396,6 @@ char *pm_storage_to_string(const pm_poly *poly, const pm_plan *plan)
     pm_str_append(&s, "scratch at the estimates: %.0f bytes in %d slots (full buffers whose "
                       "lifetimes do not overlap share one; without sharing %.0f; every stage in "
                       "a full buffer of its own: %.0f)\n",
-                  fused, poly->nslots, separate, unfused);
+                  fused, plan->nslots, separate, unfused);
     return s.data ? s.data : calloc(1, 1);
 }

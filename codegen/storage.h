@@ -1,7 +1,7 @@
 /* storage.h — the storage phase: where every stage's values live.
  *
- * Promise: pm_storage_decide gives every stage a storage kind from the plan, and numbers
- * the run-time scratch slots (poly->nslots). Full buffers share a slot only when their
+ * Promise: pm_storage_decide records in the plan where every function's values live
+ * (plan->storage), and numbers the run-time scratch slots (plan->nslots). Full buffers share a slot only when their
  * lifetimes do not overlap. It also chooses the streamed outputs and the prefetched
  * reads, which change no value.
  */
@@ -10,7 +10,7 @@
 
 #include "codegen/plan.h"
 
-/* Sets each stage's pm_poly_storage.kind and slot; false when out of memory.
+/* Sets each stage's pm_storage_plan kind and slot; false when out of memory.
  *  - Inlined stages get no buffer (PM_STORAGE_INLINED).
  *  - The non-live-out members of a tiled group get a scratchpad per thread
  *    (PM_STORAGE_TILE): one slot holding `threads` scratchpads of tile_bytes each. They
@@ -24,19 +24,18 @@
  *    gets a full buffer (PM_STORAGE_SCRATCH). A buffer lives from the group that writes
  *    it to the last group that reads it; groups run in order. Buffers whose lifetimes do
  *    not overlap share a slot, which the entry allocates once, for the largest of them.
- *  - Inputs and full buffers are prefetched (pm_poly_storage.prefetched) when
+ *  - Inputs and full buffers are prefetched (pm_storage_plan.prefetched) when
  *    plan->o.prefetch_reads is 1, or at -1 when the buffer at the estimates is larger
  *    than the L2 caches of the threads.
- *  - poly->prefetch_calls then holds, per stage definition, the leading read of each row
+ *  - plan->prefetch_calls then holds, per stage definition, the leading read of each row
  *    stream of a prefetched buffer. Calls of one callee whose arguments are equal up to
  *    constant offsets (and equal where one is a constant) read one stream. The read
  *    furthest ahead (outer arguments first) leads.
  *    A leading read is kept at prefetch_reads 1; at -1, when some group it is emitted in
  *    reads at least pm_costs.prefetch_min_bytes of prefetched buffers per unit of its
- *    members' work (pm_plan_stage_cost). The emitter prefetches poly->prefetch_bytes
- *    ahead of their vector loads.
- * It also copies the inline phase's inline_calls and inside_calls into the poly. */
-bool pm_storage_decide(pm_poly *poly, const pm_plan *plan);
+ *    members' work (pm_plan_stage_cost). The emitter prefetches plan->prefetch_bytes
+ *    ahead of their vector loads. */
+bool pm_storage_decide(const pm_poly *poly, pm_plan *plan);
 /* The "storage" dump, malloc'd: per stage its kind, slot and bytes; the prefetched
  * buffers with their kept leading reads; the peak of scratch bytes (per slot the
  * largest), against the same without slot sharing and against a full buffer for every

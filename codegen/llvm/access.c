@@ -252,7 +252,7 @@ static LLVMValueRef vector_load_at(pm_llvm *g, int s, LLVMValueRef ptr, unsigned
     return pm_llvm_tag_access(g, v, s);
 }
 
-/* A prefetch of the line poly->prefetch_bytes past p0 (the storage phase's choice, for
+/* A prefetch of the line plan->prefetch_bytes past p0 (the storage phase's choice, for
  * a leading read of a buffer read from memory): the hardware prefetcher alone left
  * unsharp mask's loads of its next input row waiting on memory. A prefetch never
  * faults, so an address past the buffer's end is harmless; the GEP is not inbounds. */
@@ -260,7 +260,7 @@ static void prefetch_ahead(pm_llvm *g, LLVMValueRef p0)
 {
     LLVMTypeRef args[] = {g->t_ptr, g->t_i32, g->t_i32, g->t_i32};
     LLVMTypeRef fnty = LLVMFunctionType(g->t_void, args, 4, 0);
-    LLVMValueRef off = pm_llvm_i64(g, g->poly->prefetch_bytes);
+    LLVMValueRef off = pm_llvm_i64(g, g->ast->plan->prefetch_bytes);
     LLVMValueRef ahead = LLVMBuildGEP2(g->B, g->t_i8, p0, &off, 1, "ahead");
     /* a read, kept in every cache level (locality 3), of data */
     LLVMValueRef call_args[] = {ahead, LLVMConstInt(g->t_i32, 0, 0), LLVMConstInt(g->t_i32, 3, 0),
@@ -343,7 +343,7 @@ static LLVMValueRef x86_gather32(pm_llvm *g, const pm_point *pt, int s, LLVMValu
 static LLVMValueRef x86_gather_narrow(pm_llvm *g, const pm_point *pt, int s, LLVMValueRef base,
                                       LLVMValueRef off)
 {
-    const pm_poly_storage *st = &g->poly->storage[s];
+    const pm_storage_plan *st = &g->place[s];
     if (st->kind != PM_STORAGE_SCRATCH && st->kind != PM_STORAGE_TILE)
         return NULL;
     const char *name = pt->W == 16                  ? "llvm.x86.avx512.mask.gather.dpi.512"
@@ -351,8 +351,9 @@ static LLVMValueRef x86_gather_narrow(pm_llvm *g, const pm_point *pt, int s, LLV
                                                    : NULL;
     if (!name)
         return NULL;
-    LLVMValueRef v = x86_gather_call(g, pt, s, name, g->t_i32, base, off, pm_type_size(st->type));
-    return v ? LLVMBuildTrunc(g->B, v, LLVMVectorType(pm_llvm_type(g, st->type), (unsigned)pt->W), "")
+    pm_type type = g->poly->storage[s].type;
+    LLVMValueRef v = x86_gather_call(g, pt, s, name, g->t_i32, base, off, pm_type_size(type));
+    return v ? LLVMBuildTrunc(g->B, v, LLVMVectorType(pm_llvm_type(g, type), (unsigned)pt->W), "")
              : NULL;
 }
 
@@ -678,7 +679,7 @@ static LLVMValueRef upsample_load(pm_llvm *g, const pm_point *pt, int s, LLVMVal
 static bool read_proven(pm_llvm *g, const pm_point *pt, const pm_expr *call)
 {
     pm_lane_shape shape = shape_of(pt);
-    return pm_lower_read_proven(g->poly, &shape, call);
+    return pm_lower_read_proven(g->ast->plan, &shape, call);
 }
 
 /* A read of an inlined function: its definition evaluated at the read's point. The
@@ -701,7 +702,7 @@ static LLVMValueRef inline_call(pm_llvm *g, const pm_point *pt, const pm_expr *c
     }
     /* the callee's point, its lanes as the lowering sees them */
     pm_lane_shape ps = shape_of(pt);
-    pm_lane_shape qs = pm_lower_inlined_shape(g->poly, &ps, call, s);
+    pm_lane_shape qs = pm_lower_inlined_shape(g->ast->plan, &ps, call, s);
     pm_point q = {.stmt = s, .W = pt->W, .where = qs.where};
     pm_point first = *pt;
     first.W = 1;
@@ -817,7 +818,7 @@ static LLVMValueRef row_load(pm_llvm *g, const pm_point *pt, int s, const pm_exp
     LLVMValueRef idx[PM_MAX_DIMS];
     memcpy(idx, r->idx, sizeof idx);
     LLVMValueRef p0 = pm_llvm_addr(g, s, idx);
-    if (pm_poly_call_prefetched(g->poly, call))
+    if (pm_plan_call_prefetched(g->ast->plan, call))
         prefetch_ahead(g, p0);
     unsigned W = (unsigned)pt->W;
     if (r->kind == ROW_CONTIGUOUS)
@@ -838,14 +839,13 @@ static LLVMValueRef row_load(pm_llvm *g, const pm_point *pt, int s, const pm_exp
 static LLVMValueRef level_select(pm_llvm *g, const pm_point *pt, int s, const pm_expr *call,
                                  int level_dim, row_read *r)
 {
-    const pm_poly_storage *st = &g->poly->storage[s];
     LLVMBuilderRef B = g->B;
     const pm_expr *a = call->args[level_dim];
     LLVMValueRef coord = pm_llvm_convert(g, pm_llvm_expr(g, pt, a), a->type, PM_I64);
     LLVMValueRef level = pm_llvm_index(g, pt, s, level_dim, pm_llvm_splat(g, pt, coord));
     level = LLVMBuildTrunc(B, level, LLVMVectorType(g->t_i32, (unsigned)pt->W), "level");
     LLVMValueRef v = NULL;
-    for (int64_t e = st->tile_ext[level_dim] - 1; e >= 0; e--) {
+    for (int64_t e = g->place[s].tile_ext[level_dim] - 1; e >= 0; e--) {
         r->idx[level_dim] = pm_llvm_i64(g, e);
         LLVMValueRef row = row_load(g, pt, s, call, r);
         if (!v) {
@@ -919,7 +919,7 @@ LLVMValueRef pm_llvm_load(pm_llvm *g, const pm_point *pt, const pm_expr *call)
                      call->callee->name);
         return pm_llvm_const(g, pt, call->type, 0, 0);
     }
-    if (pm_poly_call_inlined(g->poly, call))
+    if (pm_plan_call_inlined(g->ast->plan, call))
         return inline_call(g, pt, call);
     bool proven = read_proven(g, pt, call);
     if (pt->W <= 1)
@@ -1070,7 +1070,7 @@ void pm_llvm_store_own(pm_llvm *g, const pm_point *pt, LLVMValueRef v, LLVMValue
     LLVMValueRef p = pm_llvm_own_addr(g, pt);
     if (pt->W <= 1 || !mask) {
         LLVMValueRef store = LLVMBuildStore(g->B, v, p);
-        if (pt->W > 1 && g->stream_align > 0 && st->streamed) {
+        if (pt->W > 1 && g->stream_align > 0 && g->place[s].streamed) {
             /* a streamed loop's aligned body (vector.c): past the caches */
             LLVMSetAlignment(store, (unsigned)g->stream_align);
             LLVMMetadataRef one = LLVMValueAsMetadata(LLVMConstInt(g->t_i32, 1, 0));

@@ -106,6 +106,7 @@ typedef struct pm_llvm {
     bool avx512f, avx512vl;         /* the target's x86 gathers with 32-bit offsets (access.c) */
     bool avx512bw, avx512vbmi;      /* its 16- and 8-bit lane permutes (access.c's small tables) */
     pm_lower *lower;                /* the lowering's decisions, which the emitter follows  */
+    const pm_storage_plan *place;   /* per storage, where it lives (the plan's, storage.c)  */
     bool *gathered;                 /* per storage, inside a vector loop: read by a gather
                                        (whose 32-bit offsets the loop's guard checks), or
                                        NULL outside vector loops                         */

@@ -485,7 +485,7 @@ static void tile_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl_
         const pm_poly_storage *st = &g->poly->storage[s];
         pm_llvm_buf *b = &g->env.bufs[s];
         saved[i] = *b;
-        LLVMValueRef off = LLVMBuildMul(g->B, tid, pm_llvm_i64(g, st->tile_bytes), "");
+        LLVMValueRef off = LLVMBuildMul(g->B, tid, pm_llvm_i64(g, g->place[s].tile_bytes), "");
         b->base = LLVMBuildGEP2(g->B, g->t_i8, b->base, &off, 1, st->func->name);
         for (int d = 0; d < st->ndims; d++)
             b->lb[d] = pm_llvm_ast_expr(g, o->lb[i][d]);

@@ -99,7 +99,7 @@ LLVMValueRef pm_llvm_tag_access(pm_llvm *g, LLVMValueRef inst, int s)
             return inst; /* no tag: only less optimization */
     }
     if (!g->buffer_tag[s]) {
-        const pm_poly_storage *st = &g->poly->storage[s];
+        const pm_storage_plan *st = &g->place[s];
         char name[48];
         snprintf(name, sizeof name, "pm %s %d",
                  st->kind == PM_STORAGE_INPUT ? "input" :
@@ -251,13 +251,12 @@ static LLVMValueRef rt_buffer(pm_llvm *g, int slot, LLVMValueRef bytes, const ch
 
 /* `who` of full buffer s: "g's buffer", or "the buffer g and h share" when later
  * functions take over its slot (one allocation, the largest of theirs). */
-static void full_buffer_who(const pm_poly *poly, int s, LLVMValueRef *full_bytes, char *out,
-                            size_t size)
+static void full_buffer_who(const pm_poly *poly, const pm_storage_plan *place, int s,
+                            LLVMValueRef *full_bytes, char *out, size_t size)
 {
-    int index = poly->storage[s].index, n = 0, last = s;
+    int index = place[s].index, n = 0, last = s;
     for (int t = s; t < poly->nstorage; t++)
-        if (poly->storage[t].kind == PM_STORAGE_SCRATCH && poly->storage[t].index == index &&
-            full_bytes[t])
+        if (place[t].kind == PM_STORAGE_SCRATCH && place[t].index == index && full_bytes[t])
             n++, last = t;
     if (n == 1) {
         snprintf(out, size, "%s's buffer", poly->storage[s].func->name);
@@ -265,8 +264,7 @@ static void full_buffer_who(const pm_poly *poly, int s, LLVMValueRef *full_bytes
     }
     size_t len = (size_t)snprintf(out, size, "the buffer");
     for (int t = s, k = 0; t <= last && len < size; t++)
-        if (poly->storage[t].kind == PM_STORAGE_SCRATCH && poly->storage[t].index == index &&
-            full_bytes[t])
+        if (place[t].kind == PM_STORAGE_SCRATCH && place[t].index == index && full_bytes[t])
             len += (size_t)snprintf(out + len, size - len, "%s%s", k++ == 0 ? " " :
                                     t == last ? " and " : ", ", poly->storage[t].func->name);
     if (len < size)
@@ -275,10 +273,10 @@ static void full_buffer_who(const pm_poly *poly, int s, LLVMValueRef *full_bytes
 
 /* A tile scratchpad's description: one scratchpad per thread in one slot, allocated
  * here; the "tile" mark re-bases it (loops.c). */
-static void setup_tile_buffer(pm_llvm *g, const pm_poly_storage *st, pm_llvm_buf *b,
-                              LLVMBasicBlockRef fail)
+static void setup_tile_buffer(pm_llvm *g, const pm_poly_storage *facts,
+                              const pm_storage_plan *st, pm_llvm_buf *b, LLVMBasicBlockRef fail)
 {
-    int n = st->ndims;
+    int n = facts->ndims;
     char who[512];
     for (int d = 0; d < n; d++) {
         b->lb[d] = pm_llvm_i64(g, 0);
@@ -290,10 +288,10 @@ static void setup_tile_buffer(pm_llvm *g, const pm_poly_storage *st, pm_llvm_buf
         count *= st->tile_ext[d];
     }
     int threads = g->o->threads;
-    snprintf(who, sizeof who, "%s's tile scratchpads for %d thread%s", st->func->name,
+    snprintf(who, sizeof who, "%s's tile scratchpads for %d thread%s", facts->func->name,
              threads, threads == 1 ? "" : "s");
     b->base = rt_buffer(g, st->index, pm_llvm_i64(g, st->tile_bytes * threads), who,
-                        st->func->name, fail);
+                        facts->func->name, fail);
 }
 
 /* An input's or output's description, read from its pm_buffer; g->env.unit_stride
@@ -302,13 +300,13 @@ static void setup_io_buffer(pm_llvm *g, const pm_poly_storage *st, pm_llvm_buf *
                             LLVMValueRef inputs, LLVMValueRef outputs)
 {
     int n = st->ndims;
-    LLVMValueRef arr = st->kind == PM_STORAGE_INPUT ? inputs : outputs;
-    b->base = buffer_field(g, arr, st->index, offsetof(pm_buffer, data), g->t_ptr,
+    LLVMValueRef arr = st->role == PM_STORAGE_INPUT ? inputs : outputs;
+    b->base = buffer_field(g, arr, st->io_index, offsetof(pm_buffer, data), g->t_ptr,
                            st->func->name);
     for (int d = 0; d < n; d++) {
-        b->ext[d] = buffer_field(g, arr, st->index,
+        b->ext[d] = buffer_field(g, arr, st->io_index,
                                  offsetof(pm_buffer, extent) + 8 * d, g->t_i64, "ext");
-        b->stride[d] = buffer_field(g, arr, st->index,
+        b->stride[d] = buffer_field(g, arr, st->io_index,
                                     offsetof(pm_buffer, stride) + 8 * d, g->t_i64,
                                     "stride");
         b->lb[d] = param_expr(g, st->lb[d]); /* a window form's block starts inside */
@@ -325,20 +323,20 @@ static void setup_io_buffer(pm_llvm *g, const pm_poly_storage *st, pm_llvm_buf *
 static void allocate_full_buffers(pm_llvm *g, LLVMValueRef *full_bytes, LLVMBasicBlockRef fail)
 {
     const pm_poly *poly = g->poly;
+    const pm_storage_plan *place = g->place;
     char who[512];
     for (int s = 0; s < poly->nstorage; s++) {
-        const pm_poly_storage *st = &poly->storage[s];
+        const pm_storage_plan *st = &place[s];
         if (st->kind != PM_STORAGE_SCRATCH || !full_bytes[s])
             continue;
         LLVMValueRef bytes = full_bytes[s];
         for (int t = s + 1; t < poly->nstorage; t++)
-            if (poly->storage[t].kind == PM_STORAGE_SCRATCH && poly->storage[t].index == st->index &&
-                full_bytes[t])
+            if (place[t].kind == PM_STORAGE_SCRATCH && place[t].index == st->index && full_bytes[t])
                 bytes = smax64(g, bytes, full_bytes[t]);
-        full_buffer_who(poly, s, full_bytes, who, sizeof who);
-        LLVMValueRef base = rt_buffer(g, st->index, bytes, who, st->func->name, fail);
+        full_buffer_who(poly, place, s, full_bytes, who, sizeof who);
+        LLVMValueRef base = rt_buffer(g, st->index, bytes, who, poly->storage[s].func->name, fail);
         for (int t = s; t < poly->nstorage; t++)
-            if (poly->storage[t].kind == PM_STORAGE_SCRATCH && poly->storage[t].index == st->index &&
+            if (place[t].kind == PM_STORAGE_SCRATCH && place[t].index == st->index &&
                 full_bytes[t]) {
                 g->env.bufs[t].base = base;
                 full_bytes[t] = NULL;
@@ -361,14 +359,15 @@ static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
     }
     for (int s = 0; s < poly->nstorage; s++) {
         const pm_poly_storage *st = &poly->storage[s];
+        pm_storage_kind kind = g->place[s].kind;
         pm_llvm_buf *b = &g->env.bufs[s];
-        if (st->kind == PM_STORAGE_INLINED) { /* never addressed */
+        if (kind == PM_STORAGE_INLINED) { /* never addressed */
             b->base = LLVMConstNull(g->t_ptr);
             for (int d = 0; d < st->ndims; d++)
                 b->lb[d] = b->ext[d] = b->stride[d] = pm_llvm_i64(g, 0);
-        } else if (st->kind == PM_STORAGE_TILE) {
-            setup_tile_buffer(g, st, b, fail);
-        } else if (st->kind == PM_STORAGE_INPUT || st->kind == PM_STORAGE_OUTPUT) {
+        } else if (kind == PM_STORAGE_TILE) {
+            setup_tile_buffer(g, st, &g->place[s], b, fail);
+        } else if (kind == PM_STORAGE_INPUT || kind == PM_STORAGE_OUTPUT) {
             setup_io_buffer(g, st, b, inputs, outputs);
         } else {
             /* never ask for 0 bytes: a clamped read of an empty producer still reads
@@ -493,6 +492,7 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
     g.o = o;
     g.tm = tm;
     g.lower = lower;
+    g.place = ast->plan->storage;
     pm_error local = {0}; /* the emitter reports through an err even without the caller's */
     g.err = err ? err : &local;
     g.vector_width = o->vector_width > 1 ? o->vector_width : 1;

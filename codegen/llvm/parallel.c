@@ -87,7 +87,7 @@ static void mark_reads(uses *u, const pm_poly_stmt *s, int depth)
         int k = pm_llvm_storage_index(u->g, s->accesses[a].callee);
         if (k < 0)
             continue;
-        bool in_place = pm_poly_call_inlined(poly, s->accesses[a].call);
+        bool in_place = pm_plan_call_inlined(u->g->ast->plan, s->accesses[a].call);
         if (u->storage[k] && !in_place)
             continue;
         u->storage[k] = true;

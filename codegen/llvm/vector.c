@@ -47,7 +47,7 @@ static int unit_strides(pm_llvm *g, LLVMValueRef *saved, bool set)
         return -1;
     for (int s = 0; s < poly->nstorage; s++) {
         const pm_poly_storage *st = &poly->storage[s];
-        if ((st->kind != PM_STORAGE_INPUT && st->kind != PM_STORAGE_OUTPUT) || st->ndims == 0)
+        if ((st->role != PM_STORAGE_INPUT && st->role != PM_STORAGE_OUTPUT) || st->ndims == 0)
             continue;
         LLVMValueRef *stride = &g->env.bufs[s].stride[st->ndims - 1];
         if (set) {
