@@ -1,35 +1,12 @@
 /* ast.h — the loop nest: isl's AST for the schedule.
  *
- * Promise: pm_ast_new generates the isl AST of the schedule with the per-band options
- * the schedule carries (separate: case pieces and boundaries as their own loops, so
- * inner loop bodies carry no per-point conditions where isl can split them). User nodes
- * are calls S(c0, c1, ...) whose name is a statement's tuple name (pm_ast_stmt finds it)
- * and whose arguments are the statement's coordinates as expressions of the loop
+ * Promise: pm_ast_new generates the isl AST of the schedule, as parts whose roots run in
+ * execution order. User nodes are calls S(c0, c1, ...): S is a statement's tuple name
+ * (pm_ast_stmt finds it), the arguments its coordinates as expressions of the loop
  * iterators and parameters. Mark nodes "parallel" sit above loops safe to run in
- * parallel.
- * With threads > 1 and several groups, the groups' ASTs are built concurrently: each
- * tiled group, and each run of up to 8 untiled ones, is a part printed as text (its
- * schedule from pm_schedule_new's per-group parts, and the tiled group's live-out domains, tile map and
- * scratchpad origins) and parsed into an isl context of its own on a worker thread (an
- * isl context serves one thread at a time), heaviest parts first; the calling thread
- * builds the heaviest part in the poly's own context (no text), then takes parts too.
- * The result is the parts' roots in execution order, each owning its context (the
- * heaviest one's is the poly's).
- * Parameters in a part's AST are ids without the poly's user pointers: the LLVM phase
- * finds them by name.
- * Box bodies (schedule.h): the AST holds a run of producers' loops as a template, one
- * per number of dimensions and of statements, built once in the poly's context,
- *     for (c0 = lo0; c0 <= hi0; c0++) ... { pm_box0(c0, ..., cn-1); pm_box1(...); ... }
- * over parameters lo_d and hi_d (ids box_lo[d], box_hi[d]); the group's pm_ast_box
- * list gives each run's statements (pm_boxK stands for the K-th) and its bounds per
- * tile, read off the constraints of its footprint box, and the "tile" mark's annotation
- * gives the tile index as expressions of the tile loops. The LLVM phase binds lo_d =
- * max of the lower bounds and hi_d = min of the upper ones, skips the run where a guard
- * fails, and emits the template; in row blocks, at each "block" mark (its annotation
- * gives the block index), with the run's rows clipped to the block's (the first block
- * of a tile from the box's first row on: rows before the tile's, its halo, map to no
- * block of the live-out).
- * Ownership: the caller frees the result (pm_ast_free).
+ * parallel; "tile" and "block" marks carry the tile's origins or the block's index as
+ * annotations. A box body's producers are loop templates with per-tile bounds
+ * (pm_ast_box), outside the tree. The caller frees the result (pm_ast_free).
  */
 #ifndef PM_CODEGEN_AST_H
 #define PM_CODEGEN_AST_H
@@ -39,6 +16,8 @@
 #include <isl/ast.h>
 #include <isl/schedule.h>
 
+/* The annotation of a "tile" mark: the group's scratchpad origins as AST expressions of
+ * the tile loops' iterators, and for a box body the tile index. */
 typedef struct pm_tile_origins {
     const pm_group *group;
     int n;
@@ -51,11 +30,22 @@ typedef struct pm_tile_origins {
                                          to their box's first row; else NULL             */
 } pm_tile_origins;
 
-/* A run of producers of a box body (one loop nest for its statements, in order): in the
- * tile whose index is (tile_id[0], ...), their points are
+/* A run of producers of a box body (schedule.h; one loop nest for its statements, in
+ * order): in the tile whose index is (tile_id[0], ...), their points are
  * max(dim[d]'s PM_BOUND_LOWER) <= x_d <= min(dim[d]'s PM_BOUND_UPPER) for every d, where
  * every guard (PM_BOUND_ROW_GE: >= 0, PM_BOUND_ROW_EQ: == 0) holds. Integer-valued isl
- * expressions over the parameters and the tile ids. empty: no points in any tile. */
+ * expressions over the parameters and the tile ids. empty: no points in any tile.
+ * The loops are a template, one per number of dimensions and of statements, built once
+ * in the poly's context:
+ *     for (c0 = lo0; c0 <= hi0; c0++) ... { pm_box0(c0, ..., cn-1); pm_box1(...); ... }
+ * over parameters lo_d and hi_d (ids box_lo[d], box_hi[d]); pm_boxK stands for the run's
+ * K-th statement. The bounds are read off the constraints of the run's footprint box,
+ * and the "tile" mark's annotation gives the tile index as expressions of the tile loops.
+ * The LLVM phase binds lo_d to the max of the lower bounds and hi_d to the min of the
+ * upper ones, skips the run where a guard fails, and emits the template. In row blocks
+ * it does so at each "block" mark (its annotation gives the block index), with the run's
+ * rows clipped to the block's. A tile's first block starts at the box's first row: the
+ * rows before the tile's, its halo, map to no block of the live-out. */
 typedef struct pm_ast_box {
     int nstmts;
     const pm_poly_stmt **stmts;
@@ -89,8 +79,18 @@ typedef struct pm_ast {
     int *template_key;        /* 1024 * dimensions + statements, per template             */
 } pm_ast;
 
-/* group_sched: each group's schedule alone (pm_schedule_new's groups), used with
- * threads > 1. */
+/* The loops follow the loop types the schedule's bands carry: a `separate` member gives
+ * case pieces and boundaries loops of their own, so inner loop bodies carry no per-point
+ * conditions where isl can split them. Loop bounds use min/max, not disjunctive guards.
+ * group_sched: each group's schedule alone (pm_schedule_new's per-group parts), used
+ * with threads > 1 and several groups. Then the groups' ASTs are built concurrently:
+ * each tiled group, and each run of up to 8 untiled ones, is a part. A part is printed
+ * as text (its schedule, and the tiled group's live-out domains, tile map and scratchpad
+ * origins) and parsed into an isl context of its own on a worker thread (an isl context
+ * serves one thread at a time), heaviest parts first. The calling thread builds the
+ * heaviest part in the poly's own context (no text), then takes parts too. Each root
+ * owns its context (the heaviest one's is the poly's). Parameters in a part's AST are
+ * ids without the poly's user pointers: the LLVM phase finds them by name. */
 pm_ast *pm_ast_new(const pm_poly *poly, const pm_plan *plan, __isl_keep isl_schedule *sched,
                    isl_schedule *const *group_sched, int threads, pm_error *err);
 void pm_ast_free(pm_ast *ast);

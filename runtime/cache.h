@@ -2,19 +2,10 @@
  * kernels and their least-recently-used order (the policy that uses them, serving and
  * background compiles, is in runtime/serve.c; eviction in runtime/kernel.c).
  *
- * Promise:
- *  - A key is (the pipeline's canonical text, the compile options with every default
- *    resolved, the estimate buckets and the bucket ratio, or "generic" for a compile
- *    without estimates). The host target (triple, CPU name, features), PM_VERSION, the
- *    build ID and the LLVM version complete it; they are one value per jit
- *    (pm_cache_environment) and every kernel of a jit shares them. Lookups hash the
- *    canonical text once per pipeline (frontend/canon.h) and compare every part of the
- *    key in full, never the hash alone.
- *  - Kernels of one pipeline text and one set of options form a family: any kernel of a
- *    family gives the same results for every parameter value, only its speed differs.
- *  - pm_cache_bucket maps a value v to -1 when v <= 0, else to floor(log(v) / log(r)),
- *    exactly at the powers of r that are integers (checked against pow, not only log).
- *  - Nothing here locks: every function is called with the jit's lock held.
+ * Promise: lookups compare every part of a key in full, never its hash alone. Kernels of
+ * one pipeline text and one set of options form a family: any kernel of a family gives
+ * the same results for every parameter value, only its speed differs. Nothing here
+ * locks: every function is called with the jit's lock held.
  */
 #ifndef PM_RUNTIME_CACHE_H
 #define PM_RUNTIME_CACHE_H
@@ -32,7 +23,9 @@
 #define PM_CACHE_RATIO_MIN 1.01
 #define PM_CACHE_RATIO_MAX 1024.0
 
-/* The bucket of one parameter value (see the promise). ratio in [RATIO_MIN, RATIO_MAX]. */
+/* The bucket of one parameter value: -1 when value <= 0, else
+ * floor(log(value) / log(ratio)), exact at the powers of ratio that are integers (checked
+ * against pow, not only log). ratio in [RATIO_MIN, RATIO_MAX]. */
 int64_t pm_cache_bucket(int64_t value, double ratio);
 /* The buckets of a parameter vector: sized parameters by pm_cache_bucket, others 0. */
 void pm_cache_buckets(const pm_canon *canon, const pm_value *values, double ratio,
@@ -61,6 +54,11 @@ struct pm_cache_entry {
     pm_cache_entry *lru_prev, *lru_next; /* READY only, most recently used first        */
 };
 
+/* The key: the pipeline's canonical text, the compile options with every default
+ * resolved, and the entry's estimate buckets and bucket ratio, or "generic" for a
+ * compile without estimates. The jit's environment (pm_cache_environment) completes it:
+ * one value per jit, shared by every kernel. Lookups hash the canonical text once per
+ * pipeline (frontend/canon.h). */
 struct pm_cache_family {
     uint64_t hash;
     char *canon;              /* owned copy of the canonical text                        */
@@ -81,8 +79,9 @@ typedef struct pm_cache {
     int64_t code_bytes;       /* their kernels' object code                              */
 } pm_cache;
 
-/* The jit-wide part of every key, written into buf: "triple cpu features pm-version
- * build-id llvm-version". */
+/* The jit-wide part of every key, written into buf: the host target (triple, CPU name,
+ * features), PM_VERSION, the build ID and the LLVM version, as "triple cpu features
+ * polymage-VERSION build-ID llvm-X.Y.Z". */
 void pm_cache_environment(const char *triple, const char *cpu, const char *features,
                           char *buf, size_t size);
 

@@ -1,32 +1,12 @@
 /* disk_cache.h — compiled kernels kept as object files in a folder, so a restarted
  * process (or another process sharing the folder) loads them instead of compiling.
  *
- * Promise:
- *  - Trust (docs/server.md, "Trust"): a folder is used only if it and every folder above
- *    it belong to this user or to root, and none of them can be written by group or
- *    others (a parent may be, with the sticky bit, as /tmp is). pm_disk_folder_check
- *    makes a missing folder, with its missing parents, with mode 0700, and says in an
- *    error why a folder is refused. Every read and write checks the folder again through
- *    the descriptor it works in.
- *  - A kernel file is read only if it is a regular file owned like the folder, not
- *    writable by group or others, and of at most PM_DISK_MAX_FILE bytes: checked with
- *    fstatat before opening, opened with O_NOFOLLOW | O_NONBLOCK, and checked again with
- *    fstat on the open file. Anything else (a link, a FIFO, a device, another user's
- *    file) is PM_DISK_UNTRUSTED: never read, never blocks.
- *  - A file holds one kernel: a magic number and format version, the full cache key as
- *    text, the kernel's metadata (entry symbol, scratch slots), its relocatable objects
- *    (one, or the parts of a kernel compiled split), and a BLAKE2b-256 digest (libsodium)
- *    of all of it. Its name is BLAKE2b-128 of the key; the key inside is compared in full,
- *    so a collision is a miss, never a wrong kernel. A short, truncated, oversized,
- *    corrupted or foreign file (another version, build, host or key) is
- *    PM_DISK_REJECTED; the next write of that key replaces it.
- *  - pm_disk_write writes a temporary file in the folder and renames it over the final
- *    name (atomic on POSIX), so readers in any process see a whole file or none. Then it
- *    keeps the folder's kernel files within max_bytes, removing the least recently used
- *    (by modification time; a read hit refreshes it) and temporary files left by crashed
- *    writers.
- *  - The same encoding carries a kernel from the compile helper (runtime/isolate.c) to
- *    the server: pm_disk_encode / pm_disk_decode.
+ * Promise: a folder is used only when it passes the trust rule (pm_disk_folder_check),
+ * checked again by every read and write. A file that is not a trusted regular file is
+ * never read, and reading never blocks. A file that is not a valid kernel of this exact
+ * key is rejected, never taken for a wrong kernel. Writers replace files atomically, so
+ * readers in any process see a whole file or none. The same encoding carries a kernel
+ * from the compile helper (runtime/isolate.c) to the server.
  */
 #ifndef PM_RUNTIME_DISK_CACHE_H
 #define PM_RUNTIME_DISK_CACHE_H
@@ -61,20 +41,39 @@ typedef enum pm_disk_result {
 } pm_disk_result;
 
 /* Makes dir (and its missing parents) with mode 0700 if missing, then checks the trust
- * rule above. PM_OK with *resolved = the folder's canonical path (malloc'd, the caller
- * frees); otherwise PM_ERR_ARGUMENT (or PM_ERR_NOMEM) and a message
- * "<who>: <what> \"<dir>\" <reason>". */
+ * rule (docs/server.md, "Trust"): the folder and every folder above it belong to this
+ * user or to root, and none of them can be written by group or others (a parent may be,
+ * with the sticky bit, as /tmp is). Every read and write checks the folder again through
+ * the descriptor it works in. PM_OK with *resolved = the folder's canonical path
+ * (malloc'd, the caller frees); otherwise PM_ERR_ARGUMENT (or PM_ERR_NOMEM) and a message
+ * "<who>: <what> \"<dir>\" <reason>", saying why the folder is refused. */
 pm_status pm_disk_folder_check(const char *dir, const char *who, const char *what,
                                char **resolved, pm_error *err);
 
-/* Reads the kernel of `key` (key_len bytes) from folder dir (a resolved path). */
+/* Reads the kernel of `key` (key_len bytes) from folder dir (a resolved path). The file
+ * is read only if it is a regular file owned like the folder, not writable by group or
+ * others, and of at most PM_DISK_MAX_FILE bytes: checked with fstatat before opening,
+ * opened with O_NOFOLLOW | O_NONBLOCK, and checked again with fstat on the open file.
+ * Anything else (a link, a FIFO, a device, another user's file, a larger file) is
+ * PM_DISK_UNTRUSTED. A short, truncated, corrupted or foreign file (another version,
+ * build, host or key) is PM_DISK_REJECTED. A hit refreshes the file's modification
+ * time. */
 pm_disk_result pm_disk_read(const char *dir, const char *key, size_t key_len,
                             pm_disk_kernel *out);
-/* Writes it; true when the file is in place. */
+/* Writes it; true when the file is in place. The file is written under a temporary
+ * name in the folder and renamed over the final name (atomic on POSIX), replacing any
+ * file of that key. Then the folder's kernel files are kept within max_bytes, removing
+ * the least recently used (by modification time) first, and temporary files older than
+ * ten minutes (left by crashed writers) go too. */
 bool pm_disk_write(const char *dir, const char *key, size_t key_len, const pm_disk_kernel *k,
                    int64_t max_bytes);
 
-/* The file's bytes for (key, k): malloc'd, *size bytes; NULL when out of memory. */
+/* The file's bytes for (key, k): malloc'd, *size bytes; NULL when out of memory.
+ * A file holds one kernel: a magic number and format version, the full cache key as
+ * text, the kernel's metadata (entry symbol, scratch slots), its relocatable objects
+ * (one, or the parts of a kernel compiled split), and a BLAKE2b-256 digest (libsodium)
+ * of all of it. Its name is BLAKE2b-128 of the key; the key inside is compared in full,
+ * so a collision reads as PM_DISK_REJECTED, never as a wrong kernel. */
 unsigned char *pm_disk_encode(const char *key, size_t key_len, const pm_disk_kernel *k,
                               size_t *size);
 /* Fills *out (out->object malloc'd) when data is a valid encoding of a kernel of `key`. */

@@ -1,31 +1,12 @@
-/* host_target.h — which x86 features a code generator may use on this CPU, decided from the
- * feature flags the CPU reports (the "flags" line of /proc/cpuinfo), never from its model
- * name.
+/* host_target.h — which x86 features a code generator may use on this CPU, decided from
+ * the feature flags the CPU reports (the "flags" line of /proc/cpuinfo).
  *
- * Why: a CPU model name stands for a list of instruction sets, and CPUs that share a
- * vendor's name for one feature do not share the list. Halide 14 turns its feature
- * avx512_sapphirerapids into LLVM's CPU model "sapphirerapids", which lets LLVM emit
- * AVX512-FP16 (vmovw) and VEX AVX-VNNI; an AMD Zen 5 has AVX-512 BF16 and VNNI but not FP16,
- * and died with "Illegal instruction". So a Halide feature is granted only when every
- * instruction set it lets the code generator use is in the host's flags.
- *
- * What "lets the code generator use" means, per Halide 14 feature (src/CodeGen_X86.cpp at
- * v14.0.0): the LLVM CPU model Halide selects for it (mcpu(): penryn, corei7-avx, haswell,
- * knl, skylake-avx512, cannonlake, sapphirerapids) with every feature LLVM 14 gives that
- * model, plus the attributes Halide adds (mattrs(): +fma, +f16c, +avx512f, ...). Of those,
- * the rule requires the "isa" features of the table in host_target.c — everything
- * instruction selection may pick for ordinary arithmetic, memory and vector code — and
- * ignores the "explicit" ones (PKU, SGX, shadow stacks, WAITPKG, SERIALIZE, MOVDIRI, the
- * XSAVE family, ...),
- * which LLVM emits only for their own intrinsics, and which hypervisors commonly hide.
- *
- * The same table maps LLVM's feature names to /proc/cpuinfo's: PolyMage-JIT's own target
- * machine switches off every instruction set LLVM's cpuid reading enables but the flags
- * lack (pm_host_llvm_features_filter, runtime/jit_engine.c), and a test checks that it
- * enables nothing the host lacks.
- *
- * Plain C11, no Halide and no LLVM: the unit test (test/test_host_target.c) runs in
- * `make test` on stored flag lines of other CPUs.
+ * Promise: a feature is granted only when every instruction set it lets the code
+ * generator use is in the host's flags, never because of the CPU's model name.
+ * pm_host_halide_target applies this rule to Halide 14's features, and
+ * pm_host_llvm_features_filter to the features of PolyMage-JIT's own target machine.
+ * The code is plain C11, with no Halide and no LLVM, so its unit test
+ * (test/test_host_target.c) runs in `make test` on stored flag lines of other CPUs.
  */
 #ifndef PM_RUNTIME_HOST_TARGET_H
 #define PM_RUNTIME_HOST_TARGET_H
@@ -54,7 +35,22 @@ bool pm_host_has_flag(const char *flags, const char *flag);
 int pm_host_halide_feature_count(void);
 const char *pm_host_halide_feature_name(int i);
 
-/* Whether the Halide feature `name` may be used on a CPU with these flags: every isa
+/* Why flags and not a model name: a CPU model name stands for a list of instruction
+ * sets, and CPUs that share a vendor's name for one feature do not share the list.
+ * Halide 14 turns its feature avx512_sapphirerapids into LLVM's CPU model
+ * "sapphirerapids", which lets LLVM emit AVX512-FP16 (vmovw) and VEX AVX-VNNI; an AMD
+ * Zen 5 has AVX-512 BF16 and VNNI but not FP16: such code stops there with "Illegal
+ * instruction".
+ * What a Halide 14 feature lets the code generator use (src/CodeGen_X86.cpp at v14.0.0):
+ * the LLVM CPU model Halide selects for it (mcpu(): penryn, corei7-avx, haswell, knl,
+ * skylake-avx512, cannonlake, sapphirerapids) with every feature LLVM 14 gives that
+ * model, plus the attributes Halide adds (mattrs(): +fma, +f16c, +avx512f, ...). Of
+ * those, the rule requires the "isa" features of the table in host_target.c: everything
+ * instruction selection may pick for ordinary arithmetic, memory and vector code. It
+ * ignores the "explicit" ones (PKU, SGX, shadow stacks, WAITPKG, SERIALIZE, MOVDIRI, the
+ * XSAVE family, ...), which LLVM emits only for their own intrinsics, and which
+ * hypervisors commonly hide.
+ * Whether the Halide feature `name` may be used on a CPU with these flags: every isa
  * feature it implies is present, and so is every Halide feature it implies (avx2 for
  * avx512_skylake, ...). Returns NULL when granted; otherwise a static description of the
  * first reason, e.g. "needs avx512_fp16" or "needs Halide feature avx2". Unknown names
@@ -67,7 +63,8 @@ const char *pm_host_halide_feature_refusal(const char *flags, const char *name, 
  * Returns the number of features granted. */
 int pm_host_halide_target(const char *flags, char *buf, size_t size);
 
-/* LLVM's x86 feature names ("avx512fp16", "sse4.1", "shstk") against /proc/cpuinfo.
+/* LLVM's x86 feature names ("avx512fp16", "sse4.1", "shstk") against /proc/cpuinfo,
+ * from the same table as the Halide rule.
  *   found:     false when the table does not know the name;
  *   *flag:     the cpuinfo flag that reports it ("avx512_fp16", "sse4_1", "user_shstk");
  *   *explicit_only: true for features LLVM emits only for their own intrinsics (see above).
@@ -78,7 +75,9 @@ bool pm_host_llvm_feature(const char *llvm_name, const char **flag, bool *explic
 /* Rewrites "+name" to "-name" in an LLVM feature string ("+avx2,-avx512fp16,...", in
  * place) for every instruction set of the table (not the explicit-only ones) whose flag
  * `flags` (pm_host_read_flags) lacks: the flags are what the OS lets programs use, LLVM's
- * detection reads cpuid alone. Returns how many it switched off. */
+ * detection reads cpuid alone. Returns how many it switched off. The engine's target
+ * machine uses it (runtime/jit_engine.c), and test_jit_features checks that the result
+ * enables nothing the host lacks. */
 int pm_host_llvm_features_filter(char *features, const char *flags);
 
 #ifdef __cplusplus

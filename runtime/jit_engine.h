@@ -1,33 +1,20 @@
 /* jit_engine.h — the in-process JIT: ORC LLJIT for the host CPU, through LLVM's C API.
  *
- * Promise:
- *  - pm_engine_new initializes LLVM's native target once per process (thread-safe) and
- *    builds an LLJIT whose target machine is the host's CPU name *and feature string*
- *    (the features are what count: a CPU named "rocketlake" with +avx512f gets AVX-512).
- *  - Its main JITDylib resolves the runtime callbacks (pm_rt_buffer, pm_rt_threads), the
- *    libgomp entry points (GOMP_parallel, GOMP_loop_*, omp_get_*) and the libm/libc
- *    functions LLVM lowers calls to, all bound by address (so neither the static
- *    libpolymage nor --as-needed linking can hide them), and anything else through a
- *    process symbol search generator.
- *  - Every added module gets its own pm_engine_code (one ORC resource tracker):
- *    pm_engine_code_free removes that module's machine code and nothing else.
- *  - Every object file the JIT links passes ORC's object transform layer, which counts
- *    its bytes (a kernel's code size) and, when the lookup asks, copies it (the on-disk
- *    cache); objects read back from disk are added with pm_engine_add_object. Entry
- *    names carry a random token per engine, so no two engines (processes) make one name.
- *  - add, lookup and code_free may be called from several threads at once (ORC's
- *    ExecutionSession is thread-safe); target machines are not shared: each compile asks
- *    for its own with pm_engine_target_machine_new.
- *
- * LLVM types appear as their struct tags (struct LLVMOpaqueModule * is LLVMModuleRef,
- * and so on) so that this header compiles without LLVM's include directory; callers that
- * include llvm-c headers pass their LLVMModuleRef etc. unchanged.
+ * Promise: the JIT makes code for the host's CPU name and feature string, less what the
+ * CPU's flags lack. Kernels find the runtime, libgomp and libm/libc functions they call,
+ * however the library was linked. Each added kernel is its own pm_engine_code, and
+ * freeing it removes that kernel's machine code and nothing else. The entry names it
+ * makes differ across engines and processes. Adding, looking up and freeing code may
+ * happen on several threads at once.
  */
 #ifndef PM_RUNTIME_JIT_ENGINE_H
 #define PM_RUNTIME_JIT_ENGINE_H
 
 #include "polymage.h"
 
+/* LLVM types appear as their struct tags (struct LLVMOpaqueModule * is LLVMModuleRef,
+ * and so on) so that this header compiles without LLVM's include directory; callers that
+ * include llvm-c headers pass their LLVMModuleRef etc. unchanged. */
 struct LLVMOpaqueModule;                /* LLVMModuleRef                */
 struct LLVMOpaqueContext;               /* LLVMContextRef               */
 struct LLVMOpaqueTargetMachine;         /* LLVMTargetMachineRef         */
@@ -38,7 +25,19 @@ typedef struct pm_engine pm_engine;
 typedef struct pm_engine_code pm_engine_code;
 
 /* A JIT for the host. opt_level (PM_OPT_TUNED or 0..3) sets the machine-code level (the
- * IR passes take theirs in pm_engine_optimize). NULL and a message in err on failure. */
+ * IR passes take theirs in pm_engine_optimize). NULL and a message in err on failure.
+ * Initializes LLVM's native target once per process (thread-safe). The target machine
+ * has the host's CPU name *and feature string*: the features are what count (a CPU named
+ * "rocketlake" with +avx512f gets AVX-512). The features are LLVM's cpuid reading less
+ * what the CPU's flags lack (pm_host_read_flags, pm_host_llvm_features_filter).
+ * The main JITDylib resolves the runtime callbacks (pm_rt_buffer, pm_rt_threads,
+ * pm_rt_fail), the libgomp entry points (GOMP_parallel, GOMP_loop_*, omp_get_*, ...) and
+ * the libm/libc functions LLVM lowers calls to. All are bound by address, so neither the
+ * static libpolymage nor --as-needed linking can hide them. Anything else comes through
+ * a process symbol search generator.
+ * Every object file the JIT links passes ORC's object transform layer, which counts its
+ * bytes (a kernel's code size) and, when the lookup asks, copies it (the on-disk cache).
+ * Entry names carry a random token per engine (pm_engine_unique_name). */
 pm_engine *pm_engine_new(int opt_level, pm_error *err);
 /* Frees the JIT and all code still in it. NULL is allowed. Every pm_engine_code must be
  * freed first (they point into the JIT). */
@@ -56,7 +55,8 @@ int pm_engine_vector_width(const pm_engine *e);
 int pm_engine_opt_level(const pm_engine *e);
 
 /* A new target machine for the host (same triple, CPU and features as the JIT's) at
- * opt_level PM_OPT_TUNED or 0..3, for one compile's optimization, data layout and asm text. The caller
+ * opt_level PM_OPT_TUNED or 0..3, for one compile's optimization, data layout and asm
+ * text. Target machines are not shared: each compile asks for its own. The caller
  * disposes it with LLVMDisposeTargetMachine. NULL and a message on failure. */
 struct LLVMOpaqueTargetMachine *pm_engine_target_machine_new(const pm_engine *e, int opt_level,
                                                              pm_error *err);
@@ -98,7 +98,10 @@ pm_status pm_engine_add_module(pm_engine *e, struct LLVMOpaqueModule *module,
 pm_status pm_engine_add_ir(pm_engine *e, const char *ir_text, const char *name,
                            pm_engine_code **code, pm_error *err);
 
-/* The address of a symbol defined by an added module (compiling it if needed).
+/* add, lookup and code_free may be called from several threads at once: ORC's
+ * ExecutionSession is thread-safe, and lookups, which compile lazily with the JIT's one
+ * target machine, take a lock of the engine's.
+ * The address of a symbol defined by an added module (compiling it if needed).
  * PM_ERR_INTERNAL with LLVM's message when the symbol is missing or its module failed
  * to compile (an unresolved external, for instance). */
 pm_status pm_engine_lookup(pm_engine *e, const char *name, void **address, pm_error *err);
@@ -114,9 +117,10 @@ pm_status pm_engine_lookup_sized(pm_engine *e, const char *name, void **address,
 /* Instructions in the module's defined functions (and how many functions, when
  * functions is non-NULL): the IR size compile statistics report. */
 int64_t pm_engine_count_instructions(struct LLVMOpaqueModule *module, int64_t *functions);
-/* Adds a relocatable object file (copied) under a new resource tracker, like
- * pm_engine_add_module; linked by the first lookup of one of its symbols. A symbol the
- * engine defines already is an error (PM_ERR_INTERNAL), never a silent replacement. */
+/* Adds a relocatable object file (copied; e.g. one read back from the on-disk cache)
+ * under a new resource tracker, like pm_engine_add_module; linked by the first lookup of
+ * one of its symbols. A symbol the engine defines already is an error (PM_ERR_INTERNAL),
+ * never a silent replacement. */
 pm_status pm_engine_add_object(pm_engine *e, const void *object, size_t size, const char *name,
                                pm_engine_code **code, pm_error *err);
 
@@ -128,8 +132,9 @@ pm_status pm_engine_add_objects(pm_engine *e, int n, const void *objects,
                                 const size_t *sizes, const char *name, pm_engine_code **code,
                                 pm_error *err);
 
-/* Removes the module's machine code from the JIT and frees it. Addresses looked up in
- * that module become invalid. NULL is allowed. */
+/* Removes the module's machine code from the JIT and frees it (its ORC resource
+ * tracker's, and nothing else). Addresses looked up in that module become invalid. NULL
+ * is allowed. */
 void pm_engine_code_free(pm_engine_code *code);
 
 #endif
