@@ -1,4 +1,10 @@
-/* align.c — alignment and scaling of a group's stages (see align.h). */
+/* align.c — alignment and scaling of a group's stages (see align.h).
+ *
+ * Shape: each read of a member by a member (pm_align_reads) as a linear map of the
+ * dimensions (lin_of); pm_align_group walks the members from the live-out back to the
+ * producers, giving each dimension its group dimension and scale from a read
+ * (align_read), then checks every read agrees (align_in_order).
+ */
 #include "codegen/align.h"
 
 #include <math.h>

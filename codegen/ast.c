@@ -1,4 +1,10 @@
-/* ast.c — isl AST generation (see ast.h). */
+/* ast.c — isl AST generation (see ast.h).
+ *
+ * Shape: the mark callbacks annotate "tile" and "block" marks with their origins and
+ * indices (after_mark); each part's AST is built in an isl context of its own on a
+ * worker thread (part_*, build_parts), the heaviest in the calling thread; box bodies
+ * get one loop template per shape and their runs' bounds (boxes_new); then the text.
+ */
 /* pthreads: POSIX, not C11. */
 #define _POSIX_C_SOURCE 200809L
 #include "codegen/ast.h"

@@ -1,4 +1,10 @@
-/* group.c — PolyMage's greedy grouping (see group.h). */
+/* group.c — PolyMage's greedy grouping (see group.h).
+ *
+ * Shape: every stored stage starts as a draft group of its own (drafts_init); passes
+ * merge a group into its sole consumer's while the merged group aligns, its tiles pass
+ * the model and the group limit holds (greedy_pass, merge_drafts), until a pass merges
+ * nothing; the drafts become the plan's groups in execution order.
+ */
 #include "codegen/group.h"
 
 #include "codegen/align.h"

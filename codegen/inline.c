@@ -1,4 +1,10 @@
-/* inline.c — point-wise stages folded into their consumers (see inline.h). */
+/* inline.c — point-wise stages folded into their consumers (see inline.h).
+ *
+ * Shape: per stage, the checks that it may fold into each reader (shifts of the reader's
+ * variables, reads proven inside, at most the work limit), then the read-once stages
+ * (identity readers), then the calls kept stored where inlining would recompute too
+ * much (choose_recomputed_calls), and the inside proofs of several-case stages.
+ */
 #include "codegen/inline.h"
 
 #include <isl/map.h>

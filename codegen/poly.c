@@ -1,4 +1,9 @@
-/* poly.c — the polyhedral form of a pipeline (see poly.h). */
+/* poly.c — the polyhedral form of a pipeline (see poly.h).
+ *
+ * Shape: the isl spaces and case conditions; each function's buffer and box
+ * (storage_init); per stage its statements (build_stage: case_stmt, reduction_stmts),
+ * each with its domain, accesses and free dimensions; the exact-float stages; the dump.
+ */
 #include "codegen/poly.h"
 
 #include "frontend/window.h"

@@ -1,4 +1,10 @@
-/* schedule.c — the schedule tree of a pipeline (see schedule.h). */
+/* schedule.c — the schedule tree of a pipeline (see schedule.h).
+ *
+ * Shape: a band per unfused stage (band_schedule; a reduction's updates in the order of
+ * update_order, privatized rows of bins when they fit); a tiled group's tree
+ * (group_schedule: tile_band, the producers' extensions, row blocks, the marks); the
+ * parallel dimensions (pm_schedule_parallel_dims); the sequence of the groups.
+ */
 #include "codegen/schedule.h"
 
 #include "codegen/tile.h"

@@ -1,4 +1,10 @@
-/* storage.c — buffers, scratchpads and slots (see storage.h). */
+/* storage.c — buffers, scratchpads and slots (see storage.h).
+ *
+ * Shape: pm_storage_decide walks the stages in order: outputs stay the caller's (maybe
+ * streamed), inlined stages get nothing, tiled members a scratchpad per thread, the rest
+ * a full buffer in the first slot free by then; then the prefetched buffers and their
+ * leading reads (choose_prefetch_calls); then the dump.
+ */
 #include "codegen/storage.h"
 
 #include "codegen/tile.h"

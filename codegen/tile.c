@@ -1,4 +1,10 @@
-/* tile.c — tile sizes from a model, footprints from isl (see tile.h). */
+/* tile.c — tile sizes from a model, footprints from isl (see tile.h).
+ *
+ * Shape: the model propagates a candidate tile's intervals from the live-out back to
+ * the producers at the estimates (model_eval) and scores its time; tile_model searches
+ * the candidates (model_search) and records the best; pm_tile_footprints then takes each
+ * member's exact footprint per tile from isl and bounds it by a box.
+ */
 #include "codegen/tile.h"
 
 #include "codegen/costs.h"

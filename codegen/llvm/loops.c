@@ -2,8 +2,8 @@
  *
  * isl AST expressions are integers (i64 here) or conditions (i1). Loops become the
  * usual header/body/latch blocks with a phi for the iterator. The innermost loop over a
- * unit-stride dimension is handed to the vector emitter first (stmt.c decides
- * whether it qualifies); a loop below a "parallel" mark goes to parallel.c.
+ * unit-stride dimension is handed to the vector emitter first (the lowering decided
+ * whether it runs with vectors); a loop below a "parallel" mark goes to parallel.c.
  */
 #include "codegen/llvm/llvm.h"
 

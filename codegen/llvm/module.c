@@ -1,4 +1,11 @@
-/* llvm/module.c — the module and its entry function (see llvm.h). */
+/* llvm/module.c — the module and its entry function (see llvm.h).
+ *
+ * Shape: pm_llvm_build makes the module, the types and the target, then the entry
+ *     int32_t entry(params, inputs, outputs, rt) {
+ *         parameters loaded; every buffer described (setup_buffers: caller buffers from
+ *         their pm_buffer, scratch from pm_rt_buffer by slot); the AST's code; return 0
+ *     fail: return the status }
+ */
 #include "codegen/llvm/llvm.h"
 
 #include <isl/ast_build.h>
