@@ -16,7 +16,10 @@ case "$max" in
 ''|*[!0-9]*) echo "$0: MAX must be a number of lines, not '$max'" >&2; exit 2 ;;
 esac
 cd "$root" || exit 2
-if ! ctags --version 2>/dev/null | head -n 1 | grep -q "Universal Ctags"; then
+# Debian's universal-ctags installs ctags-universal (ctags is an alternative that another
+# ctags package may hold)
+ctags=$(command -v ctags-universal || command -v ctags || echo ctags)
+if ! "$ctags" --version 2>/dev/null | head -n 1 | grep -q "Universal Ctags"; then
     echo "$0: needs universal-ctags as ctags (Debian: apt-get install universal-ctags)" >&2
     exit 2
 fi
@@ -31,7 +34,7 @@ done
 
 # One tag a line: NAME, FILE, pattern, kind, then the fields (line:N ... end:N) by name.
 # shellcheck disable=SC2086 # $files is a list of paths without spaces
-tags=$(ctags --kinds-C=f --fields=+ne --sort=no -o - $files) || exit 2
+tags=$("$ctags" --kinds-C=f --fields=+ne --sort=no -o - $files) || exit 2
 long=$(printf '%s\n' "$tags" | awk -F'\t' -v max="$max" '
     NF >= 4 {
         line = 0; end = 0
