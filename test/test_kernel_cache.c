@@ -225,6 +225,14 @@ static void test_keys(void)
     co.overlap_threshold = -5.0;
     pm_kernel *kd = pm_jit_compile(jit, pb, est, &co, &err);
     CHECK(kd == ka);
+    /* options resolved alike are one key: the default threshold and group limit written
+     * out (0.2, 24) */
+    co = pm_compile_options_default();
+    co.overlap_threshold = 0.2;
+    co.group_limit = 24;
+    pm_kernel *kr = pm_jit_compile(jit, pb, est, &co, &err);
+    CHECK(kr == ka);
+    pm_kernel_free(kr);
     /* A generic kernel hits as generic. */
     pm_kernel *kg2 = pm_jit_compile(jit, pb, NULL, NULL, &err);
     CHECK(kg2 == kg);
