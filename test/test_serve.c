@@ -718,6 +718,16 @@ static void test_first_requests_at_once(const pm_service_options *base)
     port = saved;
 }
 
+/* Runs cmd through the shell: its output (stdout and what cmd redirects) into out, and
+ * its wait status (-1 when it could not start). */
+static int run_command(const char *cmd, char *out, size_t size)
+{
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(out, 1, size - 1, p) : 0;
+    out[n] = '\0';
+    return p ? pclose(p) : -1;
+}
+
 /* The serve program (PM_SERVE_PROGRAM, set by ctest) told SIGTERM while local Laplacian's
  * first request compiles: the request is answered 200, the program says none was cut
  * and exits 0. */
@@ -730,25 +740,17 @@ static void test_sigterm(void)
                                    {"--workers", "0"}, {"--malloc", "tcmalloc"},
                                    {"--header-seconds", "-1"}};
     for (int i = 0; prog && i < 5; i++) {
-        char cmd[1024];
+        char cmd[1024], out[4096];
         snprintf(cmd, sizeof cmd, "'%s' --port 0 %s %s 2>&1", prog, bad[i][0], bad[i][1]);
-        FILE *p = popen(cmd, "r");
-        char out[4096] = "";
-        size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
-        out[n] = '\0';
-        int st = p ? pclose(p) : -1;
+        int st = run_command(cmd, out, sizeof out);
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
         CHECK_CONTAINS(out, "bad or unknown option");
         CHECK_CONTAINS(out, bad[i][0]);
     }
     if (prog) {
-        char cmd[1024];
+        char cmd[1024], out[4096];
         snprintf(cmd, sizeof cmd, "'%s' --port 0 --memory-budget 12M 2>&1", prog);
-        FILE *p = popen(cmd, "r");
-        char out[4096] = "";
-        size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
-        out[n] = '\0';
-        int st = p ? pclose(p) : -1;
+        int st = run_command(cmd, out, sizeof out);
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
         CHECK_CONTAINS(out, "at least 64 MiB");
     }
