@@ -4,7 +4,8 @@
  *
  * Each VARIANT is a comma-separated list of compile options for the app's pipeline at
  * the run sizes (as estimates): "default", "fusion=0", "tile=16x512" (per dimension of
- * the group space, outermost first), "threshold=0.2", "limit=8", "stream=1" (the outputs'
+ * the group space, outermost first), "threshold=0.2", "limit=8", "grouping=1" (1 greedy,
+ * 2 the capped DP, 3 the DP), "budget=N" (the DP's states), "stream=1" (the outputs'
  * non-temporal stores: 1, 0, -1 = the model), "prefetch=0" (software prefetches ahead of
  * large buffers' leading reads: 1, 0, -1 = the model), "vector=8", "opt=2"
  * (LLVM's default<O2>), "cthreads=N" (the jit's compile_threads: the kernel's machine code
@@ -70,6 +71,10 @@ static bool parse_variant(const char *spec, pm_compile_options *o)
             o->overlap_threshold = atof(v);
         } else if (strcmp(tok, "limit") == 0) {
             o->group_limit = atoi(v);
+        } else if (strcmp(tok, "grouping") == 0) {
+            o->grouping = atoi(v);
+        } else if (strcmp(tok, "budget") == 0) {
+            o->dp_budget = atoi(v);
         } else if (strcmp(tok, "stream") == 0) {
             o->stream_outputs = atoi(v);
         } else if (strcmp(tok, "prefetch") == 0) {
@@ -110,7 +115,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: pm_sweep APP [--size RxC] [--threads N] [--runs N] VARIANT...\n"
-                        "  VARIANT: default | fusion=0 | tile=AxB | threshold=X | limit=N | "
+                        "  VARIANT: default | fusion=0 | tile=AxB | threshold=X | limit=N | grouping=N | budget=N | "
                         "stream=N | prefetch=N | vector=N | opt=N | cthreads=N | env=NAME:VALUE, joined with "
                         "'+'\n");
         return 2;

@@ -97,7 +97,8 @@ static const char engine_help[] =
     "  --unfused       compile with fusion off (every stage its own loop nest)\n"
     "  --tile A,B      tile sizes (0 = the cost model's)\n"
     "  --limit N       at most N stages in a fused group (0 = the default)\n"
-    "  --threshold X   the most redundant computation a group may add, 0..1\n";
+    "  --threshold X   the most redundant computation a group may add, 0..1\n"
+    "  --grouping G    greedy (default), capped-dp or dp: how stages group\n";
 
 static void help_run(FILE *to)
 {
@@ -151,7 +152,8 @@ static void help_explain(FILE *to)
         "  -o FILE         the diagram's file (default APP_groups.svg, or APP_groups.dot\n"
         "                  without dot); a name ending in .dot gets DOT text\n"
         "  --no-diagram    text only\n"
-        "  --threads N, --unfused, --tile A,B, --limit N, --threshold X  as for run\n");
+        "  --threads N, --unfused, --tile A,B, --limit N, --threshold X, --grouping G\n"
+        "                  as for run\n");
 }
 
 static void help_bench(FILE *to)
@@ -208,6 +210,7 @@ typedef struct options {
     int tile[2];
     int group_limit;           /* --limit, 0 = the model's                */
     double threshold;          /* --threshold, negative = the model's     */
+    int grouping;              /* --grouping, PM_GROUPING_*               */
 } options;
 
 static bool parse_int(const char *s, long long lo, long long hi, long long *v)
@@ -279,6 +282,17 @@ static int engine_option(int cmd, const char *a, const char *v, options *o)
             return OPT_BAD;
         }
         o->threshold = t;
+        return OPT_VALUE;
+    } else if (strcmp(a, "--grouping") == 0) {
+        static const char *const names[] = {"greedy", "capped-dp", "dp"};
+        o->grouping = -1;
+        for (int i = 0; v && i < 3; i++)
+            if (strcmp(v, names[i]) == 0)
+                o->grouping = PM_GROUPING_GREEDY + i;
+        if (o->grouping < 0) {
+            say("--grouping needs greedy, capped-dp or dp, got %s", v ? v : "nothing");
+            return OPT_BAD;
+        }
         return OPT_VALUE;
     } else if (strcmp(a, "--unfused") == 0) {
         o->unfused = true;
@@ -666,6 +680,7 @@ static pm_compile_options compile_options(const options *o)
     co.group_limit = o->group_limit;
     if (o->threshold >= 0)
         co.overlap_threshold = o->threshold;
+    co.grouping = o->grouping;
     return co;
 }
 

@@ -183,8 +183,36 @@ static bool collect_reads_of(const pm_plan *plan, int consumer, const pm_func *f
     return r.ok;
 }
 
+/* Appends cache entry e to *out; false when out of memory. */
+static bool reads_from_cache(const pm_read_cache *e, pm_read **out, int *n)
+{
+    if (!e->ok || e->n == 0)
+        return e->ok;
+    pm_read *grown = realloc(*out, (size_t)(*n + e->n) * sizeof *grown);
+    if (!grown)
+        return false;
+    memcpy(grown + *n, e->reads, (size_t)e->n * sizeof *grown);
+    *out = grown;
+    *n += e->n;
+    return true;
+}
+
+bool pm_align_cache_reads(pm_plan *plan)
+{
+    int n = plan->poly->nstages;
+    pm_read_cache *c = calloc((size_t)n + 1, sizeof *c);
+    if (!c)
+        return false;
+    for (int s = 0; s < n; s++)
+        c[s].ok = pm_align_reads(plan, s, &c[s].reads, &c[s].n);
+    plan->read_cache = c;
+    return true;
+}
+
 bool pm_align_reads(const pm_plan *plan, int c, pm_read **out, int *n)
 {
+    if (plan->read_cache)
+        return reads_from_cache(&plan->read_cache[c], out, n);
     const pm_func *f = plan->poly->stages[c].func;
     if (f->kind != PM_FUNC_FUNCTION)
         return false;

@@ -40,6 +40,10 @@ typedef struct pm_read {
  * (data-dependent, two variables, parameters) is listed with affine = false; false when
  * such a read goes through an inlined stage, or on a self-reference. */
 bool pm_align_reads(const pm_plan *plan, int c, pm_read **out, int *n);
+/* Lists every stage's reads once into plan->read_cache, which pm_align_reads then
+ * copies from (the inline phase has decided: the reads look through inlined stages).
+ * False when out of memory (then nothing is kept). */
+bool pm_align_cache_reads(pm_plan *plan);
 
 /* align[m] for each member m of a candidate group (stage indices in topological order,
  * the last one the live-out): member coordinate d ~ scale[d] * live-out coordinate

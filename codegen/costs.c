@@ -8,6 +8,10 @@ const pm_cost_table pm_costs = {
      * 6400 x 6400, 2 threads: 64 x 512 tiles (chosen with this cost) took 0.93x the time
      * of the 128 x 256 chosen without; no other app's tiles change. */
     .stream_row_cost = 32.0,
+    /* The grouping's price of memory traffic (group_dp.c): a byte of a buffer between
+     * groups, written once and read once per reading group. A first estimate: 27 GB/s
+     * from one core (bench/membw) against about 0.17 ns per vector step of one node. */
+    .memory_byte_cost = 0.2,
     /* The budget is half an L2, so strips may fill four L2s: whole rows stream in order,
      * and what misses the L2 comes from the L3 cheaply, while short rows pay per row.
      * Pyramid blending's 16 x 2048 strips (2.4 MB) took 0.79-0.81x the time of 32 x 128

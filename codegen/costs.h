@@ -13,6 +13,7 @@ typedef struct pm_cost_table {
     double row_cost;          /* starting a row of a stage inside a tile                */
     double stage_call_cost;   /* calling a stage's function once per tile               */
     double stream_row_cost;   /* a row segment streamed from or to memory               */
+    double memory_byte_cost;  /* a byte of a full buffer written or read (the grouping)  */
     double strip_budget;      /* strips of whole rows may use this many scratch budgets */
     double strip_l2;          /* ... but strips within this many budgets come first     */
     int block_rows;           /* rows per block of a strip run in row blocks            */

@@ -4,7 +4,7 @@
  *   poly      domains, accesses, dimensions free of dependences  (codegen/poly.c)
  *   cases     cases merged and split into statements             (codegen/cases.c)
  *   inline    point-wise stages folded into their consumers      (codegen/inline.c)
- *   group     which stages fuse: PolyMage's greedy algorithm     (codegen/group.c)
+ *   group     which stages fuse: greedy, or a DP over costs      (codegen/group.c, group_dp.c)
  *   align     each member in its group's space, scales           (codegen/align.c)
  *   tile      tile sizes (model), footprints per tile (isl)      (codegen/tile.c)
  *   storage   full buffers, tile scratchpads, slots              (codegen/storage.c)
@@ -321,7 +321,7 @@ static const step steps[] = {
      step_cases, STAT(poly_ms), {PM_PHASE_DOMAINS, -1}, {text_domains, NULL}, BIT(DOMAINS)},
     {"inline", "point-wise and read-once stages inlined into their consumers", step_inline,
      STAT(inline_ms), {-1, -1}, {NULL, NULL}, BIT(GROUPS)},
-    {"group", "stages grouped greedily at the estimates (the live-outs of the groups)",
+    {"group", "stages grouped at the estimates, greedily or by a DP over the model's costs",
      step_group, STAT(group_ms), {-1, -1}, {NULL, NULL}, BIT(GROUPS)},
     {"align", "each member's dimensions aligned and scaled to its group's live-out",
      step_align, STAT(align_ms), {-1, -1}, {NULL, NULL}, BIT(GROUPS)},

@@ -8,6 +8,7 @@
 #include "codegen/group.h"
 
 #include "codegen/align.h"
+#include "codegen/group_dp.h"
 #include "codegen/tile.h"
 
 #include <stdlib.h>
@@ -261,8 +262,68 @@ static void grouping_free(grouping *gp)
     free(gp->memo);
 }
 
+/* Replaces plan->groups with the DP's groups: each of several stages aligned and tiled
+ * with the model's sizes, the others of one stage. False when out of memory or when a
+ * group the DP priced no longer tiles (cannot happen: the same calls priced it). */
+static bool groups_from_dp(pm_plan *plan, const pm_dp_grouping *dp)
+{
+    for (int g = 0; g < plan->ngroups; g++)
+        group_clear(&plan->groups[g]);
+    free(plan->groups);
+    plan->ngroups = 0;
+    plan->groups = calloc((size_t)dp->ngroups + 1, sizeof *plan->groups);
+    if (!plan->groups)
+        return false;
+    bool ok = true;
+    for (int i = 0; i < dp->ngroups && ok; i++) {
+        pm_group *gr = &plan->groups[plan->ngroups++];
+        int n = dp->nmembers[i];
+        if (n == 1) {
+            ok = singleton(gr, dp->members[i][0]);
+        } else {
+            *gr = (pm_group){.nmembers = n, .liveout = dp->members[i][n - 1], .tiled = true};
+            gr->members = malloc((size_t)n * sizeof *gr->members);
+            gr->align = calloc((size_t)n, sizeof *gr->align);
+            gr->fp = calloc((size_t)n, sizeof *gr->fp);
+            ok = gr->members && gr->align && gr->fp;
+            if (ok)
+                memcpy(gr->members, dp->members[i], (size_t)n * sizeof *gr->members);
+            ok = ok && pm_align_group(plan, gr->members, n, gr->align) && pm_tile_model(plan, gr);
+        }
+        for (int m = 0; m < gr->nmembers; m++)
+            plan->group_of[gr->members[m]] = i;
+    }
+    return ok;
+}
+
+/* Prices greedy's groups (plan->groups), and with a DP grouping option runs the DP and
+ * keeps its grouping when that is cheaper. */
+static bool choose_grouping(pm_plan *plan)
+{
+    double greedy = pm_group_costs(plan);
+    plan->grouping = (pm_grouping_report){.cost = greedy, .greedy_cost = greedy};
+    if (!plan->o.fusion || plan->o.grouping == PM_GROUPING_GREEDY)
+        return true;
+    pm_dp_grouping dp;
+    if (!pm_group_dp(plan, &dp))
+        return false;
+    /* a relative margin: the same grouping priced along two paths may differ in its
+     * last bits */
+    bool ok = true, cheaper = dp.ngroups > 0 && plan->grouping.cost < greedy * (1 - 1e-9);
+    if (cheaper)
+        ok = groups_from_dp(plan, &dp);
+    plan->grouping.cost = cheaper && ok ? pm_group_costs(plan) : greedy;
+    plan->grouping.greedy_cost = greedy;
+    plan->grouping.dp_chosen = cheaper;
+    pm_dp_grouping_free(&dp);
+    return ok;
+}
+
 bool pm_group_decide(pm_plan *plan)
 {
+    /* the searches below ask for the same stages' reads and costs again and again */
+    if (!pm_align_cache_reads(plan) || !pm_plan_cache_costs(plan))
+        return false;
     int n = plan->poly->nstages;
     grouping gp = {
         .plan = plan,
@@ -286,7 +347,7 @@ bool pm_group_decide(pm_plan *plan)
     }
     ok = groups_from_drafts(&gp, ok);
     grouping_free(&gp);
-    return ok;
+    return ok && choose_grouping(plan);
 }
 
 bool pm_group_split(pm_plan *plan, int g)

@@ -4,8 +4,9 @@
  * with PolyMage's greedy algorithm at the parameter estimates. Each group runs after
  * every group it reads. A merged group is tiled with the tile model's sizes; a group of
  * one stage runs as its own loop nest over a full buffer. The policy sits behind this
- * one call, so that the DP fusion and tile-size paper's dynamic programming can replace
- * it.
+ * one call. With a DP grouping option, the fusion and tile-size paper's dynamic program
+ * (group_dp.h) then searches the groupings, and its grouping replaces greedy's when the
+ * model prices it lower.
  */
 #ifndef PM_CODEGEN_GROUP_H
 #define PM_CODEGEN_GROUP_H

@@ -24,6 +24,9 @@ pm_options pm_options_default(void)
         .fusion = 1,
         .overlap_threshold = PM_DEFAULT_OVERLAP_THRESHOLD,
         .group_limit = PM_DEFAULT_GROUP_LIMIT,
+        .grouping = PM_DEFAULT_GROUPING,
+        .dp_group_cap = PM_DP_CAPPED_GROUP_CAP,
+        .dp_budget = PM_DP_CAPPED_BUDGET,
         .inline_limit = PM_DEFAULT_INLINE_LIMIT,
         .stream_outputs = -1,
         .prefetch_reads = -1,
@@ -152,6 +155,13 @@ static pm_status check_compile_options(const pm_compile_options *c, const char *
     if (c->group_limit < 0)
         return pm_error_set(err, PM_ERR_ARGUMENT, "%s: group_limit = %d (0 = default, or a count)",
                             who, c->group_limit);
+    if (c->grouping < PM_GROUPING_DEFAULT || c->grouping > PM_GROUPING_DP)
+        return pm_error_set(err, PM_ERR_ARGUMENT,
+                            "%s: grouping = %d (0 = default, 1 = greedy, 2 = capped DP, 3 = DP)",
+                            who, c->grouping);
+    if (c->dp_budget < 0)
+        return pm_error_set(err, PM_ERR_ARGUMENT, "%s: dp_budget = %d (0 = default, or a count)",
+                            who, c->dp_budget);
     if (!(c->overlap_threshold == c->overlap_threshold)) /* NaN */
         return pm_error_set(err, PM_ERR_ARGUMENT, "%s: overlap_threshold is not a number", who);
     return PM_OK;
@@ -175,6 +185,18 @@ static pm_status resolve_texts(const pm_jit_settings *jit, const pm_compile_opti
     return s;
 }
 
+/* The grouping's search and its cap and budget (after the group limit). */
+static void resolve_grouping(const pm_compile_options *c, pm_options *out)
+{
+    out->grouping = c->grouping ? c->grouping : PM_DEFAULT_GROUPING;
+    bool capped = out->grouping == PM_GROUPING_DP_CAPPED;
+    out->dp_group_cap = capped && out->group_limit > PM_DP_CAPPED_GROUP_CAP ? PM_DP_CAPPED_GROUP_CAP
+                                                                           : out->group_limit;
+    out->dp_budget = c->dp_budget > 0 ? c->dp_budget
+                     : capped         ? PM_DP_CAPPED_BUDGET
+                                      : PM_DP_FULL_BUDGET;
+}
+
 pm_status pm_options_resolve(const pm_jit_settings *jit, const pm_compile_options *given,
                              const char *who, pm_options *out, pm_error *err)
 {
@@ -193,6 +215,7 @@ pm_status pm_options_resolve(const pm_jit_settings *jit, const pm_compile_option
         out->overlap_threshold = c->overlap_threshold;
     if (c->group_limit > 0)
         out->group_limit = c->group_limit;
+    resolve_grouping(c, out);
     out->stream_outputs = c->stream_outputs;
     out->prefetch_reads = c->prefetch_reads;
     if (jit->host.l2_bytes > 0)
@@ -210,8 +233,10 @@ int pm_options_key(const pm_options *o, char *buf, size_t size)
     memcpy(&threshold_bits, &o->overlap_threshold, sizeof threshold_bits);
     memcpy(&inline_bits, &o->inline_limit, sizeof inline_bits);
     int n = snprintf(buf, size,
-                     "w%d t%d o%d f%d g%d s%d p%d d%u k%u c%lld th%016llx il%016llx tiles",
+                     "w%d t%d o%d f%d g%d gr%d gc%d gb%ld s%d p%d d%u k%u c%lld th%016llx "
+                     "il%016llx tiles",
                      o->vector_width, o->threads, o->opt_level, o->fusion, o->group_limit,
+                     o->grouping, o->dp_group_cap, o->dp_budget,
                      o->stream_outputs, o->prefetch_reads, o->dump_mask, o->keep_mask,
                      (long long)o->cache_bytes, (unsigned long long)threshold_bits,
                      (unsigned long long)inline_bits);

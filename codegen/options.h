@@ -27,6 +27,15 @@
 #define PM_DEFAULT_COMPILE_SECONDS 300     /* an isolated compile's time limit           */
 #define PM_DEFAULT_COMPILE_MEMORY ((int64_t)8 << 30) /* its address space               */
 #define PM_MAX_COMPILE_THREADS 64
+/* The grouping's search (pm_options.grouping; the public PM_GROUPING_* values).
+ * The capped DP is the synchronous compile's: groups of at most PM_DP_CAPPED_GROUP_CAP
+ * stages and PM_DP_CAPPED_BUDGET states expanded before it merges greedily. The full DP
+ * is bounded only by the group limit and PM_DP_FULL_BUDGET. The budgets count states,
+ * not milliseconds, so that one pipeline and one set of options always give one kernel. */
+#define PM_DEFAULT_GROUPING PM_GROUPING_GREEDY
+#define PM_DP_CAPPED_GROUP_CAP 16
+#define PM_DP_CAPPED_BUDGET 2000
+#define PM_DP_FULL_BUDGET 200000
 
 typedef struct pm_options {
     /* The code: each field below decides the compiled kernel, and pm_options_key
@@ -38,6 +47,9 @@ typedef struct pm_options {
     int tile_size[PM_MAX_DIMS]; /* per tiled dimension, outermost first; 0 = the model */
     double overlap_threshold;  /* max redundant work of a fused group, a fraction       */
     int group_limit;           /* max stages in one group                               */
+    int grouping;              /* PM_GROUPING_GREEDY, _DP_CAPPED or _DP                 */
+    int dp_group_cap;          /* the DP's max stages in one group (<= group_limit)     */
+    long dp_budget;            /* the DP's states expanded before it merges greedily    */
     double inline_limit;       /* max work factor inlining may give a consumer          */
     int stream_outputs;        /* non-temporal output stores: 1, 0, or -1 = the model   */
     int prefetch_reads;        /* software prefetches of big reads: 1, 0, or -1 = model */

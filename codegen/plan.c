@@ -96,6 +96,10 @@ void pm_plan_free(pm_plan *plan)
         free(gr->members);
     }
     free(plan->groups);
+    for (int i = 0; plan->read_cache && i < plan->poly->nstages; i++)
+        free(plan->read_cache[i].reads);
+    free(plan->read_cache);
+    free(plan->cost_cache);
     free(plan->inlined);
     free(plan->inline_calls);
     free(plan->inside_calls);
@@ -124,8 +128,23 @@ static bool count_node(const pm_expr *e, void *user)
     return true;
 }
 
+bool pm_plan_cache_costs(pm_plan *plan)
+{
+    int n = plan->poly->nstages;
+    double *c = malloc((size_t)n * sizeof *c + 1);
+    if (!c)
+        return false;
+    for (int s = 0; s < n; s++)
+        c[s] = pm_plan_stage_cost(plan, s);
+    free(plan->cost_cache);
+    plan->cost_cache = c;
+    return true;
+}
+
 double pm_plan_stage_cost(const pm_plan *plan, int stage)
 {
+    if (plan->cost_cache)
+        return plan->cost_cache[stage];
     const pm_poly *poly = plan->poly;
     const pm_poly_stage *ps = &poly->stages[stage];
     const pm_func *f = ps->func;
@@ -318,6 +337,24 @@ double pm_plan_stage_volume(const pm_plan *plan, int stage)
 
 /* ---- dumps ------------------------------------------------------------------------ */
 
+/* The groups dump's grouping line: the search, the chosen grouping's cost and greedy's
+ * beside it (costs in the tile model's units, group_dp.h). */
+static void append_grouping(pm_str *s, const pm_plan *plan)
+{
+    const pm_grouping_report *r = &plan->grouping;
+    static const char *const names[] = {"", "greedy", "capped DP", "DP"};
+    int k = plan->o.grouping >= 1 && plan->o.grouping <= 3 ? plan->o.grouping : 0;
+    if (!plan->o.fusion) {
+        pm_str_append(s, "grouping: none (fusion off), cost %.4g\n", r->cost);
+        return;
+    }
+    pm_str_append(s, "grouping: %s, cost %.4g (greedy's %.4g)", names[k], r->cost, r->greedy_cost);
+    if (plan->o.grouping != PM_GROUPING_GREEDY)
+        pm_str_append(s, ", %s; %ld states, %ld groups priced%s", r->dp_chosen ? "the DP's" : "greedy's kept",
+                      r->states, r->priced, r->exhausted ? ", budget spent: the rest greedy" : "");
+    pm_str_append(s, "\n");
+}
+
 char *pm_plan_groups_to_string(const pm_plan *plan)
 {
     const pm_poly *poly = plan->poly;
@@ -342,6 +379,7 @@ char *pm_plan_groups_to_string(const pm_plan *plan)
         }
         pm_str_append(&s, "\n");
     }
+    append_grouping(&s, plan);
     for (int g = 0; g < plan->ngroups; g++) {
         const pm_group *gr = &plan->groups[g];
         pm_str_append(&s, "group %d: live-out %s, %d stage%s, %s", g,
@@ -358,6 +396,7 @@ char *pm_plan_groups_to_string(const pm_plan *plan)
             if (gr->block_rows > 0)
                 pm_str_append(&s, ", blocks of %lld rows", (long long)gr->block_rows);
         }
+        pm_str_append(&s, ", cost %.4g", gr->cost);
         pm_str_append(&s, "\n");
         for (int m = 0; m < gr->nmembers; m++) {
             int st = gr->members[m];

@@ -53,7 +53,22 @@ typedef struct pm_group {
                                      computed in the block of the first row that needs
                                      it (schedule.c); 0: each member's whole footprint
                                      before the next member                             */
+    double time;                  /* model: run time at the chosen tiles, or over the
+                                     whole domain for a group of one (pm_tile_stage_time)
+                                     in vector steps of one expression node             */
+    double cost;                  /* model: time plus the group's memory traffic (the
+                                     grouping's cost; group.c)                          */
 } pm_group;
+
+/* How the group phase chose the grouping (the groups dump prints it). */
+typedef struct pm_grouping_report {
+    double cost;                  /* the chosen grouping's (pm_group_costs)               */
+    double greedy_cost;           /* the greedy grouping's                                */
+    long states;                  /* DP: states expanded                                  */
+    long priced;                  /* DP: groups priced (each member set once)             */
+    bool exhausted;               /* DP: the budget ran out; the rest merged greedily     */
+    bool dp_chosen;               /* the DP's grouping replaced greedy's (cheaper)        */
+} pm_grouping_report;
 
 /* Where one function's values live: the storage phase's decision (codegen/storage.h),
  * from the poly's role of the function (an input, an output, or a stage). */
@@ -68,6 +83,14 @@ typedef struct pm_storage_plan {
     bool prefetched;          /* INPUT, SCRATCH: rows read from memory, so the leading
                                  reads prefetch ahead (prefetch_calls)                    */
 } pm_storage_plan;
+
+/* One stage's reads as pm_align_reads lists them (align.h), kept by the group phase. */
+struct pm_read;
+typedef struct pm_read_cache {
+    bool ok;                  /* pm_align_reads's result                                 */
+    int n;
+    struct pm_read *reads;
+} pm_read_cache;
 
 /* The schedule phase reads the plan to build the isl schedule tree, and puts decisions
  * in the tree as marks. The LLVM emitter reads the marks, the plan's storage records, the
@@ -84,6 +107,11 @@ typedef struct pm_plan {
     int *group_of;                /* per stage: group index, -1 when inlined              */
     int ngroups;
     pm_group *groups;             /* in execution order (group phase)                     */
+    pm_grouping_report grouping;  /* (group phase)                                        */
+    pm_read_cache *read_cache;    /* per stage, or NULL: filled when the group phase
+                                     starts (pm_align_cache_reads), so that the grouping's
+                                     search walks each definition once                  */
+    double *cost_cache;           /* per stage: pm_plan_stage_cost, or NULL (the same)    */
     double *est_lb, *est_ub;      /* per stage and dimension (stage*PM_MAX_DIMS + d): the
                                      domain's bounds at the estimates                     */
     int *parallel_dim;            /* per poly statement: the dimension run in parallel, or
@@ -104,6 +132,9 @@ void pm_plan_free(pm_plan *plan);
 int pm_plan_stage_of(const pm_plan *plan, const pm_func *f);
 /* Work of evaluating one point of a stage (expression nodes, loads counted). */
 double pm_plan_stage_cost(const pm_plan *plan, int stage);
+/* Keeps every stage's pm_plan_stage_cost in plan->cost_cache; false when out of memory
+ * (then nothing is kept). */
+bool pm_plan_cache_costs(pm_plan *plan);
 /* Work per point of a stage's dearest case (the inline limit grows the case that reads
  * an inlined stage; an average with cheap boundary cases would understate it). */
 double pm_plan_dearest_case_cost(const pm_plan *plan, int stage);

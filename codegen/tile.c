@@ -70,6 +70,12 @@ static int member_of(const pm_group *gr, int stage)
 static double est_lb(const pm_plan *plan, int s, int d) { return plan->est_lb[s * PM_MAX_DIMS + d]; }
 static double est_ub(const pm_plan *plan, int s, int d) { return plan->est_ub[s * PM_MAX_DIMS + d]; }
 
+/* fmin and fmax without their NaN rules (no NaN reaches the model): the grouping
+ * search evaluates the model hundreds of thousands of times, and libm's calls were a
+ * fifth of that time. */
+static inline double min_d(double a, double b) { return a < b ? a : b; }
+static inline double max_d(double a, double b) { return a > b ? a : b; }
+
 static int64_t round_up(int64_t v, int64_t k)
 {
     return k > 1 ? (v + k - 1) / k * k : v;
@@ -150,15 +156,15 @@ static void model_propagate(const model_in *in, bool clip, model_out *out)
                 }
                 lo = ceil(lo - 1e-9);
                 hi = floor(hi + 1e-9);
-                out->lo[pm][k] = fmin(out->lo[pm][k], lo);
-                out->hi[pm][k] = fmax(out->hi[pm][k], hi);
+                out->lo[pm][k] = min_d(out->lo[pm][k], lo);
+                out->hi[pm][k] = max_d(out->hi[pm][k], hi);
             }
         }
         if (clip && m < nm - 1) { /* clip to the member's own domain */
             const pm_func *f = plan->poly->stages[c].func;
             for (int d = 0; d < f->ndims; d++) {
-                out->lo[m][d] = fmax(out->lo[m][d], est_lb(plan, c, d));
-                out->hi[m][d] = fmin(out->hi[m][d], est_ub(plan, c, d));
+                out->lo[m][d] = max_d(out->lo[m][d], est_lb(plan, c, d));
+                out->hi[m][d] = min_d(out->hi[m][d], est_ub(plan, c, d));
             }
         }
     }
@@ -429,11 +435,11 @@ static void candidate_tile(const pm_plan *plan, const pm_group *gr, int64_t oute
 }
 
 /* Models one candidate into out (footprints clipped to the domains, scratch as
- * allocated: for any image size). False when this pass skips it (pass 0 leaves out
- * strips beyond one L2) or it breaks the overlap threshold or the cache budget (unless
- * the options gave the size); *strip: it is a strip of whole long rows. */
-static bool candidate_passes(model_in *in, const int64_t *tile, int pass, model_out *out,
-                             bool *strip)
+ * allocated: for any image size). *ok1: it keeps the overlap threshold and the cache
+ * budget (unless the options gave the size); *ok0: that, and it is not a strip beyond
+ * one L2 (the first pass's rule); *strip: it is a strip of whole long rows. */
+static void candidate_eval(model_in *in, const int64_t *tile, model_out *out, bool *ok0,
+                           bool *ok1, bool *strip)
 {
     const pm_plan *plan = in->plan;
     /* redundancy at the estimates; scratch as allocated: for any image size */
@@ -445,8 +451,6 @@ static bool candidate_passes(model_in *in, const int64_t *tile, int pass, model_
     double budget = (double)plan->o.cache_bytes * (*strip ? pm_costs.strip_budget : 1.0);
     bool fits = scratch <= budget;
     bool big_strip = *strip && scratch > (double)plan->o.cache_bytes * pm_costs.strip_l2;
-    if (pass == 0 && big_strip)
-        return false;
     /* strips that fit only in row blocks: no taller than pm_costs.block_max_rows */
     if (fits && block_rows_for(in, tile) > 0 && tile[0] > pm_costs.block_max_rows &&
         plan->o.tile_size[0] <= 0) {
@@ -457,7 +461,8 @@ static bool candidate_passes(model_in *in, const int64_t *tile, int pass, model_
         fits = whole.scratch <= (double)plan->o.cache_bytes;
     }
     bool user = plan->o.tile_size[0] > 0; /* the options decide: keep it */
-    return !(out->redundancy > plan->o.overlap_threshold || (!user && !fits));
+    *ok1 = !(out->redundancy > plan->o.overlap_threshold || (!user && !fits));
+    *ok0 = *ok1 && !big_strip;
 }
 
 /* The search's best candidate so far. */
@@ -468,46 +473,78 @@ typedef struct model_best {
     model_out *out;
 } model_best;
 
-/* Parallel first, then the least estimated time, then the smaller scratch. */
-static bool better_than_best(const model_best *b, bool par, const model_out *out)
+/* One candidate's verdicts and the numbers the choice compares. */
+typedef struct candidate {
+    int64_t tile[2];
+    bool ok[2], strip, par;
+    double time, scratch;
+} candidate;
+
+/* The best of the candidates that pass `pass` into *best (its out not filled): parallel
+ * first, then the least estimated time, then the smaller scratch. */
+static void choose_candidate(const candidate *c, int nc, int pass, model_best *best)
 {
-    return !b->found || (par && !b->par) || (par == b->par && out->time < b->time) ||
-           (par == b->par && out->time == b->time && out->scratch < b->out->scratch);
+    best->found = best->par = false;
+    best->time = INFINITY;
+    double best_scratch = 0;
+    for (int k = 0; k < nc; k++) {
+        if (!c[k].ok[pass])
+            continue;
+        bool better = !best->found || (c[k].par && !best->par) ||
+                      (c[k].par == best->par && c[k].time < best->time) ||
+                      (c[k].par == best->par && c[k].time == best->time && c[k].scratch < best_scratch);
+        if (better) {
+            *best = (model_best){true, c[k].par, c[k].time, {c[k].tile[0], c[k].tile[1]}, best->out};
+            best_scratch = c[k].scratch;
+        }
+    }
 }
 
-/* Every candidate (outer x inner sizes) through the model, the best into *best; with
- * first_fit, the first that passes. Pass 0 leaves out strips beyond one L2; a strip
- * found there is taken (see pm_costs.strip_l2), else pass 1 sees every candidate. */
+/* Every candidate (outer x inner sizes) through the model once, the best into *best;
+ * with first_fit, the first that passes the second pass's rules. The first pass leaves
+ * out strips beyond one L2; a strip found there is taken (see pm_costs.strip_l2), else
+ * the second pass sees every candidate. */
 static void model_search(model_in *in, const int64_t *inner, int ni, bool first_fit,
                          model_out *out, model_best *best)
 {
     const pm_plan *plan = in->plan;
     int no = in->gr->ntiled == 2 ? (int)(sizeof kOuter / sizeof kOuter[0]) : 1;
+    candidate c[sizeof kOuter / sizeof kOuter[0] * (2 * N_INNER + 1)];
+    int nc = 0;
     bool strip_found = false;
-    for (int pass = first_fit ? 1 : 0; pass < 2 && !strip_found; pass++) {
-        best->found = best->par = false;
-        best->time = INFINITY;
-        for (int i = 0; i < no; i++)
-            for (int j = 0; j < ni; j++) {
-                int64_t tile[2] = {0, 0};
-                bool strip;
-                candidate_tile(plan, in->gr, kOuter[i], inner[j], tile);
-                if (!candidate_passes(in, tile, pass, out, &strip))
-                    continue;
-                strip_found = strip_found || (pass == 0 && strip);
-                bool par = out->ntiles >= 2.0 * plan->o.threads;
-                if (better_than_best(best, par, out)) {
-                    best->found = true;
-                    best->time = out->time;
-                    best->par = par;
-                    best->tile[0] = tile[0];
-                    best->tile[1] = tile[1];
-                    *best->out = *out;
-                }
-                if (best->found && first_fit)
-                    return;
+    best->found = false;
+    for (int i = 0; i < no; i++)
+        for (int j = 0; j < ni; j++) {
+            candidate *k = &c[nc];
+            k->tile[0] = k->tile[1] = 0;
+            candidate_tile(plan, in->gr, kOuter[i], inner[j], k->tile);
+            candidate_eval(in, k->tile, out, &k->ok[0], &k->ok[1], &k->strip);
+            k->par = out->ntiles >= 2.0 * plan->o.threads;
+            k->time = out->time;
+            k->scratch = out->scratch;
+            if (first_fit && k->ok[1]) {
+                *best = (model_best){true, k->par, k->time, {k->tile[0], k->tile[1]}, best->out};
+                *best->out = *out;
+                return;
             }
+            strip_found = strip_found || (k->ok[0] && k->strip);
+            nc++;
+        }
+    choose_candidate(c, nc, strip_found ? 0 : 1, best);
+    if (best->found) { /* the chosen candidate's footprints, for model_record */
+        bool ok0, ok1, strip;
+        candidate_eval(in, best->tile, best->out, &ok0, &ok1, &strip);
     }
+}
+
+/* A run's time over its threads as the time of one fully parallel run: time spread over
+ * `units` parallel pieces (tiles, rows) on the options' threads, times the threads. A
+ * group of fewer pieces than threads leaves threads idle, and costs more. */
+static double parallel_time(const pm_plan *plan, double time, double units)
+{
+    double threads = plan->o.threads > 1 ? plan->o.threads : 1;
+    double busy = units < threads ? fmax(units, 1) : threads;
+    return time * threads / busy;
 }
 
 /* The chosen candidate into the group: tile sizes, row blocks, redundancy, scratch and
@@ -529,6 +566,7 @@ static void model_record(pm_group *gr, const model_in *in, const model_best *bes
     }
     gr->redundancy = best->out->redundancy;
     gr->scratch_bytes = (int64_t)best->out->scratch;
+    gr->time = parallel_time(plan, best->out->time, best->out->ntiles);
     for (int m = 0; m < gr->nmembers; m++) {
         const pm_func *f = plan->poly->stages[gr->members[m]].func;
         for (int d = 0; d < f->ndims; d++)
@@ -565,6 +603,27 @@ static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
 }
 
 bool pm_tile_model(const pm_plan *plan, pm_group *gr) { return tile_model(plan, gr, false); }
+
+double pm_tile_stage_time(const pm_plan *plan, int s)
+{
+    const pm_poly *poly = plan->poly;
+    const pm_poly_storage *st = &poly->storage[poly->stages[s].storage];
+    double W = elem_lanes(plan), rows = 1, steps = 1, outer = 1;
+    for (int d = 0; d < st->ndims; d++) {
+        double e = fmax(1, floor((est_ub(plan, s, d) - est_lb(plan, s, d)) / (double)st->step[d]) + 1);
+        if (d == 0)
+            outer = e;
+        if (d < st->ndims - 1)
+            rows *= e;
+        else
+            steps = e >= W ? ceil(e / W) : e;
+    }
+    /* the rows stream from memory and back to it: the stage's and its producers' */
+    double time = rows * (pm_plan_stage_cost(plan, s) * steps + pm_costs.row_cost +
+                          2 * pm_costs.stream_row_cost) +
+                  pm_costs.stage_call_cost;
+    return parallel_time(plan, time, outer);
+}
 
 bool pm_tile_feasible(const pm_plan *plan, pm_group *gr) { return tile_model(plan, gr, true); }
 

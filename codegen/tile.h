@@ -27,7 +27,8 @@
  * pm_costs.strip_budget budgets (four L2s), and strips within pm_costs.strip_l2 budgets
  * (one L2) are preferred. Among the candidates within the budget and the overlap
  * threshold, it keeps one that gives every thread at least two tiles when the image
- * allows, then the least estimated time, then the smaller scratch.
+ * allows, then the least estimated time, then the smaller scratch. That time goes to
+ * gr->time, times threads / tiles when there are fewer tiles than threads.
  * The estimated time: per row of every member, its vector steps times its cost plus
  * pm_costs.row_cost, and pm_costs.stream_row_cost for rows to or from memory (the
  * live-out's, and those of members that read no member); per tile and member,
@@ -35,6 +36,12 @@
  * Row blocks (schedule.c) that no producer reaches past become strips of a block's rows
  * (the same loops, a cheaper AST). Groups of more than 64 members are not tiled. */
 bool pm_tile_model(const pm_plan *plan, pm_group *gr);
+/* The model's estimated time of stage s run alone over its whole domain at the
+ * estimates (a group of one): per row, its vector steps times its cost, pm_costs.row_cost
+ * and two pm_costs.stream_row_cost (its row and its producers' from memory), plus one
+ * pm_costs.stage_call_cost. The units are pm_tile_model's (gr->time): both spread the
+ * time over the options' threads the same way, so the times of groups add up. */
+double pm_tile_stage_time(const pm_plan *plan, int s);
 /* Whether pm_tile_model would succeed: the same candidates, stopping at the first that
  * passes (the grouping's trial merges; the tile fields are not the model's choice). */
 bool pm_tile_feasible(const pm_plan *plan, pm_group *gr);

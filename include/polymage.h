@@ -660,7 +660,22 @@ typedef struct pm_compile_options {
                            prefetches ahead of the leading reads: 1 = always, 0 = never,
                            -1 = when the buffer at the estimates is larger than the L2
                            caches of the kernel's threads (default). Results are the same */
+    int grouping;       /* how stages are grouped (results are the same):
+                           PM_GROUPING_DEFAULT (0) = PM_GROUPING_GREEDY;
+                           PM_GROUPING_GREEDY: PolyMage's greedy merging;
+                           PM_GROUPING_DP_CAPPED: the dynamic program over groupings of
+                           the fusion and tile-size paper, priced by the tile model, with
+                           groups of at most 16 stages and a small budget (a synchronous
+                           compile's);
+                           PM_GROUPING_DP: the same with the group limit and a large
+                           budget. The DP keeps greedy's grouping when that is cheaper */
+    int dp_budget;      /* the DP's search states before it merges greedily; 0 = the
+                           grouping's default (2000 capped, 200000 full)                 */
 } pm_compile_options;
+#define PM_GROUPING_DEFAULT 0
+#define PM_GROUPING_GREEDY 1
+#define PM_GROUPING_DP_CAPPED 2
+#define PM_GROUPING_DP 3
 pm_compile_options pm_compile_options_default(void);
 
 /* A JIT session: an LLVM ORC LLJIT for the host CPU. NULL options mean defaults.

@@ -27,8 +27,8 @@ typedef struct versioned_struct {
 static const versioned_struct structs[PM_V_COUNT] = {
     /* 0.1; + compile_threads; + isolate_compiles, compile_seconds, compile_memory_bytes */
     [PM_V_JIT_OPTIONS] = {"pm_jit_options", true, {24, 32, 48}},
-    /* 0.1; + stream_outputs; + prefetch_reads */
-    [PM_V_COMPILE_OPTIONS] = {"pm_compile_options", true, {96, 104, 112}},
+    /* 0.1; + stream_outputs; + prefetch_reads; + grouping, dp_budget */
+    [PM_V_COMPILE_OPTIONS] = {"pm_compile_options", true, {96, 104, 112, 120}},
     /* the first; + disk_dir, disk_max_bytes; + max_scratch_bytes, scratch_idle_ms,
      * background_nice */
     [PM_V_CACHE_POLICY] = {"pm_cache_policy", true, {48, 64, 80}},
@@ -39,7 +39,7 @@ static const versioned_struct structs[PM_V_COUNT] = {
     /* the first; + llvm_wall_ms, compile_parts */
     [PM_V_COMPILE_STATS] = {"pm_compile_stats", false, {168, 184}},
 };
-_Static_assert(sizeof(pm_jit_options) == 48 && sizeof(pm_compile_options) == 112 &&
+_Static_assert(sizeof(pm_jit_options) == 48 && sizeof(pm_compile_options) == 120 &&
                    sizeof(pm_cache_policy) == 80 && sizeof(pm_cache_stats) == 176 &&
                    sizeof(pm_compile_stats) == 184,
                "a versioned struct changed: append its new size to its row above");

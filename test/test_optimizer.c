@@ -1666,7 +1666,7 @@ static void check_structure(void)
     check_row_blocks("unsharp_mask", 32, "[x:32 x y:2048], redundant computation 0.0%, "
                                          "scratch 198144 bytes per tile, blocks of 8 rows");
     check_row_blocks("unsharp_mask", 0, "[x:8 x y:2048], redundant computation 0.0%, "
-                                        "scratch 198144 bytes per tile\n");
+                                        "scratch 198144 bytes per tile, cost ");
     check_update_bounds();
     check_border_pieces();
     check_vector_shares();

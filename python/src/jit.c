@@ -350,6 +350,8 @@ static int compile_options(PyObject *kw, pm_compile_options *o)
                        : !strcmp(k, "fusion") ? &o->fusion
                        : !strcmp(k, "opt_level") ? &o->opt_level
                        : !strcmp(k, "group_limit") ? &o->group_limit
+                       : !strcmp(k, "grouping") ? &o->grouping
+                       : !strcmp(k, "dp_budget") ? &o->dp_budget
                        : !strcmp(k, "stream_outputs") ? &o->stream_outputs
                        : !strcmp(k, "prefetch_reads") ? &o->prefetch_reads : NULL;
             if (!field) {
