@@ -309,13 +309,16 @@ static double price_group(dp *d, const pm_word *set)
     gr.align = calloc((size_t)n, sizeof *gr.align);
     gr.fp = calloc((size_t)n, sizeof *gr.fp);
     double cost = INFINITY;
+    bool can = true;
     if (!gr.members || !gr.align || !gr.fp) {
         d->nomem = true;
     } else {
         int m = 0;
-        for (int s = pm_bits_next(set, g->words, 0); s >= 0; s = pm_bits_next(set, g->words, s + 1))
+        for (int s = pm_bits_next(set, g->words, 0); s >= 0; s = pm_bits_next(set, g->words, s + 1)) {
             gr.members[m++] = s;
-        if (pm_align_group(d->plan, gr.members, n, gr.align) && pm_tile_model(d->plan, &gr))
+            can = can && g->can[s];
+        }
+        if (can && pm_align_group(d->plan, gr.members, n, gr.align) && pm_tile_model(d->plan, &gr))
             cost = gr.time + pm_costs.memory_byte_cost * bytes;
     }
     free(gr.members);
@@ -576,4 +579,36 @@ bool pm_group_dp(pm_plan *plan, pm_dp_grouping *out)
     table_free(&d.state_memo);
     graph_free(&d.g);
     return ok;
+}
+
+/* Whether member list `members` (sorted, n of them) is a group of one live-out: every
+ * member but the last is read only inside it and is not an output. */
+static bool one_live_out(const dp *d, const int *members, int n, pm_word *set)
+{
+    const dp_graph *g = &d->g;
+    pm_bits_clear(set, g->words);
+    for (int m = 0; m < n; m++)
+        pm_bit_set(set, members[m]);
+    for (int m = 0; m < n - 1; m++)
+        if (g->output[members[m]] || !pm_bits_subset(cons_of(g, members[m]), set, g->words))
+            return false;
+    return n <= d->cap || n == 1;
+}
+
+double pm_group_dp_price(const pm_plan *plan, const pm_dp_grouping *grouping)
+{
+    dp d = {.plan = plan, .cap = plan->o.dp_group_cap};
+    double total = 0;
+    bool ok = graph_init(plan, &d.g);
+    pm_word *set = ok ? calloc((size_t)d.g.words + 1, sizeof *set) : NULL;
+    d.scratch = ok ? calloc((size_t)d.g.words + 1, sizeof *d.scratch) : NULL;
+    ok = ok && set && d.scratch;
+    for (int i = 0; ok && i < grouping->ngroups && total < INFINITY; i++)
+        total += one_live_out(&d, grouping->members[i], grouping->nmembers[i], set)
+                     ? price_group(&d, set)
+                     : INFINITY;
+    free(set);
+    free(d.scratch);
+    graph_free(&d.g);
+    return ok && !d.nomem ? total : NAN;
 }

@@ -29,5 +29,10 @@ typedef struct pm_dp_grouping {
  * it ran out of budget. False when out of memory. */
 bool pm_group_dp(pm_plan *plan, pm_dp_grouping *out);
 void pm_dp_grouping_free(pm_dp_grouping *g);
+/* The DP's price of any grouping: the sum of its groups' costs, INFINITY when a group has
+ * more than one live-out, more members than the DP's cap, a member that may not fuse, or
+ * does not align or tile; NAN when out of memory (tests compare the DP's optimum with
+ * every grouping's price). */
+double pm_group_dp_price(const pm_plan *plan, const pm_dp_grouping *grouping);
 
 #endif

@@ -35,6 +35,7 @@ typedef struct setting {
     int fusion;
     int stream;             /* 1 = outputs written with non-temporal stores; 0 = model */
     int prefetch;           /* 1 = every leading read of a buffer prefetched; 0 = model */
+    int grouping;           /* PM_GROUPING_*; 0 = default */
 } setting;
 
 static pm_compile_options options_of(const setting *s)
@@ -49,6 +50,7 @@ static pm_compile_options options_of(const setting *s)
     o.fusion = s->fusion;
     o.stream_outputs = s->stream ? 1 : -1;
     o.prefetch_reads = s->prefetch ? 1 : -1;
+    o.grouping = s->grouping;
     return o;
 }
 
@@ -1560,7 +1562,8 @@ static void check_dynamic_inline(int offset, bool stencil, const char *want)
  * the estimates (its tiles clipped to a small image). */
 static void check_at_paper_tiled(const char *name, double threshold, int64_t tile_rows,
                                  const char *want, const int64_t (*sizes)[2], int nsizes,
-                                 int max_threads, int thread_step, bool own_tolerance)
+                                 int max_threads, int thread_step, bool own_tolerance,
+                                 int grouping)
 {
     const pm_sample_app *app = pm_sample_find(name);
     pm_ctx *ctx = pm_ctx_new();
@@ -1574,6 +1577,7 @@ static void check_at_paper_tiled(const char *name, double threshold, int64_t til
             o.threads = threads;
             o.overlap_threshold = threshold;
             o.tile_size[0] = tile_rows;
+            o.grouping = grouping;
             o.keep = "groups";
             pm_error err;
             pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
@@ -1604,7 +1608,7 @@ static void check_at_paper(const char *name, double threshold, const char *want,
                            int thread_step, bool own_tolerance)
 {
     check_at_paper_tiled(name, threshold, 0, want, sizes, nsizes, max_threads, thread_step,
-                         own_tolerance);
+                         own_tolerance, 0);
 }
 
 /* At 1 and 2 threads, at three sizes of about 100 x 100. */
@@ -1625,7 +1629,20 @@ static void check_row_blocks(const char *name, int64_t tile_rows, const char *wa
     static const int64_t sizes[][2] = {{1, 1}, {5, 3}, {7, 40}, {17, 33}, {70, 93},
                                        {97, 131}, {203, 64}};
     check_at_paper_tiled(name, -1, tile_rows, want, sizes,
-                         (int)(sizeof sizes / sizeof sizes[0]), 3, 1, false);
+                         (int)(sizeof sizes / sizeof sizes[0]), 3, 1, false, 0);
+}
+
+/* Each app grouped by the full DP at its paper's estimates (group_dp.c: its grouping is
+ * kept only when the model prices it lower than greedy's), run at edge sizes with one
+ * thread: the kernel equals the interpreter. */
+static void check_dp_at_paper(void)
+{
+    static const int64_t sizes[][2] = {{1, 1}, {17, 33}, {97, 131}};
+    int napps;
+    const pm_sample_app *apps = pm_sample_apps(&napps);
+    for (int a = 0; a < napps; a++)
+        check_at_paper_tiled(apps[a].name, -1, 0, "grouping: DP, cost", sizes, 3, 1, 1, true,
+                             PM_GROUPING_DP);
 }
 
 static void check_structure(void)
@@ -1744,16 +1761,18 @@ static void check_structure(void)
 }
 
 static const setting kCovering[] = {
-    /* tile0 tile1 threads width threshold limit fusion stream prefetch */
-    {0, 0, 2, 0, -1, 0, 1, 0, 0},       /* the model's choice */
-    {1, 1, 1, 16, 100, 0, 1, 0, 1},     /* 1x1 tiles, everything fused, prefetched reads */
-    {3, 3, 3, 4, 100, 0, 1, 1, 1},      /* odd tiles, odd thread count, narrow vectors,
+    /* tile0 tile1 threads width threshold limit fusion stream prefetch grouping */
+    {0, 0, 2, 0, -1, 0, 1, 0, 0, 0},       /* the model's choice */
+    {1, 1, 1, 16, 100, 0, 1, 0, 1, 0},     /* 1x1 tiles, everything fused, prefetched reads */
+    {3, 3, 3, 4, 100, 0, 1, 1, 1, 0},      /* odd tiles, odd thread count, narrow vectors,
                                            streamed outputs (16-byte vectors), prefetches */
-    {16, 16, 2, 1, 100, 0, 1, 0, 0},    /* scalar code */
-    {64, 64, 1, 16, 100, 3, 1, 1, 0},   /* small groups, streamed outputs */
-    {256, 256, 2, 16, 0.05, 0, 1, 0, 1},/* tight threshold, prefetched reads */
-    {4096, 4096, 2, 16, 100, 0, 1, 1, 0}, /* tiles larger than the image, streamed outputs */
-    {0, 0, 2, 16, -1, 0, 0, 1, 1},      /* fusion off, streamed outputs, prefetches */
+    {16, 16, 2, 1, 100, 0, 1, 0, 0, 0},    /* scalar code */
+    {64, 64, 1, 16, 100, 3, 1, 1, 0, 0},   /* small groups, streamed outputs */
+    {256, 256, 2, 16, 0.05, 0, 1, 0, 1, 0},/* tight threshold, prefetched reads */
+    {4096, 4096, 2, 16, 100, 0, 1, 1, 0, 0}, /* tiles larger than the image, streamed outputs */
+    {0, 0, 2, 16, -1, 0, 0, 1, 1, 0},      /* fusion off, streamed outputs, prefetches */
+    {0, 0, 2, 0, -1, 0, 1, 0, 0, PM_GROUPING_DP},        /* the DP's grouping and tiles */
+    {0, 0, 3, 16, 0.5, 0, 1, 0, 1, PM_GROUPING_DP_CAPPED}, /* the capped DP, 3 threads */
 };
 
 static const int64_t kSizes[][2] = {{1, 1}, {1, 37}, {5, 3}, {17, 33}, {70, 93}};
@@ -1770,7 +1789,7 @@ int main(int argc, char **argv)
         const pm_sample_app *app = pm_sample_find(argv[1]);
         setting s = {argc > 2 ? atoi(argv[2]) : 0, argc > 3 ? atoi(argv[3]) : 0,
                      argc > 4 ? atoi(argv[4]) : 2, argc > 5 ? atoi(argv[5]) : 0,
-                     argc > 6 ? atof(argv[6]) : -1, 0, 1, 0, 0};
+                     argc > 6 ? atof(argv[6]) : -1, 0, 1, 0, 0, 0};
         verbose = true;
         if (CHECK(app != NULL))
             check_app(app, &s, kSizes, (int)(sizeof kSizes / sizeof kSizes[0]));
@@ -1778,6 +1797,8 @@ int main(int argc, char **argv)
         return check_finish("optimizer");
     }
     check_structure();
+    if (!quick)
+        check_dp_at_paper();
     int napps;
     const pm_sample_app *apps = pm_sample_apps(&napps);
     /* --quick (the sanitizer build, where compiles are slow): three settings that still

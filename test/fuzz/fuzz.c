@@ -1195,6 +1195,12 @@ static void pick_options(rng *r, options_pick *o)
      * the draws above and after stay as older seeds had them */
     rng pr = {r->s ^ 0xD1B54A32D192ED03ull};
     o->co.prefetch_reads = rint_(&pr, -1, 1);
+    /* the grouping: greedy, the capped DP or the full DP (group_dp.c), with the default
+     * budget or one so small that the search finishes greedily; a generator of its own */
+    rng gr = {r->s ^ 0x94D049BB133111EBull};
+    static const int budgets[] = {0, 0, 1, 3, 20};
+    o->co.grouping = rint_(&gr, 0, 3);
+    o->co.dp_budget = budgets[rint_(&gr, 0, 4)];
     if (rchance(&er, 25)) {
         o->est[0] = rint_(&er, 16, 300);
         o->est[1] = rint_(&er, 1024, 4096);
@@ -1319,11 +1325,12 @@ static void report(uint64_t seed, const options_pick *o, const char *why)
 {
     fprintf(stderr, "\n=== fuzz case seed %llu FAILED: %s\n", (unsigned long long)seed, why);
     fprintf(stderr, "options: vector_width %d, opt_level %d, fusion %d, tile_size {%d, %d, %d}, "
-            "overlap_threshold %g, group_limit %d, stream_outputs %d, prefetch_reads %d; "
-            "compile_threads %d; threads",
+            "overlap_threshold %g, group_limit %d, stream_outputs %d, prefetch_reads %d, "
+            "grouping %d, dp_budget %d; compile_threads %d; threads",
             o->co.vector_width, o->co.opt_level, o->co.fusion, o->co.tile_size[0],
             o->co.tile_size[1], o->co.tile_size[2], o->co.overlap_threshold,
-            o->co.group_limit, o->co.stream_outputs, o->co.prefetch_reads, (int)(1 + seed % 3));
+            o->co.group_limit, o->co.stream_outputs, o->co.prefetch_reads, o->co.grouping,
+            o->co.dp_budget, (int)(1 + seed % 3));
     for (int i = 0; i < o->nthreads; i++)
         fprintf(stderr, " %d", o->threads[i]);
     fprintf(stderr, "; estimates %lldx%lld; sizes", (long long)o->est[0], (long long)o->est[1]);
