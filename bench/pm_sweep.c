@@ -5,7 +5,7 @@
  * Each VARIANT is a comma-separated list of compile options for the app's pipeline at
  * the run sizes (as estimates): "default", "fusion=0", "tile=16x512" (per dimension of
  * the group space, outermost first), "threshold=0.2", "limit=8", "grouping=1" (1 greedy,
- * 2 the capped DP, 3 the DP), "budget=N" (the DP's states), "stream=1" (the outputs'
+ * 2 the capped DP, 3 the DP), "budget=N" (the groups the DP prices), "stream=1" (the outputs'
  * non-temporal stores: 1, 0, -1 = the model), "prefetch=0" (software prefetches ahead of
  * large buffers' leading reads: 1, 0, -1 = the model), "vector=8", "opt=2"
  * (LLVM's default<O2>), "cthreads=N" (the jit's compile_threads: the kernel's machine code

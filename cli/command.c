@@ -98,7 +98,7 @@ static const char engine_help[] =
     "  --tile A,B      tile sizes (0 = the cost model's)\n"
     "  --limit N       at most N stages in a fused group (0 = the default)\n"
     "  --threshold X   the most redundant computation a group may add, 0..1\n"
-    "  --grouping G    greedy (default), capped-dp or dp: how stages group\n";
+    "  --grouping G    greedy, capped-dp (default) or dp: how stages group\n";
 
 static void help_run(FILE *to)
 {

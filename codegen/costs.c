@@ -9,9 +9,14 @@ const pm_cost_table pm_costs = {
      * of the 128 x 256 chosen without; no other app's tiles change. */
     .stream_row_cost = 32.0,
     /* The grouping's price of memory traffic (group_dp.c): a byte of a buffer between
-     * groups, written once and read once per reading group. A first estimate: 27 GB/s
-     * from one core (bench/membw) against about 0.17 ns per vector step of one node. */
-    .memory_byte_cost = 0.2,
+     * groups, written once and read once per reading group. The DP's groupings against
+     * greedy's (pm_sweep, paper sizes, 11 interleaved rounds, 2 [1] threads, Zen host),
+     * at 0.2 / 1 / 3: bilateral grid 1.00 / 0.99 / 1.05 [1.01 / 0.98 / 1.00], interpolate
+     * 0.97 / 0.97 / 0.98 [0.97 / 0.95 / 0.94], local Laplacian 0.97 / 0.99 / 0.99
+     * [1.00 / 1.00 / 1.00], pyramid blending 0.97 / 0.97 / 0.97 [0.97 / 0.96 / 1.01].
+     * (A byte from DRAM at 27 GB/s per core is about 0.2 vector steps of one node; the
+     * larger price also stands for what the model leaves out of an unfused stage.) */
+    .memory_byte_cost = 1.0,
     /* The budget is half an L2, so strips may fill four L2s: whole rows stream in order,
      * and what misses the L2 comes from the L3 cheaply, while short rows pay per row.
      * Pyramid blending's 16 x 2048 strips (2.4 MB) took 0.79-0.81x the time of 32 x 128

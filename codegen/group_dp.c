@@ -21,8 +21,9 @@
  * its readers in its group, so only live-outs feed other groups, and an edge between two
  * groups in both directions would be a cycle of the stage graph. The paper's cycle test
  * is thus Case I's constant-time subset test.
- * Every state expanded past the budget takes the first absorption it can, else Case II:
- * PolyMage's greedy merging, so the search always ends with a complete grouping.
+ * Once the budget of groups priced is spent (or sixteen times as many states expanded),
+ * each new state takes the first absorption it can, else Case II: PolyMage's greedy
+ * merging, so the search always ends with a complete grouping.
  */
 #include "codegen/group_dp.h"
 
@@ -465,7 +466,7 @@ static double solve(dp *d, const pm_word *key)
         return d->states[r].cost;
     dp_state best = {INFINITY, ACT_NONE, -1};
     if (!d->nomem) {
-        bool greedy = d->expanded >= d->budget;
+        bool greedy = d->priced >= d->budget || d->expanded >= 16 * d->budget;
         d->exhausted = d->exhausted || greedy;
         d->expanded++;
         try_absorb(d, key, greedy, &best);

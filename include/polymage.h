@@ -661,7 +661,7 @@ typedef struct pm_compile_options {
                            -1 = when the buffer at the estimates is larger than the L2
                            caches of the kernel's threads (default). Results are the same */
     int grouping;       /* how stages are grouped (results are the same):
-                           PM_GROUPING_DEFAULT (0) = PM_GROUPING_GREEDY;
+                           PM_GROUPING_DEFAULT (0) = PM_GROUPING_DP_CAPPED;
                            PM_GROUPING_GREEDY: PolyMage's greedy merging;
                            PM_GROUPING_DP_CAPPED: the dynamic program over groupings of
                            the fusion and tile-size paper, priced by the tile model, with
@@ -669,8 +669,8 @@ typedef struct pm_compile_options {
                            compile's);
                            PM_GROUPING_DP: the same with the group limit and a large
                            budget. The DP keeps greedy's grouping when that is cheaper */
-    int dp_budget;      /* the DP's search states before it merges greedily; 0 = the
-                           grouping's default (2000 capped, 200000 full)                 */
+    int dp_budget;      /* the groups the DP prices before it merges greedily; 0 = the
+                           grouping's default (150 capped, 50000 full)                   */
 } pm_compile_options;
 #define PM_GROUPING_DEFAULT 0
 #define PM_GROUPING_GREEDY 1
