@@ -189,7 +189,7 @@ static pm_status resolve_texts(const pm_jit_settings *jit, const pm_compile_opti
 static void resolve_grouping(const pm_compile_options *c, pm_options *out)
 {
     out->grouping = c->grouping ? c->grouping : PM_DEFAULT_GROUPING;
-    bool capped = out->grouping == PM_GROUPING_DP_CAPPED;
+    bool capped = out->grouping == PM_GROUPING_DP_CAPPED || out->grouping == PM_GROUPING_TIERED;
     out->dp_group_cap = capped && out->group_limit > PM_DP_CAPPED_GROUP_CAP ? PM_DP_CAPPED_GROUP_CAP
                                                                            : out->group_limit;
     out->dp_budget = c->dp_budget > 0 ? c->dp_budget
@@ -224,6 +224,17 @@ pm_status pm_options_resolve(const pm_jit_settings *jit, const pm_compile_option
     out->timed = getenv("PM_TIME") != NULL;
     out->isl_abort = getenv("PM_ISL_ABORT") != NULL;
     return resolve_texts(jit, c, who, out, err);
+}
+
+pm_options pm_options_upgraded(const pm_options *o)
+{
+    pm_options up = *o;
+    if (o->grouping == PM_GROUPING_TIERED) {
+        up.grouping = PM_GROUPING_DP;
+        up.dp_group_cap = o->group_limit;
+        up.dp_budget = PM_DP_FULL_BUDGET;
+    }
+    return up;
 }
 
 int pm_options_key(const pm_options *o, char *buf, size_t size)

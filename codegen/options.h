@@ -35,7 +35,10 @@
  * cost. The full DP is bounded by the group limit and PM_DP_FULL_BUDGET.
  * The budgets count groups priced, not milliseconds, so that one pipeline and one set of
  * options always give one kernel. */
-#define PM_DEFAULT_GROUPING PM_GROUPING_DP_CAPPED
+/* The default (public PM_GROUPING_DEFAULT), resolved: compiled as the capped DP, and
+ * upgraded to the full DP by the serving path's background compiles (runtime/serve.c). */
+#define PM_GROUPING_TIERED 4
+#define PM_DEFAULT_GROUPING PM_GROUPING_TIERED
 #define PM_DP_CAPPED_GROUP_CAP 16
 #define PM_DP_CAPPED_BUDGET 150
 #define PM_DP_FULL_BUDGET 50000
@@ -50,7 +53,7 @@ typedef struct pm_options {
     int tile_size[PM_MAX_DIMS]; /* per tiled dimension, outermost first; 0 = the model */
     double overlap_threshold;  /* max redundant work of a fused group, a fraction       */
     int group_limit;           /* max stages in one group                               */
-    int grouping;              /* PM_GROUPING_GREEDY, _DP_CAPPED or _DP                 */
+    int grouping;              /* PM_GROUPING_GREEDY, _DP_CAPPED, _DP or _TIERED        */
     int dp_group_cap;          /* the DP's max stages in one group (<= group_limit)     */
     long dp_budget;            /* the DP's groups priced before it merges greedily      */
     double inline_limit;       /* max work factor inlining may give a consumer          */
@@ -103,5 +106,9 @@ pm_status pm_options_resolve(const pm_jit_settings *jit, const pm_compile_option
  * kernels. Returns the length, or -1 when size is too small. */
 #define PM_OPTIONS_KEY_MAX 256
 int pm_options_key(const pm_options *o, char *buf, size_t size);
+
+/* The options of a tiered compile's upgrade: the full DP (its group cap and budget), all
+ * else the same. Other options come back unchanged. */
+pm_options pm_options_upgraded(const pm_options *o);
 
 #endif

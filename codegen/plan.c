@@ -342,8 +342,8 @@ double pm_plan_stage_volume(const pm_plan *plan, int stage)
 static void append_grouping(pm_str *s, const pm_plan *plan)
 {
     const pm_grouping_report *r = &plan->grouping;
-    static const char *const names[] = {"", "greedy", "capped DP", "DP"};
-    int k = plan->o.grouping >= 1 && plan->o.grouping <= 3 ? plan->o.grouping : 0;
+    static const char *const names[] = {"", "greedy", "capped DP", "DP", "capped DP (tiered)"};
+    int k = plan->o.grouping >= 1 && plan->o.grouping <= 4 ? plan->o.grouping : 0;
     if (!plan->o.fusion) {
         pm_str_append(s, "grouping: none (fusion off), cost %.4g\n", r->cost);
         return;

@@ -661,7 +661,9 @@ typedef struct pm_compile_options {
                            -1 = when the buffer at the estimates is larger than the L2
                            caches of the kernel's threads (default). Results are the same */
     int grouping;       /* how stages are grouped (results are the same):
-                           PM_GROUPING_DEFAULT (0) = PM_GROUPING_DP_CAPPED;
+                           PM_GROUPING_DEFAULT (0): the capped DP, and pm_jit_run's
+                           background compiles upgrade a kernel that keeps serving to
+                           the full DP (docs/server.md, "Tiers");
                            PM_GROUPING_GREEDY: PolyMage's greedy merging;
                            PM_GROUPING_DP_CAPPED: the dynamic program over groupings of
                            the fusion and tile-size paper, priced by the tile model, with
@@ -863,6 +865,8 @@ typedef struct pm_cache_stats {
     int64_t scratch_bytes;        /* scratch memory the cached kernels hold now            */
     uint64_t scratch_released;    /* bytes of idle scratch freed (max_scratch_bytes,
                                      scratch_idle_ms)                                      */
+    uint64_t upgrades;            /* kernels of the default grouping replaced by their
+                                     full-DP compile in the background (pm_jit_run)        */
 } pm_cache_stats;
 /* A snapshot of the jit's counters since pm_jit_new (size bytes of *stats written, size
  * a release's sizeof(pm_cache_stats), else PM_ERR_ARGUMENT). */

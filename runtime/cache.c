@@ -55,13 +55,21 @@ void pm_cache_environment(const char *triple, const char *cpu, const char *featu
 
 /* ---- keys ---------------------------------------------------------------------------- */
 
-char *pm_cache_key_text(const char *environment, const pm_cache_entry *e, size_t *len)
+char *pm_cache_key_text(const char *environment, const pm_cache_entry *e, bool upgraded,
+                        size_t *len)
 {
     const pm_cache_family *f = e->family;
-    char head[PM_OPTIONS_KEY_MAX + 16];
+    char head[PM_OPTIONS_KEY_MAX + 16], up[PM_OPTIONS_KEY_MAX];
+    const char *key = f->key;
+    if (upgraded) { /* the upgrade's options: its own kernel on disk beside the first */
+        pm_options o = pm_options_upgraded(&f->options);
+        if (pm_options_key(&o, up, sizeof up) < 0)
+            return NULL;
+        key = up;
+    }
     uint64_t ratio_bits;
     memcpy(&ratio_bits, &e->ratio, sizeof ratio_bits);
-    int n = snprintf(head, sizeof head, "\noptions %s\n", f->key);
+    int n = snprintf(head, sizeof head, "\noptions %s\n", key);
     if (n < 0 || (size_t)n >= sizeof head)
         return NULL;
     size_t env_len = strlen(environment);

@@ -50,6 +50,8 @@ struct pm_cache_entry {
     pm_entry_state state;
     pm_kernel *kernel;        /* READY: the cache's own reference                        */
     struct pm_serve_job *job; /* QUEUED: its job, in the jit's queue                     */
+    bool upgrade_queued;      /* READY: its kernel's upgrade was queued (tiered families) */
+    int hits;                 /* READY: serving hits while not upgraded (serve.c)         */
     pm_cache_entry *family_next;
     pm_cache_entry *lru_prev, *lru_next; /* READY only, most recently used first        */
 };
@@ -86,8 +88,11 @@ void pm_cache_environment(const char *triple, const char *cpu, const char *featu
                           char *buf, size_t size);
 
 /* The whole key of e as one malloc'd text (environment, options, buckets, canonical
- * text), for the on-disk cache; *len its length. NULL when out of memory. */
-char *pm_cache_key_text(const char *environment, const pm_cache_entry *e, size_t *len);
+ * text), for the on-disk cache; *len its length. With upgraded, the options are those of
+ * the family's upgrade (pm_options_upgraded): a tiered family keeps both kernels on disk.
+ * NULL when out of memory. */
+char *pm_cache_key_text(const char *environment, const pm_cache_entry *e, bool upgraded,
+                        size_t *len);
 /* The family of (canon, options): found, or made when create is set. NULL when absent,
  * or out of memory. */
 pm_cache_family *pm_cache_family_get(pm_cache *c, const pm_canon *canon,

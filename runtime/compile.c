@@ -368,6 +368,15 @@ pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *esti
     pm_kernel *k = pm_kernel_begin(jit, options, p->name, error);
     if (!k)
         return NULL;
+    if (disk && disk->upgraded_key) { /* a restart loads the best tier on disk */
+        pm_disk_request up = *disk;
+        up.key = disk->upgraded_key;
+        up.key_len = disk->upgraded_key_len;
+        if (load_from_disk(jit, p, &up, k, t0)) {
+            k->upgraded = true;
+            return k;
+        }
+    }
     if (disk && load_from_disk(jit, p, disk, k, t0))
         return k;
     /* Phase texts come only from a compile in this process. */

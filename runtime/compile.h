@@ -16,11 +16,14 @@ typedef struct pm_disk_request {
     int64_t max_bytes;
     char *key;              /* the full key text                                        */
     size_t key_len;
+    char *upgraded_key;     /* or NULL: a tiered family's upgrade, loaded first if there */
+    size_t upgraded_key_len;
 } pm_disk_request;
 
 /* A new kernel (no lookup in the jit's cache) with one reference, counted in
  * live_kernels: loaded from the disk cache when `disk` is set and it holds a valid
- * object for the key, else compiled (and then written there). Takes the lock briefly;
+ * object for the upgraded key (then k->upgraded) or the key, else compiled (and then
+ * written there). Takes the lock briefly;
  * never called with it held. NULL and a message on failure. */
 pm_kernel *pm_jit_build_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
                                const pm_options *options, const pm_disk_request *disk,

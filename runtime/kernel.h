@@ -75,6 +75,7 @@ struct pm_kernel {
     bool disk_rejected;     /* the disk cache had an invalid file for its key            */
     bool disk_untrusted;    /* ... or something at its name that was not read            */
     bool isolated;          /* compiled in a helper process                              */
+    bool upgraded;          /* a tiered family's kernel of the full DP (serve.c)         */
     _Atomic int64_t last_run_ns; /* CLOCK_MONOTONIC at the end of its last run, 0 = none:
                                     idle scratch is released by it (serve.c)            */
     _Atomic double scratch_volume; /* the largest run seen: the product of its size

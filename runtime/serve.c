@@ -34,12 +34,18 @@
 
 /* A background compile: everything it needs, owned (the caller's context may be gone). */
 typedef struct pm_serve_job {
-    pm_cache_entry *entry;     /* QUEUED, then COMPILING                                  */
+    pm_cache_entry *entry;     /* QUEUED, then COMPILING; NULL for an upgrade             */
     pm_ctx *ctx;               /* the jit's copy of the pipeline lives here               */
     pm_pipeline *pipeline;
     pm_value *estimates;       /* the serving call's parameter values                     */
     pm_options options;
     pm_disk_request *disk;     /* or NULL                                                 */
+    /* An upgrade of a READY entry's kernel to the full DP (a tiered family): the entry is
+     * found again by its key when the compile ends, as it may have been evicted since. */
+    bool upgrade;
+    pm_options family_options;
+    int64_t *buckets;          /* owned; NULL for a generic entry                         */
+    double ratio;
     struct pm_serve_job *next;
 } pm_serve_job;
 
@@ -47,6 +53,11 @@ static void *compile_thread(void *arg);
 
 /* Parameter vectors up to this size have their buckets on the stack. */
 enum { LOCAL_PARAMS = 16 };
+
+/* A tiered kernel's serving hits before its full-DP upgrade is queued: the full DP may
+ * take seconds (local Laplacian: about 3 s against 80 ms for the capped one), which only
+ * a kernel that keeps serving pays back. */
+enum { UPGRADE_AFTER_HITS = 8 };
 
 /* ---- idle scratch ------------------------------------------------------------------------ */
 
@@ -255,14 +266,16 @@ static void disk_request_free(pm_disk_request *d)
     if (d) {
         free(d->dir);
         free(d->key);
+        free(d->upgraded_key);
         free(d);
     }
 }
 
-/* With the lock held: what building e's kernel needs to look on disk and write there,
- * or NULL (no folder, a dump or a kept text asked for, out of memory: then it just
- * compiles). */
-static pm_disk_request *disk_request_new(pm_jit *jit, const pm_cache_entry *e)
+/* With the lock held: what building e's kernel (or, with upgrade, its upgrade) needs to
+ * look on disk and write there, or NULL (no folder, a dump or a kept text asked for, out
+ * of memory: then it just compiles). A tiered family's first compile looks for its
+ * upgrade on disk first. */
+static pm_disk_request *disk_request_new(pm_jit *jit, const pm_cache_entry *e, bool upgrade)
 {
     if (!jit->disk_dir || e->family->options.keep_mask != 0)
         return NULL;
@@ -270,9 +283,12 @@ static pm_disk_request *disk_request_new(pm_jit *jit, const pm_cache_entry *e)
     if (!d)
         return NULL;
     d->dir = strdup(jit->disk_dir);
-    d->key = pm_cache_key_text(jit->environment, e, &d->key_len);
+    d->key = pm_cache_key_text(jit->environment, e, upgrade, &d->key_len);
     d->max_bytes = jit->policy.disk_max_bytes;
-    if (!d->dir || !d->key) {
+    bool tiered = e->family->options.grouping == PM_GROUPING_TIERED;
+    if (tiered && !upgrade)
+        d->upgraded_key = pm_cache_key_text(jit->environment, e, true, &d->upgraded_key_len);
+    if (!d->dir || !d->key || (tiered && !upgrade && !d->upgraded_key)) {
         disk_request_free(d);
         return NULL;
     }
@@ -286,6 +302,7 @@ static void job_free(pm_serve_job *job)
     disk_request_free(job->disk);
     pm_ctx_free(job->ctx);
     free(job->estimates);
+    free(job->buckets);
     free(job);
 }
 
@@ -379,7 +396,7 @@ static void lookup_locked(pm_jit *jit, pm_pipeline *p, const pm_canon *canon,
         } else {
             jit->stats.misses++;
             out->entry = e;
-            out->disk = disk_request_new(jit, e);
+            out->disk = disk_request_new(jit, e, false);
         }
         return;
     }
@@ -459,6 +476,63 @@ static void lower_priority(int nice)
 #endif
 }
 
+/* With the lock held: a background compile's kernel k (or NULL) into its entry, which
+ * becomes READY (or FAILED). Returns the kernels to drop. */
+static pm_kernel *finish_entry_locked(pm_jit *jit, pm_serve_job *job, pm_kernel *k)
+{
+    pm_cache_entry *e = job->entry;
+    if (!k) {
+        e->state = PM_ENTRY_FAILED; /* kept, so serving does not queue it again */
+        jit->stats.failed_compiles++;
+        return NULL;
+    }
+    count_compile(jit, k, true);
+    if (jit->shutdown) {
+        pm_cache_entry_remove(&jit->cache, e);
+        k->refs = 0;
+        k->next_dropped = NULL;
+        return k;
+    }
+    pm_cache_entry_ready(&jit->cache, e, k); /* its one reference: the cache's */
+    return pm_jit_evict_locked(jit);
+}
+
+/* With the lock held: an upgrade's kernel k (or NULL) takes the place of its entry's
+ * kernel, if the entry is still there and not upgraded yet (else k is dropped).
+ * Returns the kernels to drop: the old one unless a caller still runs it. */
+static pm_kernel *finish_upgrade_locked(pm_jit *jit, pm_serve_job *job, const pm_canon *canon,
+                                        pm_kernel *k)
+{
+    if (!k) {
+        jit->stats.failed_compiles++; /* upgrade_queued stays: not tried again */
+        return NULL;
+    }
+    count_compile(jit, k, true);
+    k->upgraded = true;
+    pm_cache_family *f = jit->shutdown || !canon ? NULL
+                         : pm_cache_family_get(&jit->cache, canon, &job->family_options, false);
+    pm_cache_entry *e = f ? pm_cache_entry_find(f, job->buckets, job->ratio) : NULL;
+    pm_kernel *old = k;
+    if (e && e->state == PM_ENTRY_READY && !e->kernel->upgraded) {
+        old = e->kernel;
+        jit->cache.code_bytes += (int64_t)k->code_bytes - (int64_t)old->code_bytes;
+        old->cache_entry = NULL;
+        e->kernel = k; /* its one reference: the cache's */
+        k->cache_entry = e;
+        jit->stats.upgrades++;
+        if (--old->refs > 0)
+            old = NULL; /* a run still holds it: its pm_kernel_free drops it */
+    } else {
+        k->refs = 0;
+    }
+    pm_kernel *dropped = jit->shutdown ? NULL : pm_jit_evict_locked(jit);
+    if (old) {
+        old->next_dropped = dropped;
+        dropped = old;
+    }
+    return dropped;
+}
+
 /* A compile thread: runs queued compiles at a lower priority. The first one also frees
  * the scratch of kernels left idle (scratch_idle_ms), waking every half of it. */
 static void *compile_thread(void *arg)
@@ -487,8 +561,10 @@ static void *compile_thread(void *arg)
             break; /* pm_jit_free cancels what is still queued */
         pm_serve_job *job = jit->queue_head;
         queue_unlink(jit, job);
-        job->entry->state = PM_ENTRY_COMPILING;
-        job->entry->job = NULL;
+        if (!job->upgrade) {
+            job->entry->state = PM_ENTRY_COMPILING;
+            job->entry->job = NULL;
+        }
         jit->compiling_background++;
         pthread_mutex_unlock(&jit->lock);
 
@@ -496,26 +572,12 @@ static void *compile_thread(void *arg)
         pm_error_clear(&err);
         pm_kernel *k = pm_jit_build_kernel(jit, job->pipeline, job->estimates, &job->options,
                                            job->disk, &err);
+        const pm_canon *canon = job->upgrade ? pm_pipeline_canon(job->pipeline) : NULL;
 
-        pm_kernel *dropped = NULL;
         pthread_mutex_lock(&jit->lock);
         jit->compiling_background--;
-        pm_cache_entry *e = job->entry;
-        if (!k) {
-            e->state = PM_ENTRY_FAILED; /* kept, so serving does not queue it again */
-            jit->stats.failed_compiles++;
-        } else {
-            count_compile(jit, k, true);
-            if (jit->shutdown) {
-                pm_cache_entry_remove(&jit->cache, e);
-                k->refs = 0;
-                k->next_dropped = NULL;
-                dropped = k;
-            } else {
-                pm_cache_entry_ready(&jit->cache, e, k); /* its one reference: the cache's */
-                dropped = pm_jit_evict_locked(jit);
-            }
-        }
+        pm_kernel *dropped = job->upgrade ? finish_upgrade_locked(jit, job, canon, k)
+                                          : finish_entry_locked(jit, job, k);
         pthread_cond_broadcast(&jit->changed);
         pthread_mutex_unlock(&jit->lock);
         job_free(job); /* the jit's copy of the pipeline, no lock needed */
@@ -527,26 +589,31 @@ static void *compile_thread(void *arg)
     return NULL;
 }
 
-/* With the lock held: queues a compile of (p, values) into a new QUEUED entry of f, when
- * the policy allows. Copies the pipeline into a context of the jit's own. */
-static void queue_compile(pm_jit *jit, pm_cache_family *f, pm_pipeline *p,
-                          const pm_value *values, const int64_t *buckets, double ratio,
-                          const pm_options *options)
+/* With the lock held: whether the policy lets one more compile queue, with a thread to
+ * run it (started here when the policy allows one more). */
+static bool queue_has_room(pm_jit *jit)
 {
     if (jit->queued >= jit->policy.max_queued) {
         jit->stats.queue_full++;
-        return;
+        return false;
     }
     if (jit->nworkers == 0 || (jit->nworkers < jit->policy.compile_threads &&
                                jit->queued + jit->compiling_background >= jit->nworkers)) {
         if (pthread_create(&jit->workers[jit->nworkers], NULL, compile_thread, jit) == 0)
             jit->nworkers++;
         if (jit->nworkers == 0)
-            return; /* no thread to run it: serve with what there is */
+            return false; /* no thread to run it: serve with what there is */
     }
+    return true;
+}
+
+/* A job compiling p at `values` with `options`, with copies of both in a context of the
+ * jit's own; NULL when out of memory. */
+static pm_serve_job *job_new(pm_pipeline *p, const pm_value *values, const pm_options *options)
+{
     pm_serve_job *job = calloc(1, sizeof *job);
     if (!job)
-        return;
+        return NULL;
     job->options = *options;
     job->ctx = pm_ctx_new();
     job->estimates = malloc(sizeof *values * (size_t)(p->nparams + 1));
@@ -555,13 +622,16 @@ static void queue_compile(pm_jit *jit, pm_cache_family *f, pm_pipeline *p,
             memcpy(job->estimates, values, sizeof *values * (size_t)p->nparams);
         job->pipeline = pm_pipeline_clone(p, job->ctx);
     }
-    job->entry = job->pipeline ? pm_cache_entry_add(f, buckets, ratio, PM_ENTRY_QUEUED) : NULL;
-    if (!job->entry) { /* out of memory: nothing queued, nothing lost */
+    if (!job->pipeline) {
         job_free(job);
-        return;
+        return NULL;
     }
-    job->entry->job = job;
-    job->disk = disk_request_new(jit, job->entry);
+    return job;
+}
+
+/* With the lock held: job at the queue's tail, a thread told. */
+static void enqueue(pm_jit *jit, pm_serve_job *job)
+{
     if (jit->queue_tail)
         jit->queue_tail->next = job;
     else
@@ -569,6 +639,51 @@ static void queue_compile(pm_jit *jit, pm_cache_family *f, pm_pipeline *p,
     jit->queue_tail = job;
     jit->queued++;
     pthread_cond_signal(&jit->work);
+}
+
+/* With the lock held: queues a compile of (p, values) into a new QUEUED entry of f, when
+ * the policy allows. */
+static void queue_compile(pm_jit *jit, pm_cache_family *f, pm_pipeline *p,
+                          const pm_value *values, const int64_t *buckets, double ratio,
+                          const pm_options *options)
+{
+    pm_serve_job *job = queue_has_room(jit) ? job_new(p, values, options) : NULL;
+    if (job)
+        job->entry = pm_cache_entry_add(f, buckets, ratio, PM_ENTRY_QUEUED);
+    if (job && !job->entry) { /* out of memory: nothing queued, nothing lost */
+        job_free(job);
+        job = NULL;
+    }
+    if (!job)
+        return;
+    job->entry->job = job;
+    job->disk = disk_request_new(jit, job->entry, false);
+    enqueue(jit, job);
+}
+
+/* With the lock held: queues the upgrade of READY entry e of a tiered family to the full
+ * DP (pm_options_upgraded), once per entry, when the policy allows. */
+static void queue_upgrade(pm_jit *jit, pm_cache_entry *e, pm_pipeline *p, const pm_value *values)
+{
+    const pm_cache_family *f = e->family;
+    e->upgrade_queued = true;
+    pm_options up = pm_options_upgraded(&f->options);
+    pm_serve_job *job = queue_has_room(jit) ? job_new(p, values, &up) : NULL;
+    if (!job)
+        return;
+    job->upgrade = true;
+    job->family_options = f->options;
+    job->ratio = e->ratio;
+    if (!e->generic) {
+        job->buckets = malloc(sizeof *job->buckets * (size_t)(f->nparams + 1));
+        if (!job->buckets) {
+            job_free(job);
+            return;
+        }
+        memcpy(job->buckets, e->buckets, sizeof *job->buckets * (size_t)f->nparams);
+    }
+    job->disk = disk_request_new(jit, e, true);
+    enqueue(jit, job);
 }
 
 pm_status pm_serve_run(pm_jit *jit, pm_pipeline *p, const pm_options *resolved,
@@ -597,6 +712,11 @@ again:
             k->refs++;
             pm_cache_touch(&jit->cache, e);
             jit->stats.hits++;
+            /* the first tier serves; once it is hot, the full DP's kernel is compiled in
+             * the background and replaces it */
+            if (jit->policy.background && f->options.grouping == PM_GROUPING_TIERED &&
+                !k->upgraded && !e->upgrade_queued && ++e->hits >= UPGRADE_AFTER_HITS)
+                queue_upgrade(jit, e, p, params);
         } else if (f && jit->policy.background) {
             pm_cache_entry *near = pm_cache_nearest(f, buckets);
             if (near) {
@@ -683,7 +803,8 @@ pm_kernel *pm_jit_stop_serving(pm_jit *jit)
     jit->shutdown = true;
     pm_serve_job *cancelled = jit->queue_head;
     for (pm_serve_job *job = cancelled; job; job = job->next)
-        pm_cache_entry_remove(&jit->cache, job->entry);
+        if (!job->upgrade)
+            pm_cache_entry_remove(&jit->cache, job->entry);
     jit->queue_head = jit->queue_tail = NULL;
     jit->queued = 0;
     pthread_cond_broadcast(&jit->work);

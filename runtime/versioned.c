@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { MAX_VERSIONS = 6 };
+enum { MAX_VERSIONS = 8 };
 
 typedef struct versioned_struct {
     const char *name;
@@ -34,13 +34,13 @@ static const versioned_struct structs[PM_V_COUNT] = {
     [PM_V_CACHE_POLICY] = {"pm_cache_policy", true, {48, 64, 80}},
     /* the first; + disk_hits, disk_writes, disk_rejected; + disk_untrusted,
      * isolated_compiles, isolated_failures; + shared_compile_waits; + scratch_bytes,
-     * scratch_released */
-    [PM_V_CACHE_STATS] = {"pm_cache_stats", false, {104, 128, 152, 160, 176}},
+     * scratch_released; + upgrades */
+    [PM_V_CACHE_STATS] = {"pm_cache_stats", false, {104, 128, 152, 160, 176, 184}},
     /* the first; + llvm_wall_ms, compile_parts */
     [PM_V_COMPILE_STATS] = {"pm_compile_stats", false, {168, 184}},
 };
 _Static_assert(sizeof(pm_jit_options) == 48 && sizeof(pm_compile_options) == 120 &&
-                   sizeof(pm_cache_policy) == 80 && sizeof(pm_cache_stats) == 176 &&
+                   sizeof(pm_cache_policy) == 80 && sizeof(pm_cache_stats) == 184 &&
                    sizeof(pm_compile_stats) == 184,
                "a versioned struct changed: append its new size to its row above");
 

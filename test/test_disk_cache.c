@@ -220,6 +220,69 @@ static void test_restart(void)
     clear_folder(folder);
 }
 
+/* pm_jit_run at 64 x 64 n times; true when every run succeeded. */
+static bool serve_runs(pm_jit *jit, pm_pipeline *p, const pm_compile_options *co, int n)
+{
+    pm_value params[2] = {PM_I(64), PM_I(64)};
+    pm_buffer in = check_buffer_new(PM_F32, 2, (int64_t[]){64, 64});
+    pm_buffer out = check_buffer_new(PM_F32, 2, (int64_t[]){63, 64});
+    pm_error err;
+    bool ok = true;
+    for (int i = 0; i < n; i++)
+        ok = CHECK_STATUS(pm_jit_run(jit, p, co, params, &in, &out, &err), PM_OK) && ok;
+    check_buffer_free(&in);
+    check_buffer_free(&out);
+    return ok;
+}
+
+/* The default grouping is tiered: pm_jit_run's first compile is the capped DP's; its
+ * eighth hit queues the full DP's compile, once, which replaces it in its entry (an
+ * upgrade) and is written to disk beside it. A restarted jit loads the upgrade and queues
+ * nothing; with the grouping given (the capped DP), nothing is upgraded. */
+static void test_tiered_upgrade(void)
+{
+    clear_folder(folder);
+    pm_jit *jit = new_jit(folder, 0);
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_pipe(ctx);
+    int temps;
+    if (jit && p && serve_runs(jit, p, NULL, 8)) { /* a miss, 7 hits */
+        pm_jit_wait_idle(jit);
+        pm_cache_stats s = stats_of(jit);
+        CHECK(s.sync_compiles == 1 && s.background_compiles == 0 && s.upgrades == 0);
+        serve_runs(jit, p, NULL, 1);
+        pm_jit_wait_idle(jit);
+        s = stats_of(jit);
+        CHECK(s.sync_compiles == 1 && s.background_compiles == 1 && s.upgrades == 1);
+        CHECK(s.disk_writes == 2 && count_files(folder, &temps, NULL, 0) == 2);
+        serve_runs(jit, p, NULL, 10); /* the upgraded kernel: nothing more to do */
+        pm_jit_wait_idle(jit);
+        s = stats_of(jit);
+        CHECK(s.background_compiles == 1 && s.upgrades == 1 && s.kernels == 1);
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, (pm_value[]){PM_I(64), PM_I(64)}, NULL, &err);
+        CHECK(k && runs_right(k, p, 33, 17));
+        pm_kernel_free(k);
+    }
+    pm_jit_free(jit);
+    jit = new_jit(folder, 0);
+    if (jit && p && serve_runs(jit, p, NULL, 12)) {
+        pm_jit_wait_idle(jit);
+        pm_cache_stats s = stats_of(jit);
+        CHECK(s.disk_hits == 1 && s.sync_compiles == 0 && s.background_compiles == 0 &&
+              s.upgrades == 0);
+        pm_compile_options co = pm_compile_options_default();
+        co.grouping = PM_GROUPING_DP_CAPPED;
+        serve_runs(jit, p, &co, 12);
+        pm_jit_wait_idle(jit);
+        s = stats_of(jit);
+        CHECK(s.sync_compiles == 1 && s.background_compiles == 0 && s.upgrades == 0);
+    }
+    pm_jit_free(jit);
+    pm_ctx_free(ctx);
+    clear_folder(folder);
+}
+
 /* Damages the one kernel file as told, then a new jit must reject it, compile, run
  * right and write a valid file (which the next jit loads). */
 typedef enum damage {
@@ -466,6 +529,7 @@ int main(void)
         return check_finish("disk_cache");
     test_two_processes();
     test_restart();
+    test_tiered_upgrade();
     test_damaged_files();
     test_split_kernel();
     test_bound_and_policy();

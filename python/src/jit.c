@@ -453,7 +453,7 @@ static PyObject *jit_stats(JitObject *self, PyObject *unused)
     if (pm_jit_stats(self->jit, &s, sizeof s) != PM_OK)
         return pm_py_raise(PM_ERR_INTERNAL, "pm_jit_stats failed");
     return Py_BuildValue(
-        "{sKsKsKsKsKsKsKsKsdsdsLsisisisKsKsKsKsKsKsKsLsK}", "hits", s.hits, "misses", s.misses,
+        "{sKsKsKsKsKsKsKsKsdsdsLsisisisKsKsKsKsKsKsKsLsKsK}", "hits", s.hits, "misses", s.misses,
         "fallback_runs", s.fallback_runs, "sync_compiles", s.sync_compiles,
         "background_compiles", s.background_compiles, "failed_compiles", s.failed_compiles,
         "queue_full", s.queue_full, "evictions", s.evictions, "compile_ms_total",
@@ -463,7 +463,8 @@ static PyObject *jit_stats(JitObject *self, PyObject *unused)
         s.disk_rejected, "disk_untrusted", s.disk_untrusted, "isolated_compiles",
         s.isolated_compiles, "isolated_failures", s.isolated_failures,
         "shared_compile_waits", s.shared_compile_waits, "scratch_bytes",
-        (long long)s.scratch_bytes, "scratch_released", s.scratch_released);
+        (long long)s.scratch_bytes, "scratch_released", s.scratch_released, "upgrades",
+        s.upgrades);
 }
 
 /* set_policy(**fields): the jit's current policy with the fields given changed. */

@@ -115,6 +115,7 @@ def test_jit_serving_call_stats_and_disk_cache(tmp_path):
     # the scratch fields: a budget of none frees what kernels keep
     jit.set_policy(max_scratch_bytes=0, scratch_idle_ms=100, background_nice=5)
     assert jit.stats()["scratch_bytes"] == 0 and "scratch_released" in jit.stats()
+    assert jit.stats()["upgrades"] == 0
     with pytest.raises(pm.Error, match="background_nice"):
         jit.set_policy(background_nice=20)
 

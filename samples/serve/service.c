@@ -381,7 +381,8 @@ static enum MHD_Result reply_stats(pm_service *s, struct MHD_Connection *c, requ
         "\"code_bytes\":%lld,\"kernels\":%d,\"queued\":%d,\"compiling\":%d,"
         "\"disk_hits\":%llu,\"disk_writes\":%llu,\"disk_rejected\":%llu,"
         "\"disk_untrusted\":%llu,\"isolated_compiles\":%llu,\"isolated_failures\":%llu,"
-        "\"shared_compile_waits\":%llu,\"scratch_bytes\":%lld,\"scratch_released\":%llu,",
+        "\"shared_compile_waits\":%llu,\"scratch_bytes\":%lld,\"scratch_released\":%llu,"
+        "\"upgrades\":%llu,",
         (unsigned long long)st.hits, (unsigned long long)st.misses,
         (unsigned long long)st.fallback_runs, (unsigned long long)st.sync_compiles,
         (unsigned long long)st.background_compiles, (unsigned long long)st.failed_compiles,
@@ -391,7 +392,8 @@ static enum MHD_Result reply_stats(pm_service *s, struct MHD_Connection *c, requ
         (unsigned long long)st.disk_writes, (unsigned long long)st.disk_rejected,
         (unsigned long long)st.disk_untrusted, (unsigned long long)st.isolated_compiles,
         (unsigned long long)st.isolated_failures, (unsigned long long)st.shared_compile_waits,
-        (long long)st.scratch_bytes, (unsigned long long)st.scratch_released);
+        (long long)st.scratch_bytes, (unsigned long long)st.scratch_released,
+        (unsigned long long)st.upgrades);
     put(&t,
         "\"requests\":%llu,\"responses_ok\":%llu,\"client_errors\":%llu,"
         "\"server_errors\":%llu,\"rejected_memory\":%llu}\n",
@@ -524,6 +526,8 @@ static enum MHD_Result reply_metrics(pm_service *s, struct MHD_Connection *c, re
     put_metric(&t, "polymage_cache_scratch_released_bytes_total", "counter",
                "Idle scratch freed.", (double)st.scratch_released);
     put_metric(&t, "polymage_compile_queue", "gauge", "Background compiles waiting.", st.queued);
+    put_metric(&t, "polymage_kernel_upgrades_total", "counter",
+               "Kernels replaced by their full-DP compile.", (double)st.upgrades);
     put_metric(&t, "polymage_disk_cache_hits_total", "counter",
                "Kernels loaded from the disk cache.", (double)st.disk_hits);
     put_metric(&t, "polymage_disk_cache_writes_total", "counter",
