@@ -22,8 +22,10 @@
  * groups in both directions would be a cycle of the stage graph. The paper's cycle test
  * is thus Case I's constant-time subset test.
  * Once the budget of groups priced is spent (or sixteen times as many states expanded),
- * each new state takes the first absorption it can, else Case II: PolyMage's greedy
- * merging, so the search always ends with a complete grouping.
+ * a new state is not explored when some path has already placed every stage (the first
+ * path down is found early: each state tries absorbing first). Before that, it takes the
+ * first absorption it can, else Case II (PolyMage's greedy merging), so the search always
+ * ends with a complete grouping.
  */
 #include "codegen/group_dp.h"
 
@@ -286,6 +288,7 @@ typedef struct dp {
     int cap;                 /* the most members of a group                              */
     long budget, expanded, priced;
     bool exhausted, nomem;
+    bool complete;           /* some path has placed every stage                          */
     word_table group_memo;   /* member bits -> group_cost[]                              */
     double *group_cost;
     size_t group_cost_cap;
@@ -442,6 +445,7 @@ static void try_close(dp *d, const pm_word *key, dp_state *best)
 {
     double cost = group_cost(d, key_open_c(key, d));
     int r = next_root(d, key);
+    d->complete = d->complete || r < 0;
     if (r >= 0) {
         pm_word *child = calloc(key_len(d), sizeof *child);
         if (!child) {
@@ -465,9 +469,10 @@ static double solve(dp *d, const pm_word *key)
     if (r >= 0)
         return d->states[r].cost;
     dp_state best = {INFINITY, ACT_NONE, -1};
-    if (!d->nomem) {
-        bool greedy = d->priced >= d->budget || d->expanded >= 16 * d->budget;
-        d->exhausted = d->exhausted || greedy;
+    bool greedy = d->priced >= d->budget || d->expanded >= 16 * d->budget;
+    d->exhausted = d->exhausted || greedy;
+    /* past the budget, with a grouping found: this way is not taken */
+    if (!d->nomem && !(greedy && d->complete)) {
         d->expanded++;
         try_absorb(d, key, greedy, &best);
         if (!(greedy && best.act == ACT_ABSORB))
