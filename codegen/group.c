@@ -14,27 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_output(const pm_pipeline *p, const pm_func *f)
-{
-    for (int i = 0; i < p->noutputs; i++)
-        if (p->outputs[i] == f)
-            return true;
-    return false;
-}
-
-/* May the stage be a member of a fused group? */
-static bool fusible(const pm_plan *plan, int s)
-{
-    const pm_func *f = plan->poly->stages[s].func;
-    if (f->kind != PM_FUNC_FUNCTION || f->ndims < 1)
-        return false;
-    pm_read *reads = NULL;
-    int n = 0;
-    bool ok = pm_align_reads(plan, s, &reads, &n); /* fails on self-reference */
-    free(reads);
-    return ok;
-}
-
 /* A group under construction: members as a stage mask plus its live-out. */
 typedef struct draft {
     bool alive;
@@ -126,7 +105,7 @@ static bool drafts_init(grouping *gp)
     pm_plan *plan = gp->plan;
     bool ok = true;
     for (int s = 0; s < gp->n && ok; s++) {
-        gp->can[s] = !plan->inlined[s] && plan->o.fusion && fusible(plan, s);
+        gp->can[s] = pm_group_fusible(plan, s);
         if (plan->inlined[s])
             continue;
         draft *d = &gp->dr[s];
@@ -199,7 +178,7 @@ static bool greedy_pass(grouping *gp, bool *changed)
     const pm_poly *poly = gp->plan->poly;
     draft *dr = gp->dr;
     for (int g = 0; g < gp->n; g++) {
-        if (!dr[g].alive || is_output(poly->pipeline, poly->stages[dr[g].liveout].func))
+        if (!dr[g].alive || pm_group_is_output(poly->pipeline, poly->stages[dr[g].liveout].func))
             continue;
         if (!draft_fusible(gp, &dr[g]))
             continue;

@@ -51,7 +51,7 @@ typedef struct dp_graph {
     double *bytes;   /* the stage's buffer at the estimates                              */
 } dp_graph;
 
-static bool is_output(const pm_pipeline *p, const pm_func *f)
+bool pm_group_is_output(const pm_pipeline *p, const pm_func *f)
 {
     for (int i = 0; i < p->noutputs; i++)
         if (p->outputs[i] == f)
@@ -59,9 +59,7 @@ static bool is_output(const pm_pipeline *p, const pm_func *f)
     return false;
 }
 
-/* The greedy grouping's rule (group.c): a plain function of one or more dimensions whose
- * reads align (pm_align_reads fails on self-reference). */
-static bool fusible(const pm_plan *plan, int s)
+bool pm_group_fusible(const pm_plan *plan, int s)
 {
     const pm_func *f = plan->poly->stages[s].func;
     if (!plan->o.fusion || plan->inlined[s] || f->kind != PM_FUNC_FUNCTION || f->ndims < 1)
@@ -100,8 +98,8 @@ static bool graph_init(const pm_plan *plan, dp_graph *g)
         if (plan->inlined[s])
             continue;
         pm_bit_set(g->live, s);
-        g->can[s] = fusible(plan, s);
-        g->output[s] = is_output(poly->pipeline, poly->stages[s].func);
+        g->can[s] = pm_group_fusible(plan, s);
+        g->output[s] = pm_group_is_output(poly->pipeline, poly->stages[s].func);
         g->bytes[s] = pm_plan_storage_bytes(plan, poly->stages[s].storage);
     }
     for (int c = 0; c < n; c++)

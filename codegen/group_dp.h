@@ -10,6 +10,13 @@
 
 #include "codegen/plan.h"
 
+/* Whether stage s may be a member of a fused group (greedy's rule and the DP's): not
+ * inlined, fusion on, a plain function of one or more dimensions whose reads align
+ * (pm_align_reads fails on self-reference). */
+bool pm_group_fusible(const pm_plan *plan, int s);
+/* Whether f is one of p's outputs (always the live-out of its group). */
+bool pm_group_is_output(const pm_pipeline *p, const pm_func *f);
+
 /* Sets gr->cost for every group of plan->groups and returns their sum. A group's cost is
  * its model time (gr->time from pm_tile_model, or pm_tile_stage_time for a group of one)
  * plus pm_costs.memory_byte_cost per byte it moves through memory: the live-out's
