@@ -2,7 +2,7 @@
  * disk cache, and written there (see compile.h). A compile runs these steps:
  *   signature  the pipeline's run-time interface, detached (frontend/signature.c)
  *   codegen    the compiler's phases, poly to LLVM IR (codegen/driver.c)
- *   prepare    internal linkage, a unique entry name, verify (runtime/jit_engine.c)
+ *   prepare    internal linkage, a unique entry name (runtime/jit_engine.c; codegen verified)
  *   optimize   the tuned pipeline or LLVM's default<On>, with the host target machine
  *   llvm, asm  texts for PM_DUMP / pm_kernel_dump, only when asked for (options.dump,
  *              options.keep): printing a module costs as much as a pass
@@ -108,7 +108,7 @@ static pm_status add_split_kernel(pm_jit *jit, const pm_split_result *split, con
 
 /* Codegen and prepare, apart so that both paths start from one module: the kernel takes
  * the phase texts (those before llvm printed here, in phase order, with its name), the
- * module gets its unique entry name and is verified. */
+ * module gets its unique entry name (codegen verified it). */
 static pm_status codegen_kernel(pm_jit *jit, pm_pipeline *p, const pm_value *estimates,
                                 const pm_options *o, LLVMTargetMachineRef tm,
                                 LLVMOrcThreadSafeContextRef tsctx, pm_kernel *k,

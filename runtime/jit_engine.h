@@ -64,8 +64,8 @@ struct LLVMOpaqueTargetMachine *pm_engine_target_machine_new(const pm_engine *e,
 /* Makes a module from codegen ready to live next to other kernels in one JITDylib:
  * sets the target's triple and data layout when missing, gives every function and
  * global it defines internal linkage except `entry`, and renames `entry` to `new_name`
- * (unique per engine, see pm_engine_unique_name). Then verifies the module.
- * PM_ERR_INTERNAL with the verifier's message when the module is broken. */
+ * (unique per engine, see pm_engine_unique_name). It does not verify the module: codegen
+ * did. PM_ERR_INTERNAL when the module does not define `entry`. */
 pm_status pm_engine_prepare_module(struct LLVMOpaqueModule *module,
                                    struct LLVMOpaqueTargetMachine *tm, const char *entry,
                                    const char *new_name, pm_error *err);
