@@ -537,9 +537,81 @@ static LLVMErrorRef strength_reduce(LLVMModuleRef module, LLVMTargetMachineRef t
     return e;
 }
 
+/* Whether f's control flow has a cycle (a loop): a depth-first walk over the blocks'
+ * successors that meets a block still on its path. True when out of memory (the caller
+ * then treats f as hot). */
+static bool has_cycle(LLVMValueRef f)
+{
+    unsigned n = LLVMCountBasicBlocks(f);
+    LLVMBasicBlockRef *blocks = malloc((n ? n : 1) * sizeof *blocks);
+    unsigned char *state = calloc(n ? n : 1, 1); /* 0 unseen, 1 on the path, 2 done */
+    struct frame { unsigned b, next; } *stack = malloc((n ? n : 1) * sizeof *stack);
+    bool cycle = !blocks || !state || !stack;
+    if (!cycle)
+        LLVMGetBasicBlocks(f, blocks);
+    /* blocks by index: LLVM's own order, searched linearly (entries have ~100 blocks) */
+    int depth = cycle || n == 0 ? -1 : 0;
+    if (depth == 0) {
+        stack[0] = (struct frame){0, 0};
+        state[0] = 1;
+    }
+    while (depth >= 0 && !cycle) {
+        struct frame *fr = &stack[depth];
+        LLVMValueRef term = LLVMGetBasicBlockTerminator(blocks[fr->b]);
+        unsigned nsucc = term ? LLVMGetNumSuccessors(term) : 0;
+        if (fr->next == nsucc) {
+            state[fr->b] = 2;
+            depth--;
+            continue;
+        }
+        LLVMBasicBlockRef succ = LLVMGetSuccessor(term, fr->next++);
+        unsigned k = 0;
+        while (k < n && blocks[k] != succ)
+            k++;
+        if (k == n || state[k] == 2)
+            continue;
+        if (state[k] == 1)
+            cycle = true;
+        else {
+            state[k] = 1;
+            stack[++depth] = (struct frame){k, 0};
+        }
+    }
+    free(blocks);
+    free(state);
+    free(stack);
+    return cycle;
+}
+
+/* In the tuned pipeline the kernel's entry is compiled as LLVM compiles optnone code
+ * (no IR passes, fast instruction selection) when it has no loop: it then only checks
+ * sizes, takes scratch buffers and starts the parallel loops, once per call, and its
+ * straight-line code was local Laplacian's largest function for the machine-code step
+ * after the seven output-pyramid tiles (2408 IR instructions, ~40 ms of passes and
+ * machine code). The entry is the module's one external function of default visibility:
+ * pm_engine_prepare_module gives the others internal linkage, the split (split_compile.c)
+ * hidden visibility. A loop in it (a stage run serially in the entry) keeps it optimized. */
+static void entry_as_cold(LLVMModuleRef module)
+{
+    LLVMContextRef C = LLVMGetModuleContext(module);
+    unsigned optnone = LLVMGetEnumAttributeKindForName("optnone", 7);
+    unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+    for (LLVMValueRef f = LLVMGetFirstFunction(module); f; f = LLVMGetNextFunction(f)) {
+        if (LLVMIsDeclaration(f) || LLVMGetLinkage(f) != LLVMExternalLinkage ||
+            LLVMGetVisibility(f) != LLVMDefaultVisibility || has_cycle(f))
+            continue;
+        LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                                LLVMCreateEnumAttribute(C, optnone, 0));
+        LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                                LLVMCreateEnumAttribute(C, noinline, 0));
+    }
+}
+
 pm_status pm_engine_optimize(LLVMModuleRef module, LLVMTargetMachineRef tm, int opt_level,
                              pm_error *err)
 {
+    if (clamp_level(opt_level) == PM_OPT_TUNED)
+        entry_as_cold(module);
     char passes[sizeof tuned_pipeline];
     pipeline_text(opt_level, passes, sizeof passes);
     LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
