@@ -725,10 +725,11 @@ static void check_short_rows(void)
 /* The shapes of a vector loop (codegen/llvm/vector.c): a body of many reads runs its
  * last, overlapping vector through the loop's own body (one copy: the start of each
  * vector is a select, "vat"); a body of few reads, or one whose lanes follow the
- * start's parity (in(x, y / 2)), keeps a tail of its own ("vtail"). All equal the
- * interpreter at row lengths around the vector width (1, 2, 6, 15, 16, 17, 21-23, 32,
- * 33, 50), one or three rows, 1 and 2 threads. Level 0 keeps the IR's names for the
- * structural checks. */
+ * start's parity (in(x, y / 2)), keeps a tail of its own ("vtail"), unless it also
+ * reads at data-dependent indices (lev: its last vector's lanes set by its own start).
+ * All equal the interpreter at row lengths around the vector width (1, 2, 6, 15, 16,
+ * 17, 21-23, 32, 33, 50), one or three rows, 1 and 2 threads. Level 0 keeps the IR's
+ * names for the structural checks. */
 static void check_vector_tails(void)
 {
     static const pm_sample_app app = {.name = "tails", .fill_input = fill_any};
@@ -752,9 +753,17 @@ static void check_vector_tails(void)
     for (int k = 1; k <= 10; k++) /* many reads, yet the lanes pair by the start's parity */
         taps = pm_add(taps, pm_mulf(pm_call(in, x, pm_divi(y, 2)), k));
     pm_func_define_expr(up, taps);
+    /* up's taps at a row chosen by the data (clamped into the image) */
+    pm_func *lev = pm_func_new(ctx, "lev", PM_F32, 2, pm_exprs(x, y), pm_intervals(rows, twice));
+    pm_expr *row = pm_clamp(pm_cast(PM_I32, pm_call(in, x, pm_divi(y, 2))), pm_int(ctx, 0),
+                            pm_addi(N, -1));
+    pm_expr *lev_taps = pm_call(in, row, pm_divi(y, 2));
+    for (int k = 1; k <= 10; k++)
+        lev_taps = pm_add(lev_taps, pm_mulf(pm_call(in, row, pm_divi(y, 2)), k));
+    pm_func_define_expr(lev, lev_taps);
     pm_pipeline *p = NULL;
-    pm_func *outs[3] = {many, few, up};
-    if (!CHECK(pm_pipeline_new(ctx, "tails", 2, pm_exprs(N, C), 1, &in, 3, outs, &p) == PM_OK)) {
+    pm_func *outs[4] = {many, few, up, lev};
+    if (!CHECK(pm_pipeline_new(ctx, "tails", 2, pm_exprs(N, C), 1, &in, 4, outs, &p) == PM_OK)) {
         fprintf(stderr, "  tails: %s\n", pm_ctx_errmsg(ctx));
         pm_ctx_free(ctx);
         return;
@@ -775,7 +784,7 @@ static void check_vector_tails(void)
         }
         const char *ir = pm_kernel_dump(k, "llvm");
         if (level == 0) {
-            /* one select of the start (many) and two tails of their own (few, up) */
+            /* selects of the start (many, lev) and two tails of their own (few, up) */
             int vat = 0, vtail = 0;
             for (const char *q = ir; q && (q = strstr(q, "%vat = ")) != NULL; q++)
                 vat++;
