@@ -190,6 +190,16 @@ static void test_compile_errors(pm_jit *jit)
     CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
     CHECK_CONTAINS(err.message, "blur: group_limit = -1");
     co = pm_compile_options_default();
+    co.grouping = 4; /* the tiered default's internal value is not a public one */
+    CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+    CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "blur: grouping = 4 (0 = default, 1 = greedy, 2 = capped DP, 3 = DP)");
+    co = pm_compile_options_default();
+    co.dp_budget = -1;
+    CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
+    CHECK_STATUS(err.status, PM_ERR_ARGUMENT);
+    CHECK_CONTAINS(err.message, "blur: dp_budget = -1 (0 = default, or a count)");
+    co = pm_compile_options_default();
     co.stream_outputs = 2;
     CHECK(pm_jit_compile(jit, p, NULL, &co, &err) == NULL);
     CHECK_STATUS(err.status, PM_ERR_ARGUMENT);

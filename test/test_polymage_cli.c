@@ -310,6 +310,10 @@ static void explain_and_bench(void)
     CHECK_CONTAINS(err_text, "--threshold needs a fraction");
     CHECK(polymage("explain harris --size 64x64 --no-diagram --limit x") == 2);
     CHECK_CONTAINS(err_text, "--limit needs a stage count");
+    CHECK(polymage("explain harris --size 64x64 --no-diagram --grouping best") == 2);
+    CHECK_CONTAINS(err_text, "--grouping needs greedy, capped-dp or dp, got best");
+    CHECK(polymage("explain harris --size 64x64 --no-diagram --grouping dp") == 0);
+    CHECK_CONTAINS(out_text, "grouping: DP, cost");
 
     CHECK(polymage("bench harris --size 32x48 --runs 2 --threads 1") == 0);
     CHECK_CONTAINS(out_text, "harris 32 x 48, 1 threads: compile");
