@@ -37,9 +37,16 @@ const pm_cost_table pm_costs = {
      * prefetches, 1024 0.86x, 2048 0.84x, 4096 0.85x, 8192 0.90x. */
     .prefetch_bytes = 2048,
     /* A group doing more work per byte does not wait on memory. Unsharp mask reads 0.062
-     * and ran 0.80-0.84x the time with prefetches; Harris reads 0.034 and ran 1.03-1.10x
-     * slower; the other apps' groups were within noise or faster. */
+     * and ran 0.80-0.84x the time with prefetches; Harris reads 0.038 and ran 1.03-1.10x
+     * slower on an Intel host with 2 MiB of L2 per core; the other apps' groups were
+     * within noise or faster. */
     .prefetch_min_bytes = 0.05,
+    /* With 1 MiB of L2 per core (an AMD EPYC host), Harris (0.038) ran 0.86x the time at
+     * 1 thread and 0.88x at 2 with prefetches, camera pipe (0.041) 0.96x and 0.98x; the
+     * next group down, one of local Laplacian's (0.016), was within noise. The L2's size
+     * is the host fact at hand that parts the two hosts (measured on two, not more). */
+    .prefetch_min_bytes_small_l2 = 0.03,
+    .prefetch_small_l2 = 1 << 20,
     /* Below 4 points no vector runs, yet its bodies would be built and compiled. From 4 to
      * W-1, two overlapping vectors: bilateral grid's 11 bins went from 12.6 to 11.7 ms. */
     .short_loop_min = 4,

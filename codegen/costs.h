@@ -8,6 +8,8 @@
 #ifndef PM_CODEGEN_COSTS_H
 #define PM_CODEGEN_COSTS_H
 
+#include <stdint.h>
+
 typedef struct pm_cost_table {
     /* ---- the tile model, in vector steps of one expression node ---- */
     double row_cost;          /* starting a row of a stage inside a tile                */
@@ -21,6 +23,8 @@ typedef struct pm_cost_table {
     /* ---- storage ---- */
     int prefetch_bytes;       /* how far ahead along a row a prefetched read fetches    */
     double prefetch_min_bytes; /* bytes per unit of work for a group's reads to prefetch */
+    double prefetch_min_bytes_small_l2; /* the same where a core's L2 is at most      */
+    int64_t prefetch_small_l2;  /* ... this many bytes                                   */
     /* ---- the lowering: loops ---- */
     int short_loop_min;       /* a constant loop shorter than this stays scalar         */
     int one_body_min_reads;   /* one vector body for loop and tail from this many reads */

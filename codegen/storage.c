@@ -180,17 +180,41 @@ typedef struct leading_read {
     const pm_expr *call;
 } leading_read;
 
+/* The bytes per unit of work from which a group's reads prefetch, by the host's L2
+ * (costs.c; cache_bytes is half a core's L2). */
+static double prefetch_min_bytes(const pm_plan *plan)
+{
+    return 2 * plan->o.cache_bytes <= pm_costs.prefetch_small_l2
+               ? pm_costs.prefetch_min_bytes_small_l2
+               : pm_costs.prefetch_min_bytes;
+}
+
+/* Does member c (stored) evaluate a leading read: its own, or an inlined stage's it expands? */
+static bool member_reads_stream(const pm_plan *plan, const bool *reached, int c,
+                                const leading_read *lead, int n)
+{
+    size_t ns = (size_t)plan->poly->nstages;
+    for (int i = 0; i < n; i++)
+        if (lead[i].stage == c || (plan->inlined[lead[i].stage] &&
+                                   reached[(size_t)c * ns + (size_t)lead[i].stage]))
+            return true;
+    return false;
+}
+
 /* Bytes read from prefetched buffers per unit of work (pm_plan_stage_cost's units) by
  * group g at the estimates: each buffer with a leading read in the group counted whole,
- * against the members' work. Low: the group waits on memory. */
+ * against the work of the members whose loops carry those reads (a member that only
+ * reads scratchpads runs in loops of its own, which the prefetches do not slow: Harris's
+ * box sums). Low: the loops that stream wait on memory. */
 static double group_bytes_per_work(const pm_plan *plan, const bool *reached, int g,
                                    const leading_read *lead, int n)
 {
     const pm_group *gr = &plan->groups[g];
     double work = 0, bytes = 0;
     for (int m = 0; m < gr->nmembers; m++)
-        work += pm_plan_stage_cost(plan, gr->members[m]) *
-                pm_plan_stage_volume(plan, gr->members[m]);
+        if (member_reads_stream(plan, reached, gr->members[m], lead, n))
+            work += pm_plan_stage_cost(plan, gr->members[m]) *
+                    pm_plan_stage_volume(plan, gr->members[m]);
     for (int i = 0; i < n; i++) {
         if (!emitted_in(plan, reached, lead[i].stage, g))
             continue;
@@ -262,10 +286,11 @@ static bool choose_prefetch_calls(const pm_poly *poly, pm_plan *plan)
     if (ok) {
         for (int g = 0; g < ng && plan->o.prefetch_reads < 0; g++)
             per_group[g] = group_bytes_per_work(plan, reached, g, lead, n);
+        double min_bytes = prefetch_min_bytes(plan);
         for (int i = 0; i < n; i++) {
             bool keep = plan->o.prefetch_reads == 1;
             for (int g = 0; g < ng && !keep && plan->o.prefetch_reads < 0; g++)
-                keep = per_group[g] >= pm_costs.prefetch_min_bytes &&
+                keep = per_group[g] >= min_bytes &&
                        emitted_in(plan, reached, lead[i].stage, g);
             if (keep)
                 plan->prefetch_calls[plan->nprefetch_calls++] = lead[i].call;
@@ -394,7 +419,7 @@ char *pm_storage_to_string(const pm_poly *poly, const pm_plan *plan)
             pm_str_append(&s, " (%d leading reads)", ncalls);
         else if (plan->o.prefetch_reads < 0)
             pm_str_append(&s, " (none: its readers' groups do more than %.0f units of work per "
-                              "byte)", 1.0 / pm_costs.prefetch_min_bytes);
+                              "byte)", 1.0 / prefetch_min_bytes(plan));
         else
             pm_str_append(&s, " (no leading read)");
     }

@@ -32,9 +32,10 @@
  *    constant offsets (and equal where one is a constant) read one stream. The read
  *    furthest ahead (outer arguments first) leads.
  *    A leading read is kept at prefetch_reads 1; at -1, when some group it is emitted in
- *    reads at least pm_costs.prefetch_min_bytes of prefetched buffers per unit of its
- *    members' work (pm_plan_stage_cost). The emitter prefetches plan->prefetch_bytes
- *    ahead of their vector loads. */
+ *    reads at least pm_costs.prefetch_min_bytes of prefetched buffers per unit of the
+ *    work of its members that read them (pm_plan_stage_cost; prefetch_min_bytes_small_l2
+ *    on a host whose L2 per core is at most pm_costs.prefetch_small_l2). The emitter
+ *    prefetches plan->prefetch_bytes ahead of their vector loads. */
 bool pm_storage_decide(const pm_poly *poly, pm_plan *plan);
 /* The "storage" dump, malloc'd: per stage its kind, slot and bytes; the prefetched
  * buffers with their kept leading reads; the peak of scratch bytes (per slot the

@@ -199,12 +199,48 @@ static void test_errors(void)
     pm_codegen_result_free(NULL);
 }
 
+/* Harris at its paper size reads 0.038 bytes of I per unit of its streaming stages'
+ * work (storage.c): below the prefetch bound of a host with 2 MiB of L2 per core, above
+ * that of one with 1 MiB (costs.c). The storage dump says which. */
+static void test_prefetch_by_l2(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = pm_sample_harris.build(ctx);
+    if (!CHECK(p != NULL)) {
+        pm_ctx_free(ctx);
+        return;
+    }
+    pm_value est[4];
+    pm_sample_harris.params(pm_sample_harris.paper_rows, pm_sample_harris.paper_cols, est);
+    static const struct { int64_t l2; const char *says; } hosts[] = {
+        {2 << 20, "I (none: its readers' groups do more than 20 units of work per byte)"},
+        {1 << 20, "I (2 leading reads)"},
+        {512 << 10, "I (2 leading reads)"}};
+    for (int h = 0; h < 3; h++) {
+        pm_codegen_result r = {0};
+        pm_options o = pm_options_default();
+        o.threads = 2;
+        o.cache_bytes = hosts[h].l2 / 2;
+        o.keep_mask = PM_DUMP_BIT(PM_PHASE_STORAGE);
+        pm_error err = {0};
+        LLVMContextRef C = LLVMContextCreate();
+        if (CHECK_STATUS(pm_codegen(p, est, &o, NULL, C, &r, &err), PM_OK) &&
+            !CHECK(r.text[PM_PHASE_STORAGE] && strstr(r.text[PM_PHASE_STORAGE], hosts[h].says)))
+            fprintf(stderr, "  harris, L2 %lld: want '%s' in\n%s", (long long)hosts[h].l2,
+                    hosts[h].says, r.text[PM_PHASE_STORAGE] ? r.text[PM_PHASE_STORAGE] : "");
+        pm_codegen_result_free(&r);
+        LLVMContextDispose(C);
+    }
+    pm_ctx_free(ctx);
+}
+
 int main(void)
 {
     test_dump_parse();
     test_errors();
     test_time_iterated_ast();
     test_unsharp();
+    test_prefetch_by_l2();
     test_all_samples();
     return check_finish("codegen_dump");
 }

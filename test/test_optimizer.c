@@ -919,7 +919,7 @@ static void check_conditional_inline(int shift, const char *want)
 }
 
 /* Prefetched reads (storage.h, llvm/access.c): out(x, y) = in(x - 1, y) + in(x, y) +
- * in(x + 1, y), a light stencil, and the same with `heavy` sines after it (more work per
+ * in(x + 1, y), a light stencil, and the same with 32 `heavy` sines after it (more work per
  * byte read than the model's bound). The prefetch of the leading row (x + 1, one of the
  * three reads) is in the code when prefetch_reads is 1; with -1 when the input at the
  * estimates outgrows the L2s (4096 x 4096) and the light stencil reads enough bytes per
@@ -938,7 +938,7 @@ static void check_prefetched_reads(bool heavy)
                                             pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1)));
     pm_expr *v = pm_add(pm_add(pm_call(in, pm_addi(x, -1), y), pm_call(in, x, y)),
                         pm_call(in, pm_addi(x, 1), y));
-    for (int i = 0; heavy && i < 12; i++)
+    for (int i = 0; heavy && i < 32; i++)
         v = pm_sin(v);
     pm_func_define_expr(out, v);
     pm_pipeline *p = NULL;
