@@ -1,6 +1,10 @@
 /* pm_sweep.c — compile options compared in one process, runs interleaved.
  *
- *   pm_sweep APP [--size RxC] [--threads N] [--runs N] VARIANT...
+ *   pm_sweep APP [--size RxC] [--threads N] [--runs N] [--offset BYTES] VARIANT...
+ *
+ * --offset places every buffer's data that many bytes past a 64-byte boundary (a
+ * multiple of its element size), as malloc's or NumPy's 16-byte alignment may; the
+ * default 0 aligns them to the cache line.
  *
  * Each VARIANT is a comma-separated list of compile options for the app's pipeline at
  * the run sizes (as estimates): "default", "fusion=0", "tile=16x512" (per dimension of
@@ -111,10 +115,28 @@ static bool parse_variant(const char *spec, pm_compile_options *o)
     return true;
 }
 
+/* b (pm_sample_buffer's, 64-byte aligned) copied to an allocation whose data starts
+ * `offset` bytes past a 64-byte boundary; *base is what to free. data is NULL on failure. */
+static pm_buffer offset_buffer(pm_buffer b, int offset, void **base)
+{
+    *base = b.data;
+    if (offset == 0 || !b.data)
+        return b;
+    size_t bytes = (size_t)pm_sample_buffer_count(&b) * pm_type_size(b.type);
+    unsigned char *p = aligned_alloc(64, (bytes + (size_t)offset + 63) / 64 * 64);
+    if (p)
+        memcpy(p + offset, b.data, bytes);
+    free(b.data);
+    *base = p;
+    b.data = p ? p + offset : NULL;
+    return b;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: pm_sweep APP [--size RxC] [--threads N] [--runs N] VARIANT...\n"
+        fprintf(stderr, "usage: pm_sweep APP [--size RxC] [--threads N] [--runs N] [--offset BYTES] "
+                        "VARIANT...\n"
                         "  VARIANT: default | fusion=0 | tile=AxB | threshold=X | limit=N | grouping=N | budget=N | "
                         "stream=N | prefetch=N | vector=N | opt=N | cthreads=N | env=NAME:VALUE, joined with "
                         "'+'\n");
@@ -126,7 +148,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int64_t rows = app->paper_rows, cols = app->paper_cols;
-    int threads = 2, runs = 20, nv = 0;
+    int threads = 2, runs = 20, nv = 0, offset = 0;
     const char *spec[MAX_VARIANTS];
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
@@ -136,6 +158,10 @@ int main(int argc, char **argv)
             threads = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
             runs = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--offset") == 0 && i + 1 < argc) {
+            offset = atoi(argv[++i]);
+            if (offset < 0 || offset > 4096)
+                return 2;
         } else if (nv < MAX_VARIANTS) {
             spec[nv++] = argv[i];
         }
@@ -152,8 +178,11 @@ int main(int argc, char **argv)
     app->params(rows, cols, params);
     int nin = pm_pipeline_ninputs(p), nout = pm_pipeline_noutputs(p);
     pm_buffer in[8], out[MAX_VARIANTS][8];
+    void *in_base[8], *out_base[MAX_VARIANTS][8];
     for (int i = 0; i < nin; i++) {
-        in[i] = pm_sample_buffer(p, 0, i, params);
+        in[i] = offset_buffer(pm_sample_buffer(p, 0, i, params), offset, &in_base[i]);
+        if (!in[i].data)
+            return 1;
         app->fill_input(i, &in[i], params);
     }
     pm_error err;
@@ -190,7 +219,9 @@ int main(int argc, char **argv)
                st.llvm_opt_ms, st.machine_code_ms, st.compile_parts, st.ir_instructions_before,
                st.ir_instructions_after);
         for (int i = 0; i < nout; i++)
-            out[v][i] = pm_sample_buffer(p, 1, i, params);
+            if (!(out[v][i] = offset_buffer(pm_sample_buffer(p, 1, i, params), offset,
+                                             &out_base[v][i])).data)
+                return 1;
         t[v] = calloc((size_t)runs, sizeof *t[v]);
         if (pm_kernel_run(k[v], params, in, out[v], &err) != PM_OK) { /* warm-up */
             fprintf(stderr, "pm_sweep: %s: %s\n", spec[v], err.message);
@@ -223,11 +254,11 @@ int main(int argc, char **argv)
         pm_kernel_free(k[v]);
         pm_jit_free(jit[v]);
         for (int i = 0; i < nout; i++)
-            free(out[v][i].data);
+            free(out_base[v][i]);
         free(t[v]);
     }
     for (int i = 0; i < nin; i++)
-        free(in[i].data);
+        free(in_base[i]);
     pm_ctx_free(ctx);
     return 0;
 }
