@@ -164,11 +164,12 @@ static isl_stat add_rows(__isl_take isl_map *m, void *user)
     return r->rows ? isl_stat_ok : isl_stat_error;
 }
 
-/* The tile's first row block (pm_tile_origins.first_block): floor(first live-out row / B)
- * as an expression of the tile loops. */
+/* The tile's first row block (pm_tile_origins.first_block): floor((first live-out row -
+ * origin) / B), as the block band numbers them, as an expression of the tile loops. */
 static __isl_give isl_ast_expr *first_block(const group_objects *go,
                                             __isl_keep isl_pw_multi_aff *tmap,
-                                            __isl_keep isl_ast_build *build, int row, int64_t B)
+                                            __isl_keep isl_ast_build *build, int row, int64_t B,
+                                            int64_t origin)
 {
     struct { int row; isl_map *rows; } r = {row, NULL};
     isl_union_map *rev = isl_union_map_reverse(isl_union_map_copy(go->tiles));
@@ -181,6 +182,9 @@ static __isl_give isl_ast_expr *first_block(const group_objects *go,
     isl_pw_aff *pa = least ? isl_pw_multi_aff_get_pw_aff(least, 0) : NULL;
     isl_pw_multi_aff_free(least);
     isl_val *rows = isl_val_int_from_si(isl_union_map_get_ctx(go->tiles), B);
+    if (pa)
+        pa = isl_pw_aff_add_constant_val(
+            pa, isl_val_int_from_si(isl_union_map_get_ctx(go->tiles), -(long)origin));
     pa = isl_pw_aff_floor(isl_pw_aff_scale_down_val(pa, rows));
     pa = isl_pw_aff_align_params(pa, isl_pw_multi_aff_get_space(tmap));
     pa = isl_pw_aff_pullback_pw_multi_aff(pa, isl_pw_multi_aff_copy(tmap));
@@ -262,7 +266,8 @@ static void tile_exprs(mark_ctx *mc, const group_objects *go, pm_tile_origins *o
             mc->failed = true;
     }
     if (tmap && mc->block_rows[g] > 0 &&
-        !(o->first_block = first_block(go, tmap, build, gr->tiled_dim[0], mc->block_rows[g])))
+        !(o->first_block = first_block(go, tmap, build, gr->tiled_dim[0], mc->block_rows[g],
+                                       gr->tile_origin[0])))
         mc->failed = true;
 }
 

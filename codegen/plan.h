@@ -45,6 +45,10 @@ typedef struct pm_group {
     int ntiled;                   /* tiled dimensions of the live-out                     */
     int tiled_dim[PM_MAX_DIMS];   /* which live-out dimensions, outermost first           */
     int64_t tile[PM_MAX_DIMS];    /* tile size per tiled dimension                        */
+    int64_t tile_origin[PM_MAX_DIMS]; /* where tile 0 starts along each tiled dimension: the
+                                     live-out's lower bound there when it is a constant,
+                                     else 0; tile T covers origin + tile * T ..
+                                     origin + tile * T + tile - 1                        */
     pm_footprint *fp;             /* per member (the live-out's is unused)                */
     double redundancy;            /* model: extra work of the overlapped tiles (0.1 = 10%) */
     int64_t scratch_bytes;        /* model: scratchpad bytes per tile                     */

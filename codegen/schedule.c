@@ -566,13 +566,13 @@ static int64_t forward_reach(const pm_poly *poly, const pm_group *gr, int m, int
     isl_space *sp = isl_set_get_space(w);
     int ntile = gr->ntiled;
     isl_local_space *ls = isl_local_space_from_space(sp);
-    /* x_d - (S * T0 + S - 1) */
+    /* x_d - (S * T0 + o + S - 1), o the tiles' origin */
     isl_aff *obj = isl_aff_var_on_domain(isl_local_space_copy(ls), isl_dim_set,
                                          (unsigned)(ntile + d));
     isl_aff *t0 = isl_aff_scale_val(isl_aff_var_on_domain(ls, isl_dim_set, 0),
                                     isl_val_int_from_si(isl_set_get_ctx(w), gr->tile[0]));
     obj = isl_aff_sub(obj, t0);
-    obj = isl_aff_add_constant_si(obj, -(int)(gr->tile[0] - 1));
+    obj = isl_aff_add_constant_si(obj, -(int)(gr->tile[0] - 1 + gr->tile_origin[0]));
     isl_val *v = isl_set_max_val(w, obj);
     isl_aff_free(obj);
     isl_set_free(w);
@@ -584,7 +584,7 @@ static int64_t forward_reach(const pm_poly *poly, const pm_group *gr, int m, int
 }
 
 /* The block band: statement instance at row r of member m (reach h_m) to block
- * floor((r - h_m) / B). A producer's row is computed in the block of the first live-out
+ * floor((r - h_m - o) / B), o the tiles' origin (blocks start with the tiles). A producer's row is computed in the block of the first live-out
  * row that needs it, before that row (the sequence below keeps members in topological
  * order), so what a block reads was computed in it or in an earlier block of the tile;
  * NULL when some member does not run along the rows at scale 1. Members from `from` on
@@ -606,7 +606,7 @@ static __isl_give isl_multi_union_pw_aff *block_band(const pm_poly *poly, const 
             isl_space *sp = isl_set_get_space(sm->domain);
             isl_aff *a = isl_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(sp)),
                                                isl_dim_set, (unsigned)d);
-            a = isl_aff_add_constant_si(a, -(int)h);
+            a = isl_aff_add_constant_si(a, -(int)(h + gr->tile_origin[0]));
             a = isl_aff_floor(isl_aff_scale_down_ui(a, (unsigned)B));
             isl_space_free(sp);
             isl_map *mp = isl_map_intersect_domain(isl_map_from_aff(a), isl_set_copy(sm->domain));

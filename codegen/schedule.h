@@ -59,7 +59,7 @@ void pm_schedule_parallel_dims(const pm_poly *poly, pm_plan *plan);
  *    loop below that mark, after checking the loop is that dimension.
  *  - A tiled group:
  *        mark "tiles" (the group)        every tile is independent: run them in parallel
- *          band [floor(x_dj / t_j)]      the live-out's tiled dimensions
+ *          band [floor((x_dj - o_j) / t_j)] the live-out's tiled dimensions (o_j: origin)
  *            extension { [T] -> P[x] : x in P's footprint box of tile T }  per producer
  *              mark "tile" (the group)   re-base the group's scratchpads at this tile
  *                sequence: producers in topological order, then the live-out

@@ -275,6 +275,25 @@ static bool parametric_dim(const pm_poly_storage *lst, int d)
  * must have constant bounds: it is computed whole in every tile; bilateral grid's 11
  * intensity bins stay whole while its grid rows and columns are tiled). False when
  * there is none, or when an untiled dimension has parametric bounds. */
+/* The live-out's lower bound along dimension d when it is one constant (the tiles'
+ * origin: unsharp mask's output starts at column 2; tiles from 0 left each row a 2046-
+ * column tile and a 2-column one, and streamed rows unaligned), else 0. */
+static int64_t tile_origin(const pm_poly_storage *st, int d)
+{
+    isl_pw_aff *lb = st->lb[d];
+    if (!lb || isl_pw_aff_isa_aff(lb) != isl_bool_true)
+        return 0;
+    isl_aff *a = isl_pw_aff_as_aff(isl_pw_aff_copy(lb));
+    isl_val *c = isl_aff_is_cst(a) == isl_bool_true ? isl_aff_get_constant_val(a) : NULL;
+    int64_t o = 0;
+    if (c && isl_val_is_int(c) == isl_bool_true && isl_val_cmp_si(c, 1 << 20) < 0 &&
+        isl_val_cmp_si(c, -(1 << 20)) > 0)
+        o = isl_val_get_num_si(c);
+    isl_val_free(c);
+    isl_aff_free(a);
+    return o;
+}
+
 static bool choose_tiled_dims(const pm_plan *plan, pm_group *gr)
 {
     const pm_poly *poly = plan->poly;
@@ -291,8 +310,10 @@ static bool choose_tiled_dims(const pm_plan *plan, pm_group *gr)
     if (nd == 0)
         return false;
     int first = nd > 2 ? nd - 2 : 0;
-    for (int i = first; i < nd; i++)
+    for (int i = first; i < nd; i++) {
+        gr->tile_origin[gr->ntiled] = tile_origin(lst, dims[i]);
         gr->tiled_dim[gr->ntiled++] = dims[i];
+    }
     /* untiled dimensions must have constant bounds (computed whole in every tile) */
     for (int d = 0; d < lf->ndims; d++) {
         bool tiled = false;
@@ -967,7 +988,8 @@ static int64_t max_extent(__isl_keep isl_pw_aff *lb, __isl_keep isl_pw_aff *ub, 
 }
 
 /* floor(scale * (tile * T_t + off)) over the tile space: where a member's coordinate
- * that follows tiled dimension t starts (off 0) or ends (off tile - 1) in tile T. */
+ * that follows tiled dimension t starts (off the origin) or ends (the origin plus tile - 1)
+ * in tile T. */
 static __isl_give isl_pw_aff *tile_edge(__isl_keep isl_space *tsp, int t, int64_t tile,
                                         double scale, int64_t off)
 {
@@ -1002,7 +1024,7 @@ static __isl_give isl_pw_aff *simple_bound(const pm_group *gr, int m, int d,
     if (j < 0 || t < 0 || gr->align[m].scale[d] <= 0)
         return exact;
     isl_pw_aff *edge = tile_edge(tsp, t, gr->tile[t], gr->align[m].scale[d],
-                                 upper ? gr->tile[t] - 1 : 0);
+                                 gr->tile_origin[t] + (upper ? gr->tile[t] - 1 : 0));
     edge = isl_pw_aff_align_params(edge, isl_pw_aff_get_space(exact));
     int64_t halo;
     isl_pw_aff *diff = isl_pw_aff_sub(isl_pw_aff_copy(exact), isl_pw_aff_copy(edge));
@@ -1046,7 +1068,8 @@ typedef struct fp_ctx {
     map_list reads;   /* one statement's reads of a member (stmt_read_bounds)            */
 } fp_ctx;
 
-/* The live-out's tile T: { [T] -> L[x] : t_j*T_j <= x_dj <= t_j*T_j + t_j - 1 }. */
+/* The live-out's tile T: { [T] -> L[x] : o_j + t_j*T_j <= x_dj <= o_j + t_j*T_j + t_j - 1 }
+ * (o_j the origin). */
 static __isl_give isl_map *live_out_tile_map(const fp_ctx *c)
 {
     const pm_group *gr = c->gr;
@@ -1059,10 +1082,11 @@ static __isl_give isl_map *live_out_tile_map(const fp_ctx *c)
         isl_constraint *lo = isl_constraint_alloc_inequality(isl_local_space_copy(ls));
         lo = isl_constraint_set_coefficient_si(lo, isl_dim_out, d, 1);
         lo = isl_constraint_set_coefficient_si(lo, isl_dim_in, t, -(int)gr->tile[t]);
+        lo = isl_constraint_set_constant_si(lo, -(int)gr->tile_origin[t]);
         isl_constraint *hi = isl_constraint_alloc_inequality(isl_local_space_copy(ls));
         hi = isl_constraint_set_coefficient_si(hi, isl_dim_out, d, -1);
         hi = isl_constraint_set_coefficient_si(hi, isl_dim_in, t, (int)gr->tile[t]);
-        hi = isl_constraint_set_constant_si(hi, (int)gr->tile[t] - 1);
+        hi = isl_constraint_set_constant_si(hi, (int)(gr->tile[t] - 1 + gr->tile_origin[t]));
         ml = isl_map_add_constraint(ml, lo);
         ml = isl_map_add_constraint(ml, hi);
     }
@@ -1313,6 +1337,7 @@ __isl_give isl_union_map *pm_tile_index_map(const pm_plan *plan, const pm_group 
         for (int t = 0; t < gr->ntiled; t++) {
             isl_aff *a = isl_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(sp)),
                                                isl_dim_set, (unsigned)gr->tiled_dim[t]);
+            a = isl_aff_add_constant_si(a, -(int)gr->tile_origin[t]);
             a = isl_aff_floor(isl_aff_scale_down_ui(a, (unsigned)gr->tile[t]));
             ma = isl_multi_aff_set_aff(ma, t, a);
         }

@@ -15,7 +15,9 @@
 
 /* The tiled dimensions: the (at most two) innermost dimensions of the live-out whose
  * extent at the estimates exceeds 4, those with parametric bounds first. The others are
- * computed whole in every tile, so they must have constant bounds (else false).
+ * computed whole in every tile, so they must have constant bounds (else false). Tiles
+ * start at the live-out's lower bound along each tiled dimension when it is a constant
+ * (gr->tile_origin; unsharp mask's output starts at column 2), else at 0.
  * The candidates: outer sizes 4..128 by powers of two; inner sizes 64..4096, each also
  * one less; and the live-out's whole row at the estimates when that is 1024 or more (a
  * strip). Sizes the options give replace the candidates' and are kept over the budget.
@@ -45,7 +47,8 @@ double pm_tile_stage_time(const pm_plan *plan, int s);
 /* Whether pm_tile_model would succeed: the same candidates, stopping at the first that
  * passes (the grouping's trial merges; the tile fields are not the model's choice). */
 bool pm_tile_feasible(const pm_plan *plan, pm_group *gr);
-/* Tile T of the live-out is { x : t_j*T_j <= x_dj <= t_j*T_j + t_j - 1 } inside its
+/* Tile T of the live-out is { x : o_j + t_j*T_j <= x_dj <= o_j + t_j*T_j + t_j - 1 } (o_j
+ * the tiles' origin, gr->tile_origin: the live-out's constant lower bound) inside its
  * domain. A producer's footprint is the image of its consumers' footprints (unclipped in
  * the tiled dimensions) under the read relations, looking through inlined stages. It
  * becomes a bounding box inside the producer's own domain, per dimension and per side:
@@ -55,7 +58,7 @@ bool pm_tile_feasible(const pm_plan *plan, pm_group *gr);
  * values (gr->fp[m].ext); false when no such bound exists. */
 bool pm_tile_footprints(const pm_plan *plan, pm_group *gr);
 
-/* { S[x] -> [floor(x_dj / t_j)] } for every statement S of the live-out: each point's
+/* { S[x] -> [floor((x_dj - o_j) / t_j)] } for every statement S of the live-out: each point's
  * tile (the schedule's tile band; the AST phase maps tile loops back to it). */
 __isl_give isl_union_map *pm_tile_index_map(const pm_plan *plan, const pm_group *gr);
 

@@ -3,7 +3,7 @@
  *
  * For a fused group at fixed parameters and a tile T of its live-out, the exact footprint
  * is built here from scratch, from the live-out back: the live-out's points in T (its
- * tile box within its statements' domains); then, stage by stage (members and the
+ * tile box, from the tiles' origin, within its statements' domains); then, stage by stage (members and the
  * stages inlined into them), the images of each statement's instances under its affine
  * read relations; a member keeps what falls in its own box. The tile phase's box for the
  * member at T must
@@ -138,9 +138,9 @@ static bool exact_footprints(const fixture *f, const pm_group *gr, const int64_t
     isl_set *tile = isl_set_intersect_params(isl_set_copy(lst->box), isl_set_copy(P));
     for (int t = 0; t < gr->ntiled; t++) {
         int d = gr->tiled_dim[t];
-        tile = isl_set_lower_bound_si(tile, isl_dim_set, (unsigned)d, (int)(T[t] * gr->tile[t]));
-        tile = isl_set_upper_bound_si(tile, isl_dim_set, (unsigned)d,
-                                      (int)(T[t] * gr->tile[t] + gr->tile[t] - 1));
+        int64_t from = gr->tile_origin[t] + T[t] * gr->tile[t];
+        tile = isl_set_lower_bound_si(tile, isl_dim_set, (unsigned)d, (int)from);
+        tile = isl_set_upper_bound_si(tile, isl_dim_set, (unsigned)d, (int)(from + gr->tile[t] - 1));
     }
     /* interior: the unclipped tile lies inside the live-out's domain (a box here) */
     isl_set *domain = NULL;
@@ -155,8 +155,9 @@ static bool exact_footprints(const fixture *f, const pm_group *gr, const int64_t
     *interior = domain != NULL;
     for (int t = 0; t < gr->ntiled && *interior; t++) {
         int d = gr->tiled_dim[t];
-        *interior = T[t] * gr->tile[t] >= dim_bound(domain, d, false) &&
-                    T[t] * gr->tile[t] + gr->tile[t] - 1 <= dim_bound(domain, d, true);
+        int64_t from = gr->tile_origin[t] + T[t] * gr->tile[t];
+        *interior = from >= dim_bound(domain, d, false) &&
+                    from + gr->tile[t] - 1 <= dim_bound(domain, d, true);
     }
     isl_set_free(domain);
     F[L] = tile;
@@ -282,8 +283,8 @@ static void check_plan(const char *what, const fixture *f, const pm_value *est, 
         int64_t lo[PM_MAX_DIMS], hi[PM_MAX_DIMS], count[PM_MAX_DIMS], ntiles = 1;
         for (int k = 0; k < gr->ntiled; k++) {
             int d = gr->tiled_dim[k];
-            lo[k] = dim_bound(lbox, d, false);
-            hi[k] = dim_bound(lbox, d, true);
+            lo[k] = dim_bound(lbox, d, false) - gr->tile_origin[k];
+            hi[k] = dim_bound(lbox, d, true) - gr->tile_origin[k];
             lo[k] = lo[k] >= 0 ? lo[k] / gr->tile[k] : -((-lo[k] + gr->tile[k] - 1) / gr->tile[k]);
             hi[k] = hi[k] >= 0 ? hi[k] / gr->tile[k] : -((-hi[k] + gr->tile[k] - 1) / gr->tile[k]);
             count[k] = hi[k] - lo[k] + 1;
@@ -358,8 +359,37 @@ static void check_app(const pm_sample_app *app, int64_t rows, int64_t cols, int 
     pm_ctx_free(ctx);
 }
 
+/* Tiles start where the live-out does: unsharp mask's mask(c, x, y) starts at x = y = 2,
+ * so 48 x 64 in tiles of 8 x 16 is 6 x 4 tiles (from 0, 7 x 5, slivers of 2 included). */
+static void check_tile_origin(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = pm_sample_unsharp_mask.build(ctx);
+    pm_value est[8];
+    pm_sample_unsharp_mask.params(48, 64, est);
+    pm_options o = pm_options_default();
+    o.vector_width = 16;
+    o.tile_size[0] = 8;
+    o.tile_size[1] = 16;
+    fixture f;
+    if (CHECK(p != NULL) && CHECK(fixture_new(p, est, &o, &f)) && CHECK(f.plan->ngroups == 1)) {
+        const pm_group *gr = &f.plan->groups[0];
+        CHECK(gr->tiled && gr->ntiled == 2);
+        CHECK(gr->tile_origin[0] == 2 && gr->tile_origin[1] == 2);
+        tally t = {0};
+        check_plan("unsharp_mask 48x64 tiles 8x16 (origin)", &f, est, &t);
+        if (!CHECK(t.tiles == 24 && t.interior == 24))
+            fprintf(stderr, "  unsharp_mask 48x64 in 8x16 tiles: %d tiles, %d interior; want 24\n",
+                    t.tiles, t.interior);
+    }
+    if (p)
+        fixture_free(&f);
+    pm_ctx_free(ctx);
+}
+
 int main(void)
 {
+    check_tile_origin();
     int napps = 0;
     const pm_sample_app *apps = pm_sample_apps(&napps);
     tally total = {0};

@@ -534,7 +534,10 @@ static void block_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl
     int gi = (int)(bi->group - g->ast->plan->groups);
     int64_t B = g->ast->block_rows[gi];
     LLVMValueRef block = pm_llvm_ast_expr(g, bi->block);
-    LLVMValueRef first_row = LLVMBuildMul(g->B, block, pm_llvm_i64(g, B), "");
+    /* blocks start with the tiles, at their origin (schedule.c's block band) */
+    LLVMValueRef first_row =
+        LLVMBuildAdd(g->B, LLVMBuildMul(g->B, block, pm_llvm_i64(g, B), ""),
+                     pm_llvm_i64(g, g->ast->plan->groups[gi].tile_origin[0]), "");
     /* the tile's first block computes its producers' rows from their boxes' first */
     LLVMValueRef later = LLVMBuildICmp(g->B, LLVMIntSGT, block,
                                        id_value(g, g->ast->first_block_id), "");
