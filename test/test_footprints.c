@@ -16,19 +16,10 @@
  * reduction are counted as skipped; every app must check at least one group.
  */
 #include "check.h"
+#include "plan_fixture.h"
 #include "samples.h"
 
-#include "codegen/align.h"
-#include "codegen/cases.h"
-#include "codegen/group.h"
-#include "codegen/inline.h"
-#include "codegen/plan.h"
-#include "codegen/poly.h"
-#include "codegen/tile.h"
-
-#include <isl/ctx.h>
 #include <isl/map.h>
-#include <isl/options.h>
 #include <isl/point.h>
 #include <isl/set.h>
 #include <isl/space.h>
@@ -36,46 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct fixture {
-    isl_ctx *isl;
-    pm_poly *poly;
-    pm_plan *plan;
-} fixture;
-
-/* The plan through the tile phase, as the driver runs it (group, align, footprints). */
-static bool fixture_new(pm_pipeline *p, const pm_value *est, const pm_options *o, fixture *f)
-{
-    memset(f, 0, sizeof *f);
-    pm_error err = {0};
-    f->isl = isl_ctx_alloc();
-    isl_options_set_on_error(f->isl, ISL_ON_ERROR_CONTINUE);
-    f->poly = pm_poly_new(f->isl, p, &err);
-    if (!f->poly || pm_cases_shape(f->poly, &err) != PM_OK) {
-        fprintf(stderr, "  poly: %s\n", err.message);
-        return false;
-    }
-    f->plan = pm_plan_new(f->poly, o, est);
-    if (!f->plan)
-        return false;
-    pm_inline_decide(f->plan);
-    if (!pm_group_decide(f->plan))
-        return false;
-    for (int g = 0; g < f->plan->ngroups; g++) {
-        pm_group *gr = &f->plan->groups[g];
-        if (gr->tiled && (!pm_align_group(f->plan, gr->members, gr->nmembers, gr->align) ||
-                          !pm_tile_footprints(f->plan, gr)))
-            gr->tiled = false; /* the driver runs such a group unfused */
-    }
-    return true;
-}
-
-static void fixture_free(fixture *f)
-{
-    pm_plan_free(f->plan);
-    pm_poly_free(f->poly);
-    isl_ctx_free(f->isl);
-}
 
 /* The parameter values est as an isl set of the poly's parameter space. */
 static __isl_give isl_set *fixed_params(const pm_poly *poly, const pm_value *est)
@@ -344,7 +295,7 @@ static void check_app(const pm_sample_app *app, int64_t rows, int64_t cols, int 
     snprintf(what, sizeof what, "%s %lldx%lld tiles %dx%d", app->name, (long long)rows,
              (long long)cols, t0, t1);
     tally t = {0};
-    if (CHECK(fixture_new(p, est, &o, &f)))
+    if (CHECK(fixture_new(p, est, &o, true, &f)))
         check_plan(what, &f, est, &t);
     fixture_free(&f);
     printf("footprints: %-44s %d groups (%d skipped), %d tiles (%d interior), %d member "
@@ -372,7 +323,7 @@ static void check_tile_origin(void)
     o.tile_size[0] = 8;
     o.tile_size[1] = 16;
     fixture f;
-    if (CHECK(p != NULL) && CHECK(fixture_new(p, est, &o, &f)) && CHECK(f.plan->ngroups == 1)) {
+    if (CHECK(p != NULL) && CHECK(fixture_new(p, est, &o, true, &f)) && CHECK(f.plan->ngroups == 1)) {
         const pm_group *gr = &f.plan->groups[0];
         CHECK(gr->tiled && gr->ntiled == 2);
         CHECK(gr->tile_origin[0] == 2 && gr->tile_origin[1] == 2);

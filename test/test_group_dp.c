@@ -8,53 +8,15 @@
  * the DP settings of kCovering) and the fuzzer's.
  */
 #include "check.h"
+#include "plan_fixture.h"
 #include "samples.h"
 
-#include "codegen/cases.h"
-#include "codegen/group.h"
 #include "codegen/group_dp.h"
-#include "codegen/inline.h"
-#include "codegen/plan.h"
-#include "codegen/poly.h"
 
-#include <isl/ctx.h>
-#include <isl/options.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A pipeline's plan after the group phase (greedy), for grouping options o. */
-typedef struct fixture {
-    isl_ctx *isl;
-    pm_poly *poly;
-    pm_plan *plan;
-} fixture;
-
-static bool fixture_new(pm_pipeline *p, const pm_value *est, const pm_options *o, fixture *f)
-{
-    memset(f, 0, sizeof *f);
-    pm_error err = {0};
-    f->isl = isl_ctx_alloc();
-    isl_options_set_on_error(f->isl, ISL_ON_ERROR_CONTINUE);
-    f->poly = pm_poly_new(f->isl, p, &err);
-    if (!f->poly || pm_cases_shape(f->poly, &err) != PM_OK) {
-        fprintf(stderr, "  poly: %s\n", err.message);
-        return false;
-    }
-    f->plan = pm_plan_new(f->poly, o, est);
-    if (!f->plan)
-        return false;
-    pm_inline_decide(f->plan);
-    return pm_group_decide(f->plan);
-}
-
-static void fixture_free(fixture *f)
-{
-    pm_plan_free(f->plan);
-    pm_poly_free(f->poly);
-    isl_ctx_free(f->isl);
-}
 
 static bool is_output(const pm_plan *plan, int s)
 {
@@ -168,7 +130,7 @@ static void check_dp(const char *what, pm_pipeline *p, const pm_value *est, int 
     o.dp_group_cap = o.group_limit;
     o.dp_budget = PM_DP_FULL_BUDGET;
     fixture f;
-    if (!CHECK(fixture_new(p, est, &o, &f))) {
+    if (!CHECK(fixture_new(p, est, &o, false, &f))) {
         fixture_free(&f);
         return;
     }
@@ -189,7 +151,7 @@ static void check_dp(const char *what, pm_pipeline *p, const pm_value *est, int 
     fixture_free(&f);
     /* one state: the rest greedy, still a complete grouping */
     o.dp_budget = 1;
-    if (CHECK(fixture_new(p, est, &o, &f))) {
+    if (CHECK(fixture_new(p, est, &o, false, &f))) {
         CHECK(valid_groups(f.plan) && f.plan->grouping.cost <= f.plan->grouping.greedy_cost);
         CHECK(f.plan->grouping.exhausted || f.plan->grouping.states <= 1);
     }
