@@ -904,7 +904,8 @@ const pm_poly_stmt *pm_ast_stmt(const pm_poly *poly, __isl_keep isl_ast_expr *ca
 }
 
 /* "// group G's tile, run M as a box: S(d0, d1) T(d0, d1): d0 >= e, d0 <= e, ...; if e >= 0" */
-static void box_to_string(pm_str *out, int g, int m, const pm_ast_box *b, int64_t block_rows)
+static void box_to_string(pm_str *out, int g, int m, const pm_ast_box *b, int64_t block_rows,
+                          int64_t origin)
 {
     int n = b->stmts[0]->ndims;
     pm_str_append(out, "// group %d's tile, run %d as a box:", g, m);
@@ -942,7 +943,8 @@ static void box_to_string(pm_str *out, int g, int m, const pm_ast_box *b, int64_
     }
     if (block_rows > 0)
         pm_str_append(out, "; in each block of %lld rows, d%d from %lld * block + %lld",
-                      (long long)block_rows, b->row_dim, (long long)block_rows, (long long)b->reach);
+                      (long long)block_rows, b->row_dim, (long long)block_rows,
+                      (long long)(origin + b->reach)); /* loops.c: blocks from the origin */
     pm_str_append(out, "\n");
 }
 
@@ -961,6 +963,7 @@ char *pm_ast_to_string(const pm_ast *ast)
     }
     for (int g = 0; ast->plan && g < ast->plan->ngroups; g++)
         for (int m = 0; m < ast->nboxes[g]; m++)
-            box_to_string(&out, g, m, &ast->boxes[g][m], ast->block_rows[g]);
+            box_to_string(&out, g, m, &ast->boxes[g][m], ast->block_rows[g],
+                          ast->plan->groups[g].tile_origin[0]);
     return out.data;
 }

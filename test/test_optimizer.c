@@ -1662,6 +1662,69 @@ static void check_row_blocks(const char *name, int64_t tile_rows, const char *wa
                          (int)(sizeof sizes / sizeof sizes[0]), 3, 1, false, 0);
 }
 
+/* Tiles and row blocks counted from the live-out's first row when it is not 0 (tile.c's
+ * origin, schedule.c's block band, the box runs' first row): g(x, y) = 2 f(x - 1, y) +
+ * f(x + 1, y) on rows 11 .. R + 9 (an origin above a block's 8 rows), f a 3-row stencil of
+ * the input, in strips of 32 whole rows in blocks of 8 at 2048 x 2048 estimates. Tiles from
+ * 0 would also pass here; blocks numbered from 0 while the tile's first block counts from
+ * the origin would not. The kernel, at 1, 2 and 3 threads, equals the interpreter at edge
+ * sizes (one row, fewer rows than a block or a strip, odd, several strips). */
+static void check_offset_row_blocks(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_expr *R = pm_param(ctx, PM_I32, "R"), *C = pm_param(ctx, PM_I32, "C");
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
+    pm_func *in = pm_image(ctx, "in", PM_F32, pm_addi(R, 20), pm_addi(C, 4));
+    pm_expr *const xy[] = {x, y};
+    pm_func *f = pm_func_new(ctx, "f", PM_F32, 2, xy,
+                             pm_intervals(pm_interval_new(pm_int(ctx, 10), pm_addi(R, 10), 1),
+                                          pm_interval_new(pm_int(ctx, 0), pm_addi(C, 3), 1)));
+    pm_func_define_expr(f, pm_add(pm_add(pm_call(in, pm_addi(x, -1), y), pm_call(in, x, y)),
+                                  pm_call(in, pm_addi(x, 1), y)));
+    pm_func *g = pm_func_new(ctx, "g", PM_F32, 2, xy,
+                             pm_intervals(pm_interval_new(pm_int(ctx, 11), pm_addi(R, 9), 1),
+                                          pm_interval_new(pm_int(ctx, 1), pm_addi(C, 2), 1)));
+    pm_func_define_expr(g, pm_add(pm_mul(pm_call(f, pm_addi(x, -1), y), pm_int(ctx, 2)),
+                                  pm_call(f, pm_addi(x, 1), y)));
+    pm_pipeline *p = NULL;
+    if (!CHECK(pm_pipeline_new(ctx, "offset_blocks", 2, (pm_expr *[]){R, C}, 1, &in, 1, &g,
+                               &p) == PM_OK)) {
+        fprintf(stderr, "  offset_blocks: %s\n", pm_ctx_errmsg(ctx));
+        pm_ctx_free(ctx);
+        return;
+    }
+    static const pm_sample_app app = {.name = "offset_blocks", .fill_input = fill_any};
+    static const int64_t sizes[][2] = {{1, 1}, {5, 3}, {7, 40}, {33, 17}, {70, 93}, {97, 131}};
+    for (int threads = 1; threads <= 3; threads++) {
+        pm_compile_options o = pm_compile_options_default();
+        o.threads = threads;
+        o.tile_size[0] = 32;
+        o.keep = "groups,ast";
+        pm_value est[2] = {PM_I(2048), PM_I(2048)};
+        pm_error err;
+        pm_kernel *k = pm_jit_compile(jit, p, est, &o, &err);
+        if (!CHECK(k != NULL)) {
+            fprintf(stderr, "  offset_blocks: %s\n", err.message);
+            continue;
+        }
+        const char *gd = pm_kernel_dump(k, "groups"), *ast = pm_kernel_dump(k, "ast");
+        if (!CHECK(gd && strstr(gd, "[x:32 x y:") && strstr(gd, "blocks of 8 rows") && ast &&
+                   strstr(ast, "8 * c2 + 11;") &&
+                   strstr(ast, "in each block of 8 rows, d0 from 8 * block + 12")))
+            fprintf(stderr, "  offset_blocks: want strips of 32 rows from row 11 in blocks of "
+                            "8:\n%s\n%s\n", gd ? gd : "", ast ? ast : "");
+        for (int i = 0; i < (int)(sizeof sizes / sizeof sizes[0]); i++) {
+            pm_value params[2] = {PM_I(sizes[i][0]), PM_I(sizes[i][1])};
+            double d = differential(p, k, &app, params);
+            if (!CHECK(d <= 0))
+                fprintf(stderr, "  offset_blocks %lldx%lld, %d threads: max|diff| %g\n",
+                        (long long)sizes[i][0], (long long)sizes[i][1], threads, d);
+        }
+        pm_kernel_free(k);
+    }
+    pm_ctx_free(ctx);
+}
+
 /* Each app grouped by the full DP at its paper's estimates (group_dp.c: its grouping is
  * kept only when the model prices it lower than greedy's), run at edge sizes with one
  * thread: the kernel equals the interpreter. */
@@ -1710,6 +1773,7 @@ static void check_structure(void)
     check_histogram_channels();
     check_histogram_window();
     check_row_blocks("harris", 0, ", blocks of 8 rows");
+    check_offset_row_blocks();
     check_row_blocks("unsharp_mask", 32, "[x:32 x y:2048], redundant computation 0.0%, "
                                          "scratch 198144 bytes per tile, blocks of 8 rows");
     check_row_blocks("unsharp_mask", 0, "[x:8 x y:2048], redundant computation 0.0%, "
