@@ -584,9 +584,10 @@ static int64_t forward_reach(const pm_poly *poly, const pm_group *gr, int m, int
 }
 
 /* The block band: statement instance at row r of member m (reach h_m) to block
- * floor((r - h_m - o) / B), o the tiles' origin (blocks start with the tiles). A producer's row is computed in the block of the first live-out
- * row that needs it, before that row (the sequence below keeps members in topological
- * order), so what a block reads was computed in it or in an earlier block of the tile;
+ * floor((r - h_m - o) / B), o the tiles' origin (blocks start with the tiles). A
+ * producer's row is computed in the block of the first live-out row that needs it,
+ * before that row (the sequence below keeps members in topological order), so what a
+ * block reads was computed in it or in an earlier block of the tile;
  * NULL when some member does not run along the rows at scale 1. Members from `from` on
  * (a box body's producers are not in the tree: pm_schedule_box_blocks). */
 static __isl_give isl_multi_union_pw_aff *block_band(const pm_poly *poly, const pm_group *gr,

@@ -270,30 +270,36 @@ static bool parametric_dim(const pm_poly_storage *lst, int d)
            isl_pw_aff_is_cst(lst->ub[d]) != isl_bool_true;
 }
 
-/* Chooses gr->tiled_dim: the two innermost dimensions of the live-out with a large
- * extent, preferring those whose bounds depend on the parameters (an untiled dimension
- * must have constant bounds: it is computed whole in every tile; bilateral grid's 11
- * intensity bins stay whole while its grid rows and columns are tiled). False when
- * there is none, or when an untiled dimension has parametric bounds. */
+/* The value of pa when it is one constant on its whole (universe) domain. */
+static bool constant_of(__isl_keep isl_pw_aff *pa, int64_t *v)
+{
+    if (isl_pw_aff_isa_aff(pa) != isl_bool_true)
+        return false;
+    isl_aff *a = isl_pw_aff_as_aff(isl_pw_aff_copy(pa));
+    isl_val *c = isl_aff_is_cst(a) == isl_bool_true ? isl_aff_get_constant_val(a) : NULL;
+    bool ok = c && isl_val_is_int(c) == isl_bool_true &&
+              isl_val_cmp_si(c, INT32_MAX) <= 0 && isl_val_cmp_si(c, INT32_MIN) >= 0;
+    if (ok)
+        *v = isl_val_get_num_si(c);
+    isl_val_free(c);
+    isl_aff_free(a);
+    return ok;
+}
+
 /* The live-out's lower bound along dimension d when it is one constant (the tiles'
  * origin: unsharp mask's output starts at column 2; tiles from 0 left each row a 2046-
  * column tile and a 2-column one, and streamed rows unaligned), else 0. */
 static int64_t tile_origin(const pm_poly_storage *st, int d)
 {
-    isl_pw_aff *lb = st->lb[d];
-    if (!lb || isl_pw_aff_isa_aff(lb) != isl_bool_true)
-        return 0;
-    isl_aff *a = isl_pw_aff_as_aff(isl_pw_aff_copy(lb));
-    isl_val *c = isl_aff_is_cst(a) == isl_bool_true ? isl_aff_get_constant_val(a) : NULL;
-    int64_t o = 0;
-    if (c && isl_val_is_int(c) == isl_bool_true && isl_val_cmp_si(c, 1 << 20) < 0 &&
-        isl_val_cmp_si(c, -(1 << 20)) > 0)
-        o = isl_val_get_num_si(c);
-    isl_val_free(c);
-    isl_aff_free(a);
-    return o;
+    int64_t o = 0; /* bounded: the tile constraints add it to ints */
+    return st->lb[d] && constant_of(st->lb[d], &o) && o > -(1 << 20) && o < (1 << 20) ? o : 0;
 }
 
+/* Chooses gr->tiled_dim: the two innermost dimensions of the live-out with a large
+ * extent, preferring those whose bounds depend on the parameters (an untiled dimension
+ * must have constant bounds: it is computed whole in every tile; bilateral grid's 11
+ * intensity bins stay whole while its grid rows and columns are tiled). False when
+ * there is none, or when an untiled dimension has parametric bounds. */
 static bool choose_tiled_dims(const pm_plan *plan, pm_group *gr)
 {
     const pm_poly *poly = plan->poly;
@@ -667,21 +673,6 @@ static __isl_give isl_map *relaxed(__isl_keep isl_map *rel)
     return isl_map_drop_constraints_not_involving_dims(r, isl_dim_out, 0, (unsigned)nout);
 }
 
-/* The value of pa when it is one constant on its whole (universe) domain. */
-static bool constant_of(__isl_keep isl_pw_aff *pa, int64_t *v)
-{
-    if (isl_pw_aff_isa_aff(pa) != isl_bool_true)
-        return false;
-    isl_aff *a = isl_pw_aff_as_aff(isl_pw_aff_copy(pa));
-    isl_val *c = isl_aff_is_cst(a) == isl_bool_true ? isl_aff_get_constant_val(a) : NULL;
-    bool ok = c && isl_val_is_int(c) == isl_bool_true &&
-              isl_val_cmp_si(c, INT32_MAX) <= 0 && isl_val_cmp_si(c, INT32_MIN) >= 0;
-    if (ok)
-        *v = isl_val_get_num_si(c);
-    isl_val_free(c);
-    isl_aff_free(a);
-    return ok;
-}
 
 /* bounded_read's common case, as one basic map: every argument's bounds one affine
  * piece, equal on both sides (an exact argument: x / 8 + 1) or a constant interval (a
