@@ -53,8 +53,15 @@ typedef struct pm_vector_plan {
     bool updates;              /* reduction updates: no lane may run twice              */
     int stream_align;          /* PM_SHAPE_STREAMED: the stores' alignment in bytes     */
     int stream_elem;           /* ... and the element's bytes                           */
+    int body_part;             /* a merged row's scalar part: the first part whose body it
+                                  shares (itself when none before computes the same thing:
+                                  same case, same read proofs); the parts sharing one body
+                                  run as one scalar loop over their intervals            */
     const char *reason;
 } pm_vector_plan;
+
+/* At most this many parts share one scalar body (pm_vector_plan.body_part). */
+#define PM_LOWER_MAX_SHARED_PARTS 16
 
 typedef struct pm_loop_plan {
     pm_loop_kind kind;

@@ -552,7 +552,8 @@ static void check_vector_shares(void)
  * intervals at a row, the pieces each a border strip (scalar code), and the kernel, its
  * border stage fused with a stencil consumer, equals the interpreter exactly at sizes
  * where pieces are empty, a single point, overlap in a corner, or meet the tiles'
- * edges. */
+ * edges. The four pieces compute the same thing with the same proofs: they share one
+ * scalar body, a loop over their intervals at each row (lower.c, share_scalar_bodies). */
 static void check_border_pieces(void)
 {
     pm_ctx *ctx = pm_ctx_new();
@@ -587,6 +588,12 @@ static void check_border_pieces(void)
                          "        free of dependences in dims 0 1, vectorizable\n"
                          "        border strip along dims 0 (scalar code)\n", sizes,
                          (int)(sizeof sizes / sizeof sizes[0]), 0);
+        check_small_dump("border pieces", p, "lower",
+                         "  part 1: scalar: a border strip (scalar code)\n"
+                         "  part 2: scalar: a border strip (scalar code), in part 1's loop (the same body)\n"
+                         "  part 3: scalar: a border strip (scalar code), in part 1's loop (the same body)\n"
+                         "  part 4: scalar: a border strip (scalar code), in part 1's loop (the same body)\n",
+                         sizes, (int)(sizeof sizes / sizeof sizes[0]), 0);
     } else {
         fprintf(stderr, "  border_pieces: %s\n", pm_ctx_errmsg(ctx));
     }

@@ -480,6 +480,73 @@ static void part_loop(pm_llvm *g, const pm_poly_stmt *part, const pm_vector_plan
     emit_vector_loop(g, &loop, v, v->shape, 0, -1);
 }
 
+/* The scalar parts sharing part `first`'s body (lower.h, body_part): one loop over their
+ * intervals at this row (a part the row misses has an empty one), each a scalar loop of
+ * the one body. */
+typedef struct shared_parts {
+    const pm_poly_stmt *part;
+    const pm_vector_plan *plan;
+    const pm_point *row;
+    int n;
+    LLVMValueRef lo[PM_LOWER_MAX_SHARED_PARTS], hi[PM_LOWER_MAX_SHARED_PARTS];
+} shared_parts;
+
+static void shared_interval(pm_llvm *g, LLVMValueRef k, void *user)
+{
+    const shared_parts *sp = user;
+    LLVMBuilderRef B = g->B;
+    LLVMValueRef lo = sp->lo[sp->n - 1], hi = sp->hi[sp->n - 1];
+    for (int j = sp->n - 2; j >= 0; j--) {
+        LLVMValueRef is_j = LLVMBuildICmp(B, LLVMIntEQ, k, pm_llvm_i64(g, j), "");
+        lo = LLVMBuildSelect(B, is_j, sp->lo[j], lo, "shared_lo");
+        hi = LLVMBuildSelect(B, is_j, sp->hi[j], hi, "shared_hi");
+    }
+    part_loop(g, sp->part, sp->plan, sp->row, lo, hi);
+}
+
+static void shared_parts_loop(pm_llvm *g, const pm_poly_stmt *s, const pm_loop_plan *lp,
+                              int first, const pm_point *row, LLVMValueRef start,
+                              LLVMValueRef last)
+{
+    LLVMBuilderRef B = g->B;
+    shared_parts sp = {.part = &s->parts[first], .plan = &lp->parts[first], .row = row};
+    for (int p = first; p < s->nparts && sp.n < PM_LOWER_MAX_SHARED_PARTS; p++) {
+        if (lp->parts[p].vector || lp->parts[p].body_part != first)
+            continue;
+        LLVMValueRef holds = pm_llvm_part_row(g, s, p, row->pos);
+        if (LLVMIsAConstantInt(holds) && LLVMConstIntGetZExtValue(holds) == 0)
+            continue;
+        LLVMValueRef lo, hi;
+        pm_llvm_part_interval(g, s, p, row->pos, &lo, &hi);
+        lo = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGT, lo, start, ""), lo, start, "part_lo");
+        hi = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, hi, last, ""), hi, last, "part_hi");
+        if (!LLVMIsAConstantInt(holds)) { /* a row the part misses: an empty interval */
+            lo = LLVMBuildSelect(B, holds, lo, pm_llvm_i64(g, 1), "");
+            hi = LLVMBuildSelect(B, holds, hi, pm_llvm_i64(g, 0), "");
+        }
+        sp.lo[sp.n] = lo;
+        sp.hi[sp.n] = hi;
+        sp.n++;
+    }
+    if (sp.n == 1)
+        part_loop(g, sp.part, sp.plan, row, sp.lo[0], sp.hi[0]);
+    else if (sp.n > 1)
+        pm_llvm_counted_loop(g, pm_llvm_i64(g, 0), pm_llvm_i64(g, sp.n - 1), 1,
+                             shared_interval, &sp);
+}
+
+/* Does part p share its scalar body with another part? */
+static bool shares_body(const pm_loop_plan *lp, int p)
+{
+    if (lp->parts[p].vector)
+        return false;
+    int n = 0;
+    for (int q = 0; q < lp->nparts; q++)
+        if (!lp->parts[q].vector && lp->parts[q].body_part == lp->parts[p].body_part)
+            n++;
+    return n > 1;
+}
+
 bool pm_llvm_parts_for(pm_llvm *g, __isl_keep isl_ast_node *node)
 {
     const pm_loop_plan *lp = pm_lower_loop(g->lower, node, g->box);
@@ -501,6 +568,11 @@ bool pm_llvm_parts_for(pm_llvm *g, __isl_keep isl_ast_node *node)
         pm_llvm_pop_iter(g);
         LLVMBuilderRef B = g->B;
         for (int p = 0; ok && p < s->nparts; p++) {
+            if (shares_body(lp, p)) { /* the first of them runs them all */
+                if (lp->parts[p].body_part == p)
+                    shared_parts_loop(g, s, lp, p, &row, start, last);
+                continue;
+            }
             /* a row the part misses (a border row, the other residue) skips its code */
             LLVMValueRef holds = pm_llvm_part_row(g, s, p, row.pos);
             LLVMBasicBlockRef next = NULL;
