@@ -8,6 +8,7 @@
 #include "codegen/group.h"
 
 #include "codegen/align.h"
+#include "codegen/bitset.h"
 #include "codegen/group_dp.h"
 #include "codegen/tile.h"
 
@@ -77,15 +78,23 @@ static bool singleton(pm_group *gr, int s)
     return true;
 }
 
-/* pm_plan_reads(plan, s, p), each pair walked once: the search for a group's one
- * consumer asks the same pairs on every pass (local Laplacian's 68 stages: half of its
- * grouping time in walks of the definitions). memo[s * n + p]: -1 unknown, else 0/1. */
+/* pm_plan_reads(plan, s, p), each stage's definition walked once: the search for a
+ * group's one consumer asks the same pairs on every pass (local Laplacian's 68 stages:
+ * half of its grouping time in walks of the definitions). memo[s * n + p]: -1 unknown,
+ * else 0/1; the first question about s fills its row from one walk. */
 static bool reads_memo(const pm_plan *plan, signed char *memo, int n, int s, int p)
 {
-    signed char *m = &memo[(size_t)s * (size_t)n + (size_t)p];
-    if (*m < 0)
-        *m = pm_plan_reads(plan, s, p) ? 1 : 0;
-    return *m == 1;
+    signed char *row = &memo[(size_t)s * (size_t)n];
+    if (row[p] < 0) {
+        pm_word *bits = calloc((size_t)pm_bits_words(n), sizeof *bits);
+        if (!bits) /* the pair alone */
+            return pm_plan_reads(plan, s, p);
+        pm_plan_producers(plan, s, bits);
+        for (int q = 0; q < n; q++)
+            row[q] = pm_bit_get(bits, q) ? 1 : 0;
+        free(bits);
+    }
+    return row[p] == 1;
 }
 
 /* pm_group_decide's state: the drafts and what it remembers about them. */

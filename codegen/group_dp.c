@@ -102,12 +102,20 @@ static bool graph_init(const pm_plan *plan, dp_graph *g)
         g->output[s] = pm_group_is_output(poly->pipeline, poly->stages[s].func);
         g->bytes[s] = pm_plan_storage_bytes(plan, poly->stages[s].storage);
     }
-    for (int c = 0; c < n; c++)
-        for (int p = 0; p < n; p++)
-            if (!plan->inlined[c] && !plan->inlined[p] && pm_plan_reads(plan, c, p)) {
+    for (int c = 0; c < n; c++) {
+        if (plan->inlined[c])
+            continue;
+        pm_word *prods = &g->prods[(size_t)c * (size_t)w];
+        pm_plan_producers(plan, c, prods);
+        for (int p = 0; p < n; p++) {
+            if (!pm_bit_get(prods, p))
+                continue;
+            if (plan->inlined[p]) /* read only in place: no edge between groups */
+                prods[p / 64] &= ~((pm_word)1 << (p % 64));
+            else
                 pm_bit_set(&g->cons[(size_t)p * (size_t)w], c);
-                pm_bit_set(&g->prods[(size_t)c * (size_t)w], p);
-            }
+        }
+    }
     return true;
 }
 

@@ -2,6 +2,8 @@
  * optimizing phase asks (costs, reads, volumes at the estimates), and the dumps. */
 #include "codegen/plan.h"
 
+#include "codegen/bitset.h"
+
 #include <isl/id.h>
 #include <isl/map.h>
 #include <isl/point.h>
@@ -321,6 +323,49 @@ bool pm_plan_call_inlined(const pm_plan *plan, const pm_expr *call)
 bool pm_plan_reads(const pm_plan *plan, int s, int p)
 {
     return s != p && stage_reads(plan, s, p, 0);
+}
+
+typedef struct producers_walk {
+    const pm_plan *plan;
+    uint64_t *into;
+    int depth;
+} producers_walk;
+
+static bool producers_visit(const pm_expr *e, void *user);
+
+static void stage_producers(const pm_plan *plan, int s, uint64_t *into, int depth)
+{
+    if (depth > 64) /* inlined chains are acyclic; be safe */
+        return;
+    const pm_expr *roots[64];
+    int n = pm_func_exprs(plan->poly->stages[s].func, roots, 64);
+    producers_walk w = {plan, into, depth};
+    for (int i = 0; i < n; i++)
+        if (roots[i])
+            pm_expr_walk(roots[i], producers_visit, &w);
+}
+
+static bool producers_visit(const pm_expr *e, void *user)
+{
+    producers_walk *w = user;
+    if (e->kind != PM_EXPR_CALL)
+        return true;
+    int c = pm_plan_stage_of(w->plan, e->callee);
+    if (c < 0)
+        return true;
+    if (pm_plan_call_inlined(w->plan, e))
+        stage_producers(w->plan, c, w->into, w->depth + 1);
+    else
+        pm_bit_set(w->into, c);
+    return true;
+}
+
+void pm_plan_producers(const pm_plan *plan, int s, uint64_t *into)
+{
+    bool self = pm_bit_get(into, s);
+    stage_producers(plan, s, into, 0);
+    if (!self) /* a stage does not read itself here (pm_plan_reads) */
+        into[s / 64] &= ~((uint64_t)1 << (s % 64));
 }
 
 double pm_plan_stage_volume(const pm_plan *plan, int stage)

@@ -160,6 +160,10 @@ bool pm_plan_call_prefetched(const pm_plan *plan, const pm_expr *call);
 bool pm_plan_call_inlined(const pm_plan *plan, const pm_expr *call);
 /* Does stage s read stage p (directly, or through inlined stages and calls)? */
 bool pm_plan_reads(const pm_plan *plan, int s, int p);
+/* Every stage p that s reads (pm_plan_reads(plan, s, p)) as bit p of `into`
+ * (pm_bits_words(nstages) words, or'ed into, s itself left out): one walk of s's
+ * definition instead of one per p. */
+void pm_plan_producers(const pm_plan *plan, int s, uint64_t *into);
 /* The points of a stage's domain at the estimates. */
 double pm_plan_stage_volume(const pm_plan *plan, int stage);
 
