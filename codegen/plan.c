@@ -244,6 +244,29 @@ double pm_plan_dearest_case_cost(const pm_plan *plan, int stage)
     return worst > 1 ? worst : 1;
 }
 
+/* Walks stage s's definition, every root expression, with visit on each node, until
+ * *stop (stop NULL: to the end). */
+static void walk_definition(const pm_plan *plan, int s, bool (*visit)(const pm_expr *, void *),
+                            void *user, const bool *stop)
+{
+    const pm_expr *roots[64];
+    int n = pm_func_exprs(plan->poly->stages[s].func, roots, 64);
+    for (int i = 0; i < n && !(stop && *stop); i++)
+        if (roots[i])
+            pm_expr_walk(roots[i], visit, user);
+}
+
+/* The stage a call reads (-1: not a stage, an input), and whether the call is evaluated
+ * in place (its definition walked instead). */
+static int called_stage(const pm_plan *plan, const pm_expr *e, bool *in_place)
+{
+    if (e->kind != PM_EXPR_CALL)
+        return -1;
+    int c = pm_plan_stage_of(plan, e->callee);
+    *in_place = c >= 0 && pm_plan_call_inlined(plan, e);
+    return c;
+}
+
 typedef struct reads_walk {
     const pm_plan *plan;
     int target;
@@ -257,25 +280,18 @@ static bool stage_reads(const pm_plan *plan, int s, int p, int depth)
 {
     if (depth > 64)
         return true; /* inlined chains are acyclic; be safe */
-    const pm_func *f = plan->poly->stages[s].func;
-    const pm_expr *roots[64];
-    int n = pm_func_exprs(f, roots, 64);
     reads_walk w = {plan, p, false, depth};
-    for (int i = 0; i < n && !w.found; i++)
-        if (roots[i])
-            pm_expr_walk(roots[i], reads_visit, &w);
+    walk_definition(plan, s, reads_visit, &w, &w.found);
     return w.found;
 }
 
 static bool reads_visit(const pm_expr *e, void *user)
 {
     reads_walk *w = user;
-    if (e->kind != PM_EXPR_CALL)
-        return true;
-    int c = pm_plan_stage_of(w->plan, e->callee);
+    bool in_place;
+    int c = called_stage(w->plan, e, &in_place);
     if (c < 0)
         return true;
-    bool in_place = pm_plan_call_inlined(w->plan, e);
     if (c == w->target && !in_place) {
         w->found = true;
         return false;
@@ -337,23 +353,18 @@ static void stage_producers(const pm_plan *plan, int s, uint64_t *into, int dept
 {
     if (depth > 64) /* inlined chains are acyclic; be safe */
         return;
-    const pm_expr *roots[64];
-    int n = pm_func_exprs(plan->poly->stages[s].func, roots, 64);
     producers_walk w = {plan, into, depth};
-    for (int i = 0; i < n; i++)
-        if (roots[i])
-            pm_expr_walk(roots[i], producers_visit, &w);
+    walk_definition(plan, s, producers_visit, &w, NULL);
 }
 
 static bool producers_visit(const pm_expr *e, void *user)
 {
     producers_walk *w = user;
-    if (e->kind != PM_EXPR_CALL)
-        return true;
-    int c = pm_plan_stage_of(w->plan, e->callee);
+    bool in_place;
+    int c = called_stage(w->plan, e, &in_place);
     if (c < 0)
         return true;
-    if (pm_plan_call_inlined(w->plan, e))
+    if (in_place)
         stage_producers(w->plan, c, w->into, w->depth + 1);
     else
         pm_bit_set(w->into, c);
