@@ -480,6 +480,17 @@ static void part_loop(pm_llvm *g, const pm_poly_stmt *part, const pm_vector_plan
     emit_vector_loop(g, &loop, v, v->shape, 0, -1);
 }
 
+/* Part p's interval at the row, within the loop's [start, last]. */
+static void part_interval_in(pm_llvm *g, const pm_poly_stmt *s, int p, const pm_point *row,
+                             LLVMValueRef start, LLVMValueRef last, LLVMValueRef *lo,
+                             LLVMValueRef *hi)
+{
+    LLVMBuilderRef B = g->B;
+    pm_llvm_part_interval(g, s, p, row->pos, lo, hi);
+    *lo = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGT, *lo, start, ""), *lo, start, "part_lo");
+    *hi = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, *hi, last, ""), *hi, last, "part_hi");
+}
+
 /* The scalar parts sharing part `first`'s body (lower.h, body_part): one loop over their
  * intervals at this row (a part the row misses has an empty one), each a scalar loop of
  * the one body. */
@@ -517,9 +528,7 @@ static void shared_parts_loop(pm_llvm *g, const pm_poly_stmt *s, const pm_loop_p
         if (LLVMIsAConstantInt(holds) && LLVMConstIntGetZExtValue(holds) == 0)
             continue;
         LLVMValueRef lo, hi;
-        pm_llvm_part_interval(g, s, p, row->pos, &lo, &hi);
-        lo = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGT, lo, start, ""), lo, start, "part_lo");
-        hi = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, hi, last, ""), hi, last, "part_hi");
+        part_interval_in(g, s, p, row, start, last, &lo, &hi);
         if (!LLVMIsAConstantInt(holds)) { /* a row the part misses: an empty interval */
             lo = LLVMBuildSelect(B, holds, lo, pm_llvm_i64(g, 1), "");
             hi = LLVMBuildSelect(B, holds, hi, pm_llvm_i64(g, 0), "");
@@ -585,9 +594,7 @@ bool pm_llvm_parts_for(pm_llvm *g, __isl_keep isl_ast_node *node)
                 LLVMPositionBuilderAtEnd(B, yes);
             }
             LLVMValueRef lo, hi;
-            pm_llvm_part_interval(g, s, p, row.pos, &lo, &hi);
-            lo = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGT, lo, start, ""), lo, start, "part_lo");
-            hi = LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLT, hi, last, ""), hi, last, "part_hi");
+            part_interval_in(g, s, p, &row, start, last, &lo, &hi);
             part_loop(g, &s->parts[p], &lp->parts[p], &row, lo, hi);
             if (next) {
                 LLVMBuildBr(B, next);
