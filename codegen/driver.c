@@ -70,6 +70,7 @@ typedef struct compile {
     isl_schedule **group_sched; /* each group's part of sched (plan->ngroups)              */
     pm_ast *ast;
     pm_lower *lower;
+    pm_llvm_merge_stats merged;
 } compile;
 
 static pm_status failed(compile *c, pm_status fallback)
@@ -168,6 +169,11 @@ static pm_status step_llvm(compile *c)
                                  &c->out->module, c->err);
     c->out->nslots = c->plan->nslots;
     return st;
+}
+
+static pm_status step_merge(compile *c)
+{
+    return pm_llvm_merge_similar(c->out->module, &c->merged, c->err);
 }
 
 /* ---- the texts ---------------------------------------------------------------------------- */
@@ -278,6 +284,11 @@ static char *text_sizes(compile *c)
     }
     char line[320];
     snprintf(line, sizeof line,
+             "merged: %d of %d outlined stage bodies into %d functions (<first>.x<members>), "
+             "%d constants passed\n", c->merged.removed + c->merged.classes,
+             c->merged.candidates, c->merged.classes, c->merged.holes);
+    p = isl_printer_print_str(p, line);
+    snprintf(line, sizeof line,
              "LLVM IR as built, before the passes: %ld instructions in %ld functions\n"
              "  instrs  blocks  function (<kernel>_part<k>_<stage>: a stage in a tile; _par<k>_: "
              "a parallel loop's body)\n", total, nfun);
@@ -339,7 +350,10 @@ static const step steps[] = {
     {"llvm",
      "LLVM IR with <W x T> vectors and GOMP_parallel, optimized (the tuned pipeline), then "
      "machine code in ORC LLJIT",
-     step_llvm, STAT(ir_build_ms), {PM_PHASE_SIZES, -1}, {text_sizes, NULL}, BIT(LLVM)},
+     step_llvm, STAT(ir_build_ms), {-1, -1}, {NULL, NULL}, BIT(LLVM)},
+    {"merge", "outlined stage bodies equal but for integer constants (a pyramid's levels) "
+     "merged into one function each, the constants passed by the calls",
+     step_merge, STAT(ir_build_ms), {PM_PHASE_SIZES, -1}, {text_sizes, NULL}, BIT(SIZES)},
 };
 #undef BIT
 #undef STAT
@@ -485,7 +499,8 @@ pm_status pm_codegen(pm_pipeline *p, const pm_value *estimates, const pm_options
         return pm_error_set(err, PM_ERR_NOMEM, "%s: out of memory", p->name);
     /* isl errors become this call's pm_error (step_failed), never text on stderr. */
     isl_options_set_on_error(ctx, o->isl_abort ? ISL_ON_ERROR_ABORT : ISL_ON_ERROR_CONTINUE);
-    compile c = {p, estimates, o, tm, llvm_ctx, out, err, ctx, NULL, NULL, NULL, NULL, NULL, NULL};
+    compile c = {p, estimates, o, tm, llvm_ctx, out, err, ctx, NULL, NULL, NULL, NULL, NULL, NULL,
+                 {0}};
     pm_status st = PM_OK;
     pm_compile_stats *stats = &out->stats;
     for (size_t i = 0; i < sizeof steps / sizeof steps[0] && st == PM_OK; i++) {

@@ -892,7 +892,7 @@ typedef struct pm_compile_stats {
     double poly_ms, inline_ms, group_ms, align_ms, tile_ms, storage_ms, schedule_ms;
     double isl_schedule_ms;   /* poly_ms .. schedule_ms together                          */
     double isl_ast_ms;
-    double ir_build_ms;       /* LLVM IR from the AST: the lower and llvm steps           */
+    double ir_build_ms;       /* LLVM IR from the AST: the lower, llvm and merge steps    */
     double dump_ms;           /* phase texts kept or printed (0 unless asked for)         */
     double llvm_opt_ms;       /* LLVM's optimization passes                               */
     double machine_code_ms;   /* instruction selection, register allocation, object file  */

@@ -151,6 +151,16 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
                         LLVMContextRef C, const char *entry_name,
                         LLVMModuleRef *out, pm_error *err);
 void pm_llvm_set_fn_attrs(pm_llvm *g, LLVMValueRef fn);
+
+/* merge.c: outlined stage bodies equal but for integer constants merged into one
+ * function each, the constants passed by their calls (the file's header says when). */
+typedef struct pm_llvm_merge_stats {
+    int candidates; /* functions called directly and only so                          */
+    int classes;    /* merged functions made                                            */
+    int removed;    /* functions gone                                                   */
+    int holes;      /* constants turned into arguments, summed over the classes        */
+} pm_llvm_merge_stats;
+pm_status pm_llvm_merge_similar(LLVMModuleRef M, pm_llvm_merge_stats *out, pm_error *err);
 /* A fence when non-temporal stores were emitted (g->streamed): at the end of a parallel
  * body and of the entry. */
 void pm_llvm_fence_streams(pm_llvm *g);
