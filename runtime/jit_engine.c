@@ -595,14 +595,20 @@ static bool has_cycle(LLVMValueRef f)
  * machine code). The entry is the module's one external function of default visibility:
  * pm_engine_prepare_module gives the others internal linkage, the split (split_compile.c)
  * hidden visibility. A loop in it (a stage run serially in the entry) keeps it optimized. */
+bool pm_engine_compiles_cold(LLVMValueRef f, int opt_level)
+{
+    return clamp_level(opt_level) == PM_OPT_TUNED && !LLVMIsDeclaration(f) &&
+           LLVMGetLinkage(f) == LLVMExternalLinkage &&
+           LLVMGetVisibility(f) == LLVMDefaultVisibility && !has_cycle(f);
+}
+
 static void entry_as_cold(LLVMModuleRef module)
 {
     LLVMContextRef C = LLVMGetModuleContext(module);
     unsigned optnone = LLVMGetEnumAttributeKindForName("optnone", 7);
     unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
     for (LLVMValueRef f = LLVMGetFirstFunction(module); f; f = LLVMGetNextFunction(f)) {
-        if (LLVMIsDeclaration(f) || LLVMGetLinkage(f) != LLVMExternalLinkage ||
-            LLVMGetVisibility(f) != LLVMDefaultVisibility || has_cycle(f))
+        if (!pm_engine_compiles_cold(f, PM_OPT_TUNED))
             continue;
         LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
                                 LLVMCreateEnumAttribute(C, optnone, 0));

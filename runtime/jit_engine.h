@@ -12,12 +12,15 @@
 
 #include "polymage.h"
 
+#include <stdbool.h>
+
 /* LLVM types appear as their struct tags (struct LLVMOpaqueModule * is LLVMModuleRef,
  * and so on) so that this header compiles without LLVM's include directory; callers that
  * include llvm-c headers pass their LLVMModuleRef etc. unchanged. */
 struct LLVMOpaqueModule;                /* LLVMModuleRef                */
 struct LLVMOpaqueContext;               /* LLVMContextRef               */
 struct LLVMOpaqueTargetMachine;         /* LLVMTargetMachineRef         */
+struct LLVMOpaqueValue;                 /* LLVMValueRef                 */
 struct LLVMOrcOpaqueThreadSafeContext;  /* LLVMOrcThreadSafeContextRef  */
 
 typedef struct pm_engine pm_engine;
@@ -73,6 +76,11 @@ pm_status pm_engine_prepare_module(struct LLVMOpaqueModule *module,
 /* Writes "<base>_k<n>_<token>" into buf: n unique within the engine, token 64 random
  * bits of the engine's, so names from other processes (on-disk objects) differ too. */
 void pm_engine_unique_name(pm_engine *e, const char *base, char *buf, size_t size);
+
+/* Whether pm_engine_optimize at this level compiles f as cold code (optnone: no IR
+ * passes, fast instruction selection): in the tuned pipeline, the kernel's entry when it
+ * has no loop (jit_engine.c says why). */
+bool pm_engine_compiles_cold(struct LLVMOpaqueValue *f, int opt_level);
 
 /* Runs the level's pipeline on the module with the host target machine (so the cost
  * models know the vector width): LLVM's "default<O0..3>", or for PM_OPT_TUNED the

@@ -18,6 +18,8 @@
 
 static pm_engine *engine;
 
+enum { BLOCKS = 10 }; /* calls in @run, each on a block of 16 i64 */
+
 /* A stage body with the constants of its level: d[0] is x (i64), d[1..8] receive
  * x / D, x % D, x udiv D, x urem D, x * M + A, (x < B), x << S, and d[8..11] the four i32
  * lanes of (v + A) / D for v = d[12..15] as i32 (a splat constant, a vector division).
@@ -68,8 +70,19 @@ static const char *call_fmt =
     "  ret void\n"
     "}\n";
 
+/* A third shape: an add with or without nsw. Bodies differing in a flag must not merge. */
+static const char *flag_fmt =
+    "define internal void @%1$s(ptr %%d) noinline nounwind {\n"
+    "entry:\n"
+    "  %%x = load i64, ptr %%d, align 8\n"
+    "  %%y = add %2$s i64 %%x, %3$s\n"
+    "  store i64 %%y, ptr %%d, align 8\n"
+    "  ret void\n"
+    "}\n";
+
 /* The bodies: b1 and b2 (powers of two) merge with b4 (equal constants but one); b3's
- * divisor is 3, so it stays; c1 and c2 differ in a call's argument and stay. */
+ * divisor is 3, so it stays; c1 and c2 differ in a call's argument and stay; n1 and n3
+ * merge, n2 (no nsw) stays. */
 static char *module_text(void)
 {
     static const char *bodies[][6] = {
@@ -86,12 +99,15 @@ static char *module_text(void)
                                 bodies[i][2], bodies[i][3], bodies[i][4], bodies[i][5]);
     len += (size_t)snprintf(s + len, cap - len, call_fmt, "c1", "5");
     len += (size_t)snprintf(s + len, cap - len, call_fmt, "c2", "9");
+    len += (size_t)snprintf(s + len, cap - len, flag_fmt, "n1", "nsw", "5");
+    len += (size_t)snprintf(s + len, cap - len, flag_fmt, "n2", "", "6");
+    len += (size_t)snprintf(s + len, cap - len, flag_fmt, "n3", "nsw", "7");
     /* the entry: each body on its own block of 16 i64, b1 twice */
     len += (size_t)snprintf(s + len, cap - len,
                             "define void @run(ptr %%d) {\n"
                             "entry:\n");
-    static const char *callee[] = {"b1", "b2", "b3", "b4", "c1", "c2", "b1"};
-    for (int i = 0; i < 7; i++)
+    static const char *callee[] = {"b1", "b2", "b3", "b4", "c1", "c2", "b1", "n1", "n2", "n3"};
+    for (int i = 0; i < BLOCKS; i++)
         len += (size_t)snprintf(s + len, cap - len,
                                 "  %%a%d = getelementptr i64, ptr %%d, i64 %d\n"
                                 "  call void @%s(ptr %%a%d)\n",
@@ -122,8 +138,8 @@ static bool run_ir(const char *ir, const char *name, int64_t x, const int32_t v[
         pm_engine_code_free(code);
         return false;
     }
-    memset(d, 0, 7 * 16 * sizeof *d);
-    for (int b = 0; b < 7; b++) {
+    memset(d, 0, BLOCKS * 16 * sizeof *d);
+    for (int b = 0; b < BLOCKS; b++) {
         d[16 * b] = x;
         memcpy(&d[16 * b + 10], v, 4 * sizeof *v);
     }
@@ -163,11 +179,13 @@ static void test_merge(void)
     if (msg && *msg)
         fprintf(stderr, "verify: %s\n", msg);
     LLVMDisposeMessage(msg);
-    CHECK(st.candidates == 6);
-    CHECK(st.classes == 1);  /* b1, b2 and b4 */
-    CHECK(st.removed == 2);
-    /* the holes: D's log2 and A, each as i64 and as i32 (the vector's), M, B and S */
-    CHECK(st.holes == 7);
+    CHECK(st.candidates == 9);
+    CHECK(st.classes == 2);  /* b1, b2 and b4; n1 and n3 */
+    CHECK(st.removed == 3);
+    /* the holes: D's log2 and A, each as i64 and as i32 (the vector's), M, B and S; n's */
+    CHECK(st.holes == 8);
+    CHECK(LLVMGetNamedFunction(m, "n1.x2") && LLVMGetNamedFunction(m, "n2") &&
+          !LLVMGetNamedFunction(m, "n3"));
     CHECK(LLVMGetNamedFunction(m, "b1.x3") != NULL);
     CHECK(LLVMGetNamedFunction(m, "b2") == NULL && LLVMGetNamedFunction(m, "b4") == NULL);
     CHECK(LLVMGetNamedFunction(m, "b3") && LLVMGetNamedFunction(m, "c1") &&
@@ -182,7 +200,7 @@ static void test_merge(void)
                                  INT64_MAX, INT64_MIN + 1, INT64_MIN};
     static const int32_t vs[][4] = {{0, 1, -1, 5}, {-5, -8, 8, 15}, {INT32_MAX - 8, -100, 33, -33}};
     int mismatches = 0;
-    int64_t *a = malloc(7 * 16 * sizeof *a), *b = malloc(7 * 16 * sizeof *b);
+    int64_t *a = malloc(BLOCKS * 16 * sizeof *a), *b = malloc(BLOCKS * 16 * sizeof *b);
     for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++)
         for (size_t j = 0; j < sizeof vs / sizeof vs[0]; j++) {
             char na[32], nb[32];
@@ -190,7 +208,7 @@ static void test_merge(void)
             snprintf(nb, sizeof nb, "merged%zu_%zu", i, j);
             if (!run_ir(ir, na, xs[i], vs[j], a) || !run_ir(merged, nb, xs[i], vs[j], b))
                 continue;
-            for (int k = 0; k < 7 * 16; k++)
+            for (int k = 0; k < BLOCKS * 16; k++)
                 if (a[k] != b[k] && mismatches++ < 5)
                     fprintf(stderr, "x = %lld, lanes %zu: word %d: %lld, merged %lld\n",
                             (long long)xs[i], j, k, (long long)a[k], (long long)b[k]);

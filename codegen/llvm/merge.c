@@ -12,18 +12,17 @@
  * entry block (and splatted there, for a vector operand).
  *
  * Two functions are equal when they have the same blocks with the same instructions in
- * the same order, each with the same opcode, type, predicate, alignment, volatility,
- * element types, indices and shuffle mask, the same metadata (TBAA tags up to a one-to-one
- * renaming: every buffer has a tag of its own under one root, module.c), and operands
- * that correspond position for position (the same argument, the instruction or block at
- * the same place, or the same constant). A constant may differ only where a run-time
- * value serves as well: an integer wider than i1, or a splat of one, as an operand of
- * integer arithmetic and compares (not a divisor or a shift amount: those stay cheap as
- * constants), a select's value, a phi's incoming value, a stored value or a flat
- * getelementptr index. Calls, shuffles, element indices and allocas keep theirs (an
- * intrinsic's immediate arguments must be constants). LLVM 14's C API cannot read the
- * nsw flags: the emitter sets them by the kind of value (an address, a user's integer
- * arithmetic), not by its size, so equal instructions in equal places carry equal flags.
+ * the same order, each with the same opcode, type, flags (nsw, nuw, exact, nneg, disjoint,
+ * fast-math), predicate, alignment, volatility, element types, indices and shuffle mask,
+ * the same metadata (TBAA tags up to a one-to-one renaming: every buffer has a tag of its
+ * own under one root, module.c), and operands that correspond position for position (the
+ * same argument, the instruction or block at the same place, or the same constant). A
+ * constant may differ only where a run-time value serves as well: an integer wider than
+ * i1, or a splat of one, as an operand of integer arithmetic, shifts and compares, a
+ * select's value, a phi's incoming value, a stored value or a flat getelementptr index.
+ * A divisor may differ when every member's is a power of two (the division becomes shifts
+ * and masks, merge_divisor). Calls, shuffles, element indices and allocas keep theirs (an
+ * intrinsic's immediate arguments must be constants).
  *
  * Only functions called directly and nowhere else are merged (a parallel loop's body is
  * handed to GOMP_parallel by address with one argument). The cost: a hole is a register,
@@ -114,16 +113,13 @@ static bool int_or_splat(LLVMValueRef c, int64_t *v)
         *v = 0;
         return true;
     }
-    bool data = LLVMIsAConstantDataVector(c) != NULL;
-    if (!data && !LLVMIsAConstantVector(c))
+    if (!LLVMIsAConstantDataVector(c) && !LLVMIsAConstantVector(c))
         return false;
     unsigned n = LLVMGetVectorSize(t);
     if (n > 64) /* AVX-512's widest: <64 x i8> (merge_divisor's constants) */
         return false;
     for (unsigned i = 0; i < n; i++) {
-        LLVMValueRef e = data ? LLVMConstExtractElement(c, LLVMConstInt(LLVMInt32TypeInContext(
-                                                      LLVMGetTypeContext(t)), i, 0))
-                              : LLVMGetOperand(c, i);
+        LLVMValueRef e = LLVMGetAggregateElement(c, i);
         if (!e || !LLVMIsAConstantInt(e))
             return false;
         int64_t x = LLVMConstIntGetSExtValue(e);
@@ -340,11 +336,38 @@ static bool same_metadata(LLVMValueRef x, LLVMValueRef y, tag_maps *tm)
     return same;
 }
 
+/* Whether x and y carry the same flags: nsw and nuw, exact, nneg, disjoint, fast-math. */
+static bool same_flags(LLVMValueRef x, LLVMValueRef y, LLVMOpcode op)
+{
+    switch (op) {
+    case LLVMAdd: case LLVMSub: case LLVMMul: case LLVMShl:
+        if (LLVMGetNSW(x) != LLVMGetNSW(y) || LLVMGetNUW(x) != LLVMGetNUW(y))
+            return false;
+        break;
+    case LLVMSDiv: case LLVMUDiv: case LLVMLShr: case LLVMAShr:
+        if (LLVMGetExact(x) != LLVMGetExact(y))
+            return false;
+        break;
+    case LLVMZExt: case LLVMUIToFP:
+        if (LLVMGetNNeg(x) != LLVMGetNNeg(y))
+            return false;
+        break;
+    case LLVMOr:
+        if (LLVMGetIsDisjoint(x) != LLVMGetIsDisjoint(y))
+            return false;
+        break;
+    default:
+        break;
+    }
+    return !LLVMCanValueUseFastMathFlags(x) || LLVMGetFastMathFlags(x) == LLVMGetFastMathFlags(y);
+}
+
 /* Whether instructions x (of f) and y (of g) have the same properties other than their
  * operands. */
 static bool same_properties(LLVMValueRef x, LLVMValueRef y, LLVMOpcode op, const ptr_map *places)
 {
-    if (LLVMTypeOf(x) != LLVMTypeOf(y) || LLVMGetNumOperands(x) != LLVMGetNumOperands(y))
+    if (LLVMTypeOf(x) != LLVMTypeOf(y) || LLVMGetNumOperands(x) != LLVMGetNumOperands(y) ||
+        !same_flags(x, y, op))
         return false;
     switch (op) {
     case LLVMICmp:
