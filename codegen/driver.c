@@ -173,6 +173,8 @@ static pm_status step_llvm(compile *c)
 
 static pm_status step_merge(compile *c)
 {
+    if (!c->o->merge_bodies)
+        return PM_OK;
     return pm_llvm_merge_similar(c->out->module, &c->merged, c->err);
 }
 
@@ -283,10 +285,14 @@ static char *text_sizes(compile *c)
             t->rows[t->n++] = (size_row){LLVMGetValueName(f), n, nb};
     }
     char line[320];
-    snprintf(line, sizeof line,
-             "merged: %d of %d outlined stage bodies into %d functions (<first>.x<members>), "
-             "%d constants passed\n", c->merged.removed + c->merged.classes,
-             c->merged.candidates, c->merged.classes, c->merged.holes);
+    if (c->o->merge_bodies)
+        snprintf(line, sizeof line,
+                 "merged: %d of %d outlined stage bodies into %d functions "
+                 "(<first>.x<members>), %d constants passed\n",
+                 c->merged.removed + c->merged.classes, c->merged.candidates,
+                 c->merged.classes, c->merged.holes);
+    else
+        snprintf(line, sizeof line, "merged: none (off: the full-DP upgrade)\n");
     p = isl_printer_print_str(p, line);
     snprintf(line, sizeof line,
              "LLVM IR as built, before the passes: %ld instructions in %ld functions\n"

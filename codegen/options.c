@@ -31,6 +31,7 @@ pm_options pm_options_default(void)
         .stream_outputs = -1,
         .prefetch_reads = -1,
         .cache_bytes = PM_DEFAULT_CACHE_BYTES,
+        .merge_bodies = true,
         .compile_threads = 1,
     };
 }
@@ -233,6 +234,10 @@ pm_options pm_options_upgraded(const pm_options *o)
         up.grouping = PM_GROUPING_DP;
         up.dp_group_cap = o->group_limit;
         up.dp_budget = PM_DP_FULL_BUDGET;
+        /* merged stage bodies save the first compile ~100 ms on local Laplacian and cost
+         * its kernel up to ~2-3% at 2 threads (docs/benchmarks-history.md): the upgrade,
+         * compiled in the background, keeps each body's constants */
+        up.merge_bodies = false;
     }
     return up;
 }
@@ -245,12 +250,12 @@ int pm_options_key(const pm_options *o, char *buf, size_t size)
     memcpy(&inline_bits, &o->inline_limit, sizeof inline_bits);
     int n = snprintf(buf, size,
                      "w%d t%d o%d f%d g%d gr%d gc%d gb%ld s%d p%d d%u k%u c%lld th%016llx "
-                     "il%016llx tiles",
+                     "il%016llx m%d tiles",
                      o->vector_width, o->threads, o->opt_level, o->fusion, o->group_limit,
                      o->grouping, o->dp_group_cap, o->dp_budget,
                      o->stream_outputs, o->prefetch_reads, o->dump_mask, o->keep_mask,
                      (long long)o->cache_bytes, (unsigned long long)threshold_bits,
-                     (unsigned long long)inline_bits);
+                     (unsigned long long)inline_bits, (int)o->merge_bodies);
     for (int d = 0; d < PM_MAX_DIMS && n >= 0 && (size_t)n < size; d++)
         n += snprintf(buf + n, size - (size_t)n, " %d", o->tile_size[d]);
     return n >= 0 && (size_t)n < size ? n : -1;

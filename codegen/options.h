@@ -63,6 +63,8 @@ typedef struct pm_options {
     int stream_outputs;        /* non-temporal output stores: 1, 0, or -1 = the model   */
     int prefetch_reads;        /* software prefetches of big reads: 1, 0, or -1 = model */
     int64_t cache_bytes;       /* a tile's scratch budget: half the per-core L2         */
+    bool merge_bodies;         /* stage bodies equal but for constants as one function
+                                  (llvm/merge.c): on, off in the full-DP upgrade         */
     unsigned dump_mask;        /* PM_DUMP_BIT bits: phases printed while compiling      */
     unsigned keep_mask;        /* phases whose text the kernel keeps (dump_mask too)    */
     /* How the compile runs: no effect on the code, not in the key. */

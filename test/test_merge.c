@@ -2,11 +2,14 @@
  * on modules written by hand as LLVM IR text: which functions merge and which must not,
  * and the merged module computes what the original did (both JIT-compiled and run on
  * the same inputs, negative ones included: a power-of-two division becomes shifts and
- * masks, which must round toward zero as sdiv and srem do). */
+ * masks, which must round toward zero as sdiv and srem do). Also: the option that turns
+ * the merge off for the full-DP upgrade, and local Laplacian's levels merged. */
 #include "check.h"
 
 #include "codegen/llvm/llvm.h"
+#include "codegen/options.h"
 #include "runtime/jit_engine.h"
+#include "samples/samples.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
@@ -231,8 +234,50 @@ static void test_merge(void)
     free(ir);
 }
 
+/* The merge is on but for the full-DP upgrade of a tiered kernel, and it is in the key. */
+static void test_options(void)
+{
+    pm_options o = pm_options_default();
+    o.grouping = PM_GROUPING_TIERED;
+    pm_options up = pm_options_upgraded(&o);
+    CHECK(o.merge_bodies && !up.merge_bodies);
+    char a[512], b[512];
+    CHECK(pm_options_key(&o, a, sizeof a) > 0 && pm_options_key(&up, b, sizeof b) > 0);
+    CHECK(strstr(a, " m1 ") != NULL && strstr(b, " m0 ") != NULL);
+}
+
+/* Local Laplacian's pyramid levels do merge (so the apps' differential tests, at many
+ * sizes in test_optimizer, run merged bodies), as the sizes text says. */
+static void test_app_merges(void)
+{
+    const pm_sample_app *app = pm_sample_find("local_laplacian");
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = app ? app->build(ctx) : NULL;
+    pm_error err = {0};
+    pm_jit *jit = pm_jit_new(NULL, &err);
+    if (CHECK(p && jit)) {
+        pm_value est[16];
+        app->params(app->quick_rows, app->quick_cols, est);
+        pm_compile_options co = pm_compile_options_default();
+        co.keep = "sizes";
+        pm_kernel *k = pm_jit_compile(jit, p, est, &co, &err);
+        const char *text = k ? pm_kernel_dump(k, "sizes") : NULL;
+        const char *line = text ? strstr(text, "merged: ") : NULL;
+        int merged = 0, of = 0, into = 0;
+        CHECK(line && sscanf(line, "merged: %d of %d outlined stage bodies into %d", &merged, &of,
+                             &into) == 3);
+        CHECK(merged >= 20 && into >= 4 && into < merged);
+        CHECK(text && strstr(text, ".x") != NULL);
+        pm_kernel_free(k);
+    }
+    pm_jit_free(jit);
+    pm_ctx_free(ctx);
+}
+
 int main(void)
 {
+    test_options();
+    test_app_merges();
     pm_error err = {0};
     engine = pm_engine_new(0, &err);
     if (!CHECK(engine != NULL)) {
