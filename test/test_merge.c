@@ -2,8 +2,9 @@
  * on modules written by hand as LLVM IR text: which functions merge and which must not,
  * and the merged module computes what the original did (both JIT-compiled and run on
  * the same inputs, negative ones included: a power-of-two division becomes shifts and
- * masks, which must round toward zero as sdiv and srem do). Also: the option that turns
- * the merge off for the full-DP upgrade, and local Laplacian's levels merged. */
+ * masks, which must round toward zero as sdiv and srem do). The same for parallel loops'
+ * bodies handed to GOMP_parallel (their holes ride in the data block). Also: the option
+ * that turns the merge off for the full-DP upgrade, and local Laplacian's levels merged. */
 #include "check.h"
 
 #include "codegen/llvm/llvm.h"
@@ -234,6 +235,114 @@ static void test_merge(void)
     free(ir);
 }
 
+/* Parallel loops' bodies, handed to GOMP_parallel with a data block [N x i64]: d[0] is x,
+ * d[1] receives x / D (any divisor: a tile count) + A. q1 and q2 differ in D (7, 9) and A;
+ * q3 has a data block one slot longer. Arguments: 1 name, 2 D, 3 A. */
+static const char *par_fmt =
+    "define internal void @%1$s(ptr %%d) nounwind {\n"
+    "entry:\n"
+    "  %%x = load i64, ptr %%d, align 8\n"
+    "  %%q = sdiv i64 %%x, %2$s\n"
+    "  %%a = add i64 %%q, %3$s\n"
+    "  %%p1 = getelementptr i64, ptr %%d, i64 1\n"
+    "  store i64 %%a, ptr %%p1, align 8\n"
+    "  ret void\n"
+    "}\n";
+
+/* @NAME(ptr out): out[i] = q_i's d[1] for d[0] = out[i] (three parallel loops). */
+static char *gomp_text(const char *name)
+{
+    size_t cap = 8192, len = 0;
+    char *s = malloc(cap);
+    len += (size_t)snprintf(s + len, cap - len, "declare void @GOMP_parallel(ptr, ptr, i32, i32)\n");
+    len += (size_t)snprintf(s + len, cap - len, par_fmt, "q1", "7", "3");
+    len += (size_t)snprintf(s + len, cap - len, par_fmt, "q2", "9", "-5");
+    len += (size_t)snprintf(s + len, cap - len, par_fmt, "q3", "7", "3");
+    len += (size_t)snprintf(s + len, cap - len, "define void @%s(ptr %%out) {\nentry:\n", name);
+    static const int slots[] = {2, 2, 3};
+    for (int i = 0; i < 3; i++)
+        len += (size_t)snprintf(s + len, cap - len,
+                                "  %%b%d = alloca [%d x i64], align 8\n"
+                                "  %%o%d = getelementptr i64, ptr %%out, i64 %d\n"
+                                "  %%x%d = load i64, ptr %%o%d, align 8\n"
+                                "  store i64 %%x%d, ptr %%b%d, align 8\n"
+                                "  call void @GOMP_parallel(ptr @q%d, ptr %%b%d, i32 1, i32 0)\n"
+                                "  %%r%d = getelementptr i64, ptr %%b%d, i64 1\n"
+                                "  %%v%d = load i64, ptr %%r%d, align 8\n"
+                                "  store i64 %%v%d, ptr %%o%d, align 8\n",
+                                i, slots[i], i, i, i, i, i, i, i + 1, i, i, i, i, i, i, i);
+    snprintf(s + len, cap - len, "  ret void\n}\n");
+    return s;
+}
+
+typedef void (*out_fn)(int64_t *out);
+
+/* Adds module text ir (entry `name`) and runs it on out. */
+static bool run_entry(const char *ir, const char *name, int64_t *out)
+{
+    pm_engine_code *code = NULL;
+    pm_error err = {0};
+    void *addr = NULL;
+    pm_status s = pm_engine_add_ir(engine, ir, name, &code, &err);
+    if (s == PM_OK)
+        s = pm_engine_lookup(engine, name, &addr, &err);
+    if (!CHECK(s == PM_OK)) {
+        fprintf(stderr, "%s: %s\n", name, err.message);
+        pm_engine_code_free(code);
+        return false;
+    }
+    ((out_fn)addr)(out);
+    pm_engine_code_free(code);
+    return true;
+}
+
+static void test_parallel_bodies(void)
+{
+    char *ir = gomp_text("gomp_orig");
+    LLVMContextRef C = LLVMContextCreate();
+    LLVMModuleRef m = parse(C, ir);
+    char *merged = NULL;
+    if (CHECK(m != NULL)) {
+        pm_llvm_merge_stats st;
+        pm_error err = {0};
+        CHECK_STATUS(pm_llvm_merge_similar(m, &st, &err), PM_OK);
+        char *msg = NULL;
+        CHECK(!LLVMVerifyModule(m, LLVMReturnStatusAction, &msg));
+        LLVMDisposeMessage(msg);
+        /* q3 equals q1 outright; q2 differs in a divisor that is no power of two */
+        CHECK(st.candidates == 3 && st.classes == 1 && st.removed == 2 && st.holes == 2);
+        CHECK(LLVMGetNamedFunction(m, "q1.x3") && !LLVMGetNamedFunction(m, "q2") &&
+              !LLVMGetNamedFunction(m, "q3"));
+        LLVMValueRef run = LLVMGetNamedFunction(m, "gomp_orig");
+        LLVMSetValueName2(run, "gomp_merged", 11);
+        merged = LLVMPrintModuleToString(m);
+        /* every block grown past the longest (3 slots) to hold the holes array */
+        CHECK(strstr(merged, "alloca [4 x i64]") && !strstr(merged, "alloca [2 x i64]") &&
+              !strstr(merged, "alloca [3 x i64]"));
+        LLVMDisposeModule(m);
+    }
+    LLVMContextDispose(C);
+    static const int64_t xs[] = {0, 1, -1, 62, -62, 63, -64, 1000003, -1000003};
+    for (size_t i = 0; merged && i < sizeof xs / sizeof xs[0]; i++) {
+        int64_t a[3] = {xs[i], xs[i], xs[i]}, b[3] = {xs[i], xs[i], xs[i]};
+        char na[32], nb[32];
+        snprintf(na, sizeof na, "gomp_orig_%zu", i);
+        snprintf(nb, sizeof nb, "gomp_merged_%zu", i);
+        char *ta = gomp_text(na);
+        char *tb = malloc(strlen(merged) + 64);
+        const char *at = strstr(merged, "@gomp_merged(");
+        sprintf(tb, "%.*s@%s(%s", (int)(at - merged), merged, nb, at + 13);
+        if (run_entry(ta, na, a) && run_entry(tb, nb, b)) {
+            CHECK(a[0] == xs[i] / 7 + 3 && a[1] == xs[i] / 9 - 5 && a[2] == xs[i] / 7 + 3);
+            CHECK(memcmp(a, b, sizeof a) == 0);
+        }
+        free(ta);
+        free(tb);
+    }
+    LLVMDisposeMessage(merged);
+    free(ir);
+}
+
 /* The merge is on but for the full-DP upgrade of a tiered kernel, and it is in the key. */
 static void test_options(void)
 {
@@ -285,6 +394,7 @@ int main(void)
         return check_finish("test_merge");
     }
     test_merge();
+    test_parallel_bodies();
     pm_engine_free(engine);
     return check_finish("test_merge");
 }

@@ -24,9 +24,13 @@
  * and masks, merge_divisor). Calls, shuffles, element indices and allocas keep theirs (an
  * intrinsic's immediate arguments must be constants).
  *
- * Only functions called directly and nowhere else are merged (a parallel loop's body is
- * handed to GOMP_parallel by address with one argument). The cost: a hole is a register,
- * not a constant LLVM could fold into an address.
+ * A second round merges the parallel loops' bodies (<entry>_par<k>_<stage>), which call
+ * the merged stage bodies: they may differ also in the holes arrays they pass (pointers)
+ * and in any divisor (a tile count, computed once per share of tiles). GOMP_parallel
+ * hands such a body one argument, its data block, so the caller stores the holes array
+ * in a slot past the block's end (the block grown by one) and the body loads it from there.
+ * Only functions reached in one of these two ways are merged. The cost: a hole is a
+ * register, not a constant LLVM could fold into an address.
  */
 #include "codegen/llvm/llvm.h"
 
@@ -179,21 +183,75 @@ static bool power_of_two(int64_t v, LLVMTypeRef t)
     return v > 0 && (v & (v - 1)) == 0 && log2_of(v) < (int64_t)w - 1;
 }
 
+/* A pointer may differ where it is an argument of a call of a function defined here (not
+ * an intrinsic) and both are constant globals: a merged stage body's holes (merge_class),
+ * passed by a parallel loop's body that calls it. */
+static bool pointer_position(LLVMValueRef in, LLVMOpcode op, int k, LLVMValueRef a,
+                             LLVMValueRef b)
+{
+    if (op != LLVMCall || k >= (int)LLVMGetNumArgOperands(in))
+        return false;
+    LLVMValueRef callee = LLVMGetCalledValue(in);
+    return callee && LLVMIsAFunction(callee) && !LLVMIsDeclaration(callee) &&
+           LLVMIsAGlobalVariable(a) && LLVMIsAGlobalVariable(b) && LLVMIsGlobalConstant(a) &&
+           LLVMIsGlobalConstant(b);
+}
+
+/* The i64 constant a site's hole holds for operand o: the integer (of a splat: its
+ * element), a divisor's log2, or a pointer's bits. */
+static LLVMValueRef site_value(LLVMValueRef o, bool divisor, LLVMTypeRef i64)
+{
+    int64_t v = 0;
+    if (LLVMGetTypeKind(LLVMTypeOf(o)) == LLVMPointerTypeKind)
+        return LLVMConstPtrToInt(o, i64);
+    int_or_splat(o, &v);
+    return LLVMConstInt(i64, (unsigned long long)(divisor ? log2_of(v) : v), 1);
+}
+
 /* ---- which functions may merge ---------------------------------------------------------- */
 
 /* f is a defined internal void(ptr) function called directly and only so. */
-static bool candidate(LLVMValueRef f, LLVMTypeRef part_type)
+/* How a candidate is reached: called directly (a stage body), or handed to
+ * GOMP_parallel with its data block (a parallel loop's body, llvm/parallel.c). */
+enum { NOT_CANDIDATE, CALLED, BY_GOMP };
+
+/* The data block of a GOMP_parallel(fn, data, threads, flags) call: an alloca of
+ * [N x i64] (its N in *slots), else NULL. */
+static LLVMValueRef gomp_data(LLVMValueRef call, int *slots)
+{
+    LLVMValueRef callee = LLVMGetCalledValue(call);
+    size_t len = 0;
+    const char *name = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &len) : "";
+    if (len != 13 || strncmp(name, "GOMP_parallel", 13) != 0 || LLVMGetNumArgOperands(call) != 4)
+        return NULL;
+    LLVMValueRef data = LLVMGetArgOperand(call, 1);
+    LLVMTypeRef t = data && LLVMIsAAllocaInst(data) ? LLVMGetAllocatedType(data) : NULL;
+    if (!t || LLVMGetTypeKind(t) != LLVMArrayTypeKind ||
+        LLVMGetElementType(t) != LLVMInt64TypeInContext(LLVMGetTypeContext(t)))
+        return NULL;
+    *slots = (int)LLVMGetArrayLength2(t);
+    return data;
+}
+
+/* f's kind: a defined internal void(ptr) function whose every use is a direct call of
+ * it, or every use GOMP_parallel's function argument with a data block. */
+static int candidate(LLVMValueRef f, LLVMTypeRef part_type)
 {
     if (LLVMIsDeclaration(f) || LLVMGetLinkage(f) != LLVMInternalLinkage ||
         LLVMGlobalGetValueType(f) != part_type || !LLVMGetFirstUse(f))
-        return false;
+        return NOT_CANDIDATE;
+    bool called = true, by_gomp = true;
     for (LLVMUseRef u = LLVMGetFirstUse(f); u; u = LLVMGetNextUse(u)) {
         LLVMValueRef user = LLVMGetUser(u);
-        if (!LLVMIsACallInst(user) || LLVMGetCalledValue(user) != f ||
-            LLVMGetArgOperand(user, 0) == f)
-            return false;
+        int slots;
+        bool call = LLVMIsACallInst(user) != NULL;
+        called = called && call && LLVMGetCalledValue(user) == f &&
+                 LLVMGetArgOperand(user, 0) != f;
+        by_gomp = by_gomp && call && gomp_data(user, &slots) &&
+                  LLVMGetArgOperand(user, 0) == f && LLVMGetArgOperand(user, 2) != f &&
+                  LLVMGetArgOperand(user, 3) != f;
     }
-    return true;
+    return called ? CALLED : by_gomp ? BY_GOMP : NOT_CANDIDATE;
 }
 
 /* Opcodes whose every property the comparison reads. */
@@ -212,6 +270,7 @@ static bool known_opcode(LLVMOpcode op)
     case LLVMICmp: case LLVMFCmp: case LLVMPHI: case LLVMCall: case LLVMSelect:
     case LLVMExtractElement: case LLVMInsertElement: case LLVMShuffleVector:
     case LLVMExtractValue: case LLVMInsertValue: case LLVMFreeze:
+    case LLVMAtomicCmpXchg: case LLVMFence:
         return true;
     default:
         return false;
@@ -234,7 +293,7 @@ static uint64_t shape_hash(LLVMValueRef f)
                 int64_t v;
                 if (!o || LLVMIsAInstruction(o) || LLVMIsAArgument(o) || LLVMValueIsBasicBlock(o))
                     h = mix(h, 7);
-                else if (int_or_splat(o, &v))
+                else if (int_or_splat(o, &v) || LLVMIsAGlobalVariable(o))
                     h = mix(h, (uint64_t)(uintptr_t)LLVMTypeOf(o));
                 else
                     h = mix(h, (uint64_t)(uintptr_t)o);
@@ -252,7 +311,7 @@ typedef struct site {
     LLVMValueRef at;
     int k;
     bool divisor;  /* a power of two dividing: value is its log2 (merge_divisor)          */
-    int64_t value;
+    LLVMValueRef value; /* an i64 constant: the integer, the log2, or the pointer's bits  */
 } site;
 
 typedef struct sites {
@@ -260,7 +319,7 @@ typedef struct sites {
     int n, cap;
 } sites;
 
-static bool sites_add(sites *l, LLVMValueRef at, int k, bool divisor, int64_t value)
+static bool sites_add(sites *l, LLVMValueRef at, int k, bool divisor, LLVMValueRef value)
 {
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 32;
@@ -376,10 +435,20 @@ static bool same_properties(LLVMValueRef x, LLVMValueRef y, LLVMOpcode op, const
         return LLVMGetFCmpPredicate(x) == LLVMGetFCmpPredicate(y);
     case LLVMLoad: case LLVMStore:
         return LLVMGetAlignment(x) == LLVMGetAlignment(y) &&
-               LLVMGetVolatile(x) == LLVMGetVolatile(y) && LLVMGetOrdering(x) == LLVMGetOrdering(y);
+               LLVMGetVolatile(x) == LLVMGetVolatile(y) &&
+               LLVMGetOrdering(x) == LLVMGetOrdering(y) &&
+               LLVMIsAtomicSingleThread(x) == LLVMIsAtomicSingleThread(y);
     case LLVMAlloca:
         return LLVMGetAlignment(x) == LLVMGetAlignment(y) &&
                LLVMGetAllocatedType(x) == LLVMGetAllocatedType(y);
+    case LLVMFence:
+        return LLVMGetOrdering(x) == LLVMGetOrdering(y) &&
+               LLVMIsAtomicSingleThread(x) == LLVMIsAtomicSingleThread(y);
+    case LLVMAtomicCmpXchg:
+        return LLVMGetCmpXchgSuccessOrdering(x) == LLVMGetCmpXchgSuccessOrdering(y) &&
+               LLVMGetCmpXchgFailureOrdering(x) == LLVMGetCmpXchgFailureOrdering(y) &&
+               LLVMGetWeak(x) == LLVMGetWeak(y) && LLVMGetVolatile(x) == LLVMGetVolatile(y) &&
+               LLVMIsAtomicSingleThread(x) == LLVMIsAtomicSingleThread(y);
     case LLVMGetElementPtr:
         return LLVMIsInBounds(x) == LLVMIsInBounds(y) &&
                LLVMGetGEPSourceElementType(x) == LLVMGetGEPSourceElementType(y);
@@ -416,8 +485,10 @@ static bool same_properties(LLVMValueRef x, LLVMValueRef y, LLVMOpcode op, const
 }
 
 /* Whether g equals f (the file's header), the constants of g that differ from f's
- * appended to diff. Out of memory counts as unequal. */
-static bool equal_but_constants(LLVMValueRef f, LLVMValueRef g, unsigned tbaa, sites *diff)
+ * appended to diff; with any_divisor, divisors that are not powers of two may differ too
+ * (as run-time divisions). Out of memory counts as unequal. */
+static bool equal_but_constants(LLVMValueRef f, LLVMValueRef g, unsigned tbaa, bool any_divisor,
+                                sites *diff)
 {
     ptr_map places = {0};
     tag_maps tm = {.tbaa = tbaa};
@@ -426,6 +497,7 @@ static bool equal_but_constants(LLVMValueRef f, LLVMValueRef g, unsigned tbaa, s
                 map_init(&tm.back, 64) && map_places(f, g, &places);
     int first_diff = diff->n;
     LLVMValueRef pf = LLVMGetParam(f, 0), pg = LLVMGetParam(g, 0);
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(LLVMGetTypeContext(LLVMTypeOf(f)));
     for (LLVMBasicBlockRef a = LLVMGetFirstBasicBlock(f), b = LLVMGetFirstBasicBlock(g);
          same && a; a = LLVMGetNextBasicBlock(a), b = LLVMGetNextBasicBlock(b))
         for (LLVMValueRef x = LLVMGetFirstInstruction(a), y = LLVMGetFirstInstruction(b);
@@ -445,15 +517,21 @@ static bool equal_but_constants(LLVMValueRef f, LLVMValueRef g, unsigned tbaa, s
                     same = map_get(&places, oy) == ox;
                 else if (LLVMIsAArgument(oy))
                     same = oy == pg && ox == pf;
+                else if (pointer_position(x, op, k, ox, oy))
+                    same = sites_add(diff, x, k, false, site_value(oy, false, i64));
                 else if (LLVMTypeOf(ox) != LLVMTypeOf(oy) || !int_or_splat(ox, &vx) ||
                          !int_or_splat(oy, &vy))
                     same = false;
                 else if (hole_position(x, op, k))
-                    same = sites_add(diff, x, k, false, vy);
+                    same = sites_add(diff, x, k, false, site_value(oy, false, i64));
+                else if (!divisor_position(op, k))
+                    same = false;
+                else if (any_divisor) /* a parallel loop's: once per share or tile */
+                    same = vx != 0 && vy != 0 &&
+                           sites_add(diff, x, k, false, site_value(oy, false, i64));
                 else
-                    same = divisor_position(op, k) && power_of_two(vx, LLVMTypeOf(ox)) &&
-                           power_of_two(vy, LLVMTypeOf(oy)) &&
-                           sites_add(diff, x, k, true, log2_of(vy));
+                    same = power_of_two(vx, LLVMTypeOf(ox)) && power_of_two(vy, LLVMTypeOf(oy)) &&
+                           sites_add(diff, x, k, true, site_value(oy, true, i64));
             }
         }
     if (!same)
@@ -477,7 +555,7 @@ typedef struct klass {
 /* A hole: the scalar type of its sites and its value per member. */
 typedef struct hole {
     LLVMTypeRef type;
-    int64_t *value;     /* [members]                                                       */
+    LLVMValueRef *value; /* [members]: i64 constants (site_value)                          */
     LLVMValueRef scalar; /* its load in the merged function                                */
 } hole;
 
@@ -497,8 +575,8 @@ static void copy_attributes(LLVMValueRef from, LLVMValueRef to, LLVMAttributeInd
 
 /* Site i's hole index by its values across the members, adding holes as needed;
  * -1 when out of memory. */
-static int hole_of(hole **holes, int *nholes, int *cap, LLVMTypeRef type, const int64_t *values,
-                   int members)
+static int hole_of(hole **holes, int *nholes, int *cap, LLVMTypeRef type,
+                   const LLVMValueRef *values, int members)
 {
     for (int h = 0; h < *nholes; h++)
         if ((*holes)[h].type == type &&
@@ -512,7 +590,7 @@ static int hole_of(hole **holes, int *nholes, int *cap, LLVMTypeRef type, const 
         *holes = nh;
         *cap = c;
     }
-    int64_t *v = malloc((size_t)members * sizeof *v);
+    LLVMValueRef *v = malloc((size_t)members * sizeof *v);
     if (!v)
         return -1;
     memcpy(v, values, (size_t)members * sizeof *v);
@@ -533,12 +611,15 @@ static LLVMValueRef splat(LLVMBuilderRef B, LLVMValueRef s, LLVMTypeRef vt)
 
 /* The class's sites, in the first member's order, with every member's value; the
  * members' diff lists are in that order too (equal_but_constants walks it), so one cursor
- * per member finds them. Returns the number of sites, -1 when out of memory. */
-static int class_sites(const klass *c, const sites *diff, site **out, int64_t **values)
+ * per member finds them. With any_divisor a divisor's site holds the divisor itself, as
+ * equal_but_constants recorded it. Returns the number of sites, -1 when out of memory. */
+static int class_sites(const klass *c, const sites *diff, bool any_divisor, site **out,
+                       LLVMValueRef **values)
 {
     int n = c->n, ns = 0, cap = 0;
     site *s = NULL;
-    int64_t *v = NULL;
+    LLVMValueRef *v = NULL;
+    LLVMTypeRef i64 = LLVMInt64TypeInContext(LLVMGetTypeContext(LLVMTypeOf(c->members[0])));
     int *cur = malloc((size_t)n * sizeof *cur);
     if (!cur)
         return -1;
@@ -559,19 +640,16 @@ static int class_sites(const klass *c, const sites *diff, site **out, int64_t **
                     cap = cap ? 2 * cap : 64;
                     site *s2 = realloc(s, (size_t)cap * sizeof *s2);
                     s = s2 ? s2 : s;
-                    int64_t *v2 = s2 ? realloc(v, (size_t)cap * (size_t)n * sizeof *v2) : NULL;
+                    LLVMValueRef *v2 = s2 ? realloc(v, (size_t)cap * (size_t)n * sizeof *v2) : NULL;
                     v = v2 ? v2 : v;
                     ok = s2 && v2;
                     if (!ok)
                         break;
                 }
-                int64_t v0 = 0;
-                int_or_splat(LLVMGetOperand(x, (unsigned)k), &v0);
-                bool divisor = divisor_position(LLVMGetInstructionOpcode(x), k);
-                if (divisor)
-                    v0 = log2_of(v0);
+                bool divisor = !any_divisor && divisor_position(LLVMGetInstructionOpcode(x), k);
+                LLVMValueRef v0 = site_value(LLVMGetOperand(x, (unsigned)k), divisor, i64);
                 s[ns] = (site){x, k, divisor, v0};
-                int64_t *row = &v[(size_t)ns * (size_t)n];
+                LLVMValueRef *row = &v[(size_t)ns * (size_t)n];
                 row[0] = v0;
                 for (int m = 1; m < n; m++) {
                     bool here = cur[m] < c->end[m] && diff->s[cur[m]].at == x &&
@@ -670,9 +748,11 @@ static void merge_divisor(LLVMBuilderRef B, LLVMValueRef at, LLVMValueRef v)
     LLVMInstructionEraseFromParent(at);
 }
 
-/* Loads every hole at the top of fn's entry block (after its allocas) from its second
- * argument, and puts the loads (splatted for vector operands) in the sites' places. */
-static void fill_holes(LLVMBuilderRef B, LLVMValueRef fn, hole_set *hs, const site *s, int ns)
+/* Loads every hole at the top of fn's entry block (after its allocas) from the holes'
+ * array: fn's second argument, or with slot >= 0 the pointer in that slot of its data
+ * argument; puts the loads (splatted for vector operands) in the sites' places. */
+static void fill_holes(LLVMBuilderRef B, LLVMValueRef fn, int slot, hole_set *hs, const site *s,
+                       int ns)
 {
     LLVMContextRef C = LLVMGetTypeContext(LLVMTypeOf(fn));
     LLVMTypeRef i64 = LLVMInt64TypeInContext(C);
@@ -682,12 +762,20 @@ static void fill_holes(LLVMBuilderRef B, LLVMValueRef fn, hole_set *hs, const si
         at = LLVMGetNextInstruction(at);
     LLVMPositionBuilderBefore(B, at); /* a block ends in a terminator: at is never NULL */
     LLVMValueRef arg = LLVMGetParam(fn, 1);
+    if (slot >= 0) {
+        LLVMValueRef idx = LLVMConstInt(i64, (unsigned long long)slot, 0);
+        LLVMValueRef p = LLVMBuildGEP2(B, i64, LLVMGetParam(fn, 0), &idx, 1, "");
+        arg = LLVMBuildLoad2(B, LLVMPointerTypeInContext(C, 0), p, "holes");
+        LLVMSetAlignment(arg, 8);
+    }
     for (int h = 0; h < hs->n; h++) {
         LLVMValueRef idx = LLVMConstInt(i64, (unsigned long long)h, 0);
         LLVMValueRef p = LLVMBuildGEP2(B, i64, arg, &idx, 1, "");
         LLVMValueRef v = LLVMBuildLoad2(B, i64, p, "hole");
         LLVMSetAlignment(v, 8);
-        if (hs->h[h].type != i64)
+        if (LLVMGetTypeKind(hs->h[h].type) == LLVMPointerTypeKind)
+            v = LLVMBuildIntToPtr(B, v, hs->h[h].type, "");
+        else if (hs->h[h].type != i64)
             v = LLVMBuildTrunc(B, v, hs->h[h].type, "");
         hs->h[h].scalar = v;
     }
@@ -731,7 +819,7 @@ static void hole_arrays(LLVMModuleRef M, const klass *c, const hole_set *hs, LLV
     LLVMTypeRef aty = LLVMArrayType(i64, (unsigned)hs->n);
     for (int m = 0; m < c->n; m++) {
         for (int h = 0; h < hs->n; h++)
-            elems[h] = LLVMConstInt(i64, (unsigned long long)hs->h[h].value[m], 1);
+            elems[h] = hs->h[h].value[m];
         size_t len = 0;
         const char *fname = LLVMGetValueName2(c->members[m], &len);
         char name[256];
@@ -767,16 +855,72 @@ static LLVMValueRef merged_function(LLVMModuleRef M, LLVMValueRef f, int n)
     return fn;
 }
 
+/* The data slot of a parallel body's holes: the first past every member's data block
+ * (the blocks are grown to hold it, redirect_gomp). */
+static int holes_slot(const klass *c)
+{
+    int slot = 0;
+    for (int m = 0; m < c->n; m++)
+        for (LLVMUseRef u = LLVMGetFirstUse(c->members[m]); u; u = LLVMGetNextUse(u)) {
+            int slots = 0;
+            gomp_data(LLVMGetUser(u), &slots);
+            slot = slots > slot ? slots : slot;
+        }
+    return slot;
+}
+
+/* Every GOMP_parallel(from, data, ...) becomes GOMP_parallel(to, data, ...), with the
+ * holes array `holes` stored in data's slot `slot` first (data grown to hold it) when
+ * slot >= 0. */
+static void redirect_gomp(LLVMBuilderRef B, LLVMValueRef from, LLVMValueRef to, int slot,
+                          LLVMValueRef holes)
+{
+    LLVMUseRef u = LLVMGetFirstUse(from);
+    while (u) {
+        LLVMValueRef call = LLVMGetUser(u);
+        u = LLVMGetNextUse(u); /* the call's argument changes below */
+        int slots = 0;
+        LLVMValueRef data = gomp_data(call, &slots);
+        if (slot >= 0 && slots <= slot) {
+            LLVMContextRef C = LLVMGetTypeContext(LLVMTypeOf(data));
+            LLVMTypeRef grown = LLVMArrayType2(LLVMInt64TypeInContext(C), (uint64_t)slot + 1);
+            LLVMPositionBuilderBefore(B, data);
+            LLVMValueRef bigger = LLVMBuildAlloca(B, grown, "par_data");
+            LLVMSetAlignment(bigger, LLVMGetAlignment(data));
+            LLVMReplaceAllUsesWith(data, bigger);
+            LLVMInstructionEraseFromParent(data);
+            data = bigger;
+        }
+        if (slot >= 0) {
+            LLVMPositionBuilderBefore(B, call);
+            LLVMTypeRef i64 = LLVMInt64TypeInContext(LLVMGetTypeContext(LLVMTypeOf(data)));
+            LLVMValueRef idx = LLVMConstInt(i64, (unsigned long long)slot, 0);
+            LLVMBuildStore(B, holes, LLVMBuildGEP2(B, i64, data, &idx, 1, ""));
+        }
+        LLVMSetOperand(call, 0, to);
+    }
+}
+
+/* <name>.x<n>: a merged function's name says how many it stands for. */
+static void rename_merged(LLVMValueRef fn, int n)
+{
+    size_t len = 0;
+    const char *fname = LLVMGetValueName2(fn, &len);
+    char name[256];
+    snprintf(name, sizeof name, "%.*s.x%d", (int)(len < 200 ? len : 200), fname, n);
+    LLVMSetValueName2(fn, name, strlen(name));
+}
+
 /* Merges class c (n >= 2 members) as the file's header says: functions without holes
  * (equal outright) become the first, others a merged function with its holes filled.
  * False when out of memory, before anything changed (the module is then as it was). */
-static bool merge_class(LLVMModuleRef M, LLVMBuilderRef B, const klass *c, const sites *diff,
-                        merged_stats *st)
+static bool merge_class(LLVMModuleRef M, LLVMBuilderRef B, int kind, const klass *c,
+                        const sites *diff, merged_stats *st)
 {
     int n = c->n;
     site *s = NULL;
-    int64_t *values = NULL;
-    int ns = class_sites(c, diff, &s, &values);
+    LLVMValueRef *values = NULL;
+    int ns = class_sites(c, diff, kind == BY_GOMP, &s, &values);
     if (ns < 0)
         return false;
     hole_set hs = {0};
@@ -791,17 +935,27 @@ static bool merge_class(LLVMModuleRef M, LLVMBuilderRef B, const klass *c, const
     LLVMValueRef *elems = ok ? malloc((size_t)(hs.n ? hs.n : 1) * sizeof *elems) : NULL;
     ok = ok && arrays && elems;
     LLVMValueRef fn = c->members[0];
-    if (ok && hs.n > 0) {
+    if (ok && hs.n > 0)
         hole_arrays(M, c, &hs, elems, arrays);
-        fn = merged_function(M, c->members[0], n);
-        fill_holes(B, fn, &hs, s, ns);
-    }
-    for (int m = 0; ok && m < n; m++) {
-        if (fn != c->members[m]) {
-            redirect_calls(B, c->members[m], fn, hs.n > 0 ? arrays[m] : NULL);
-            LLVMDeleteFunction(c->members[m]);
+    if (ok && kind == BY_GOMP) {
+        int slot = hs.n > 0 ? holes_slot(c) : -1;
+        for (int m = 0; m < n; m++)
+            redirect_gomp(B, c->members[m], fn, slot, slot >= 0 ? arrays[m] : NULL);
+        if (slot >= 0)
+            fill_holes(B, fn, slot, &hs, s, ns);
+        rename_merged(fn, n);
+    } else if (ok) {
+        if (hs.n > 0) {
+            fn = merged_function(M, c->members[0], n);
+            fill_holes(B, fn, -1, &hs, s, ns);
         }
+        for (int m = 0; m < n; m++)
+            if (fn != c->members[m])
+                redirect_calls(B, c->members[m], fn, hs.n > 0 ? arrays[m] : NULL);
     }
+    for (int m = 0; ok && m < n; m++)
+        if (fn != c->members[m])
+            LLVMDeleteFunction(c->members[m]);
     if (ok) {
         st->classes++;
         st->removed += n - 1;
@@ -854,14 +1008,16 @@ static bool klass_add(klass *c, LLVMValueRef f, int begin, int end)
 
 /* The classes of the candidates cs[0 .. n) (one hash) into ks[0 .. *nk), each joining
  * the first class whose first member it equals; false when out of memory. */
-static bool classes_of(const cand *cs, int n, unsigned tbaa, sites *diff, klass *ks, int *nk)
+static bool classes_of(const cand *cs, int n, unsigned tbaa, bool any_divisor, sites *diff,
+                       klass *ks, int *nk)
 {
     *nk = 0;
     diff->n = 0;
     for (int a = 0; a < n; a++) {
         int k = 0;
         int mark = diff->n;
-        while (k < *nk && !equal_but_constants(ks[k].members[0], cs[a].f, tbaa, diff))
+        while (k < *nk &&
+               !equal_but_constants(ks[k].members[0], cs[a].f, tbaa, any_divisor, diff))
             k++;
         if (k == *nk)
             ks[(*nk)++] = (klass){0};
@@ -871,9 +1027,11 @@ static bool classes_of(const cand *cs, int n, unsigned tbaa, sites *diff, klass 
     return true;
 }
 
-pm_status pm_llvm_merge_similar(LLVMModuleRef M, pm_llvm_merge_stats *out, pm_error *err)
+/* One round: the candidates of one kind hashed, sorted, split into classes per hash and
+ * each class of two or more merged. False when out of memory. */
+static bool merge_round(LLVMModuleRef M, LLVMBuilderRef B, int kind, merged_stats *st,
+                        int *candidates)
 {
-    memset(out, 0, sizeof *out);
     LLVMContextRef C = LLVMGetModuleContext(M);
     LLVMTypeRef ptr = LLVMPointerTypeInContext(C, 0);
     LLVMTypeRef part_type = LLVMFunctionType(LLVMVoidTypeInContext(C), &ptr, 1, 0);
@@ -882,30 +1040,27 @@ pm_status pm_llvm_merge_similar(LLVMModuleRef M, pm_llvm_merge_stats *out, pm_er
     for (LLVMValueRef f = LLVMGetFirstFunction(M); f; f = LLVMGetNextFunction(f))
         n++;
     cand *cs = malloc((size_t)(n ? n : 1) * sizeof *cs);
-    if (!cs)
-        return pm_error_set(err, PM_ERR_NOMEM, "llvm: out of memory merging functions");
+    klass *ks = malloc((size_t)(n ? n : 1) * sizeof *ks);
+    bool ok = cs && ks;
     int nc = 0;
-    for (LLVMValueRef f = LLVMGetFirstFunction(M); f; f = LLVMGetNextFunction(f))
-        if (candidate(f, part_type)) {
+    for (LLVMValueRef f = ok ? LLVMGetFirstFunction(M) : NULL; f; f = LLVMGetNextFunction(f))
+        if (candidate(f, part_type) == kind) {
             cs[nc] = (cand){f, shape_hash(f), nc};
             nc++;
         }
-    qsort(cs, (size_t)nc, sizeof *cs, by_hash);
-    out->candidates = nc;
-    LLVMBuilderRef B = LLVMCreateBuilderInContext(C);
+    if (ok)
+        qsort(cs, (size_t)nc, sizeof *cs, by_hash);
+    *candidates += nc;
     sites diff = {0};
-    merged_stats st = {0};
-    klass *ks = malloc((size_t)(nc ? nc : 1) * sizeof *ks);
-    bool ok = B && ks;
     /* per run of equal hashes: classes of equal functions, each merged */
     for (int i = 0, j; ok && i < nc; i = j) {
         for (j = i; j < nc && cs[j].hash == cs[i].hash;)
             j++;
         int nk = 0;
-        ok = classes_of(cs + i, j - i, tbaa, &diff, ks, &nk);
+        ok = classes_of(cs + i, j - i, tbaa, kind == BY_GOMP, &diff, ks, &nk);
         for (int k = 0; k < nk; k++) {
             if (ok && ks[k].n >= 2)
-                ok = merge_class(M, B, &ks[k], &diff, &st);
+                ok = merge_class(M, B, kind, &ks[k], &diff, st);
             free(ks[k].members);
             free(ks[k].begin);
             free(ks[k].end);
@@ -914,6 +1069,18 @@ pm_status pm_llvm_merge_similar(LLVMModuleRef M, pm_llvm_merge_stats *out, pm_er
     free(diff.s);
     free(ks);
     free(cs);
+    return ok;
+}
+
+pm_status pm_llvm_merge_similar(LLVMModuleRef M, pm_llvm_merge_stats *out, pm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    LLVMBuilderRef B = LLVMCreateBuilderInContext(LLVMGetModuleContext(M));
+    merged_stats st = {0};
+    /* stage bodies first: a parallel loop's bodies that call merged bodies then differ
+     * only in the holes they pass */
+    bool ok = B && merge_round(M, B, CALLED, &st, &out->candidates) &&
+              merge_round(M, B, BY_GOMP, &st, &out->candidates);
     if (B)
         LLVMDisposeBuilder(B);
     out->classes = st.classes;

@@ -9,7 +9,9 @@
  * domains of different sizes; in 30% of the cases 1-2 lookup tables: 1-D u8/i16/i32/f32
  * stages over constant domains, mostly flat outside a range (clamps of monotone
  * expressions of their variable: frontend/flat.h), read at data-dependent indices below,
- * inside and above that range and outside the domain — stage_table, table_read),
+ * inside and above that range and outside the domain — stage_table, table_read), in
+ * 15% a pyramid of 3-4 levels down-sampling a 2-D image as the first stages, each level
+ * the same code over other bounds (stage_level: their bodies merge, llvm/merge.c),
  * compiled once by pm_jit_compile with random options
  * (vector width, opt level, and the optimizer's fusion / tile sizes / overlap threshold /
  * group limit; estimates = the first run size, or a quarter of the time large ones with
@@ -718,6 +720,34 @@ static void stage_function(gen *g, int self)
     g->reader = reader;
     define_cases(g, n, self, nv, want_int);
     g->reader = false;
+}
+
+/* A level of a pyramid: a 2-D stage of type t, src down-sampled by 2 in both dimensions
+ * (the sum of a 3x3 block, a ninth: the blocks overlap, so no level is inlined as read
+ * once), over [0, (ub - 2) / 2] of src's [0, ub] per dimension. Every level after the first reads a level of the same type with the same
+ * code, so their compiled bodies differ only in constants (bounds, extents, scratchpad
+ * strides): the merge step (codegen/llvm/merge.c) makes them one function. */
+static void stage_level(gen *g, int self, int src, pm_type t)
+{
+    node *n = &g->nodes[self];
+    const node *p = &g->nodes[src];
+    n->ndims = 2;
+    n->type = t;
+    n->exact = t != PM_F32 && t != PM_F64;
+    for (int d = 0; d < 2; d++)
+        n->d[d] = (dim){lit(0), divi(addi(p->d[d].ub, -2), 2), 1};
+    n->f = new_func(g, n, 2);
+    G x2 = muli(g->var[0], 2), y2 = muli(g->var[1], 2), v = {0};
+    for (int k = 0; k < 9; k++) {
+        G at[2] = {addi(x2, k % 3), addi(y2, k / 3)};
+        G r = cast(t, call(p->f, p->name, 2, at));
+        v = k ? b_add(v, r) : r;
+    }
+    v = cast(t, n->exact ? divi(v, 9) : b_mul(v, cast(t, flit(1.0 / 9))));
+    g->reads[self * MAX_FUNCS + src] = true;
+    G inside = b_le(lit(0), g->var[0]);
+    emit("    pm_define(%s, pm_case_new(%s, %s));", n->name, inside.c, v.c);
+    pm_define(n->f, pm_case_new(inside.e, v.e));
 }
 
 /* A monotone expression of the table's variable v (frontend/flat.h's A), by form, with
@@ -1508,10 +1538,28 @@ static bool run_case(uint64_t seed, stats *st)
     if (rchance(&g.t, 30))
         for (int i = rchance(&g.t, 75) ? 1 : 2; i > 0; i--)
             table_at[rint_(&g.t, 0, nstages - 2)] = true;
+    /* a pyramid of 3-4 levels from a 2-D image in 15% of the cases, its first stages:
+     * decided with draws of its own, so the other cases are what they were */
+    rng pr = {g.r.s ^ 0x5851F42D4C957F2Dull};
+    int pyr_levels = 0, pyr_src = -1, pyr_last = -1;
+    pm_type pyr_type = PM_F32;
+    if (rchance(&pr, 15))
+        for (int i = 0; i < g.nimages && pyr_src < 0; i++)
+            if (g.nodes[i].ndims == 2) {
+                pyr_src = i;
+                pyr_levels = rint_(&pr, 3, 4); if (getenv("PM_EXP_PYR")) fprintf(stderr, "PYR seed %llu\n", (unsigned long long)seed);
+                static const pm_type lt[] = {PM_F32, PM_I32, PM_U16};
+                pyr_type = lt[rint_(&pr, 0, 2)];
+            }
     for (int s = 0; s < nstages; s++) {
         int self = g.nnodes++;
         node *n = &g.nodes[self];
         n->name = fmt("f%d", s);
+        if (s < pyr_levels) {
+            stage_level(&g, self, pyr_src, pyr_type);
+            pyr_src = pyr_last = self;
+            continue;
+        }
         if (table_at[s]) {
             stage_table(&g, self);
             continue;
@@ -1560,6 +1608,16 @@ static bool run_case(uint64_t seed, stats *st)
                         if (g.reads[i * MAX_FUNCS + j])
                             reached[j] = true;
         }
+    /* a case with a pyramid: its last level is an output too when no output reaches it */
+    if (pyr_last >= 0 && !reached[pyr_last]) {
+        outi[nout++] = pyr_last;
+        for (int i = pyr_last; i >= 0; i--)
+            if (i == pyr_last || reached[i])
+                for (int j = 0; j < i; j++)
+                    if (g.reads[i * MAX_FUNCS + j])
+                        reached[j] = true;
+        reached[pyr_last] = true;
+    }
     pm_func *ins[MAX_IMAGES];
     int ini[MAX_IMAGES], nin = 0;
     const char *inc = "", *outc = "";
