@@ -287,7 +287,7 @@ static char *text_sizes(compile *c)
     char line[320];
     if (c->o->merge_bodies)
         snprintf(line, sizeof line,
-                 "merged: %d of %d outlined stage bodies into %d functions "
+                 "merged: %d of %d outlined bodies into %d functions "
                  "(<first>.x<members>), %d constants passed\n",
                  c->merged.removed + c->merged.classes, c->merged.candidates,
                  c->merged.classes, c->merged.holes);
@@ -357,7 +357,7 @@ static const step steps[] = {
      "LLVM IR with <W x T> vectors and GOMP_parallel, optimized (the tuned pipeline), then "
      "machine code in ORC LLJIT",
      step_llvm, STAT(ir_build_ms), {-1, -1}, {NULL, NULL}, BIT(LLVM)},
-    {"merge", "outlined stage bodies equal but for integer constants (a pyramid's levels) "
+    {"merge", "outlined bodies equal but for integer constants (a pyramid's levels) "
      "merged into one function each, the constants passed by the calls",
      step_merge, STAT(ir_build_ms), {PM_PHASE_SIZES, -1}, {text_sizes, NULL}, BIT(SIZES)},
 };

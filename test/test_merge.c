@@ -373,7 +373,7 @@ static void test_app_merges(void)
         const char *text = k ? pm_kernel_dump(k, "sizes") : NULL;
         const char *line = text ? strstr(text, "merged: ") : NULL;
         int merged = 0, of = 0, into = 0;
-        CHECK(line && sscanf(line, "merged: %d of %d outlined stage bodies into %d", &merged, &of,
+        CHECK(line && sscanf(line, "merged: %d of %d outlined bodies into %d", &merged, &of,
                              &into) == 3);
         CHECK(merged >= 20 && into >= 4 && into < merged);
         CHECK(text && strstr(text, ".x") != NULL);

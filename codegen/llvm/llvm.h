@@ -152,7 +152,7 @@ pm_status pm_llvm_build(const pm_poly *poly, const pm_ast *ast,
                         LLVMModuleRef *out, pm_error *err);
 void pm_llvm_set_fn_attrs(pm_llvm *g, LLVMValueRef fn);
 
-/* merge.c: outlined stage bodies equal but for integer constants merged into one
+/* merge.c: outlined bodies equal but for integer constants merged into one
  * function each, the constants passed by their calls (the file's header says when). */
 typedef struct pm_llvm_merge_stats {
     int candidates; /* functions called directly and only so                          */

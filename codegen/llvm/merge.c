@@ -1,4 +1,4 @@
-/* llvm/merge.c — outlined stage bodies equal but for integer constants become one function.
+/* llvm/merge.c — outlined bodies equal but for integer constants become one function.
  *
  * Promise: pm_llvm_merge_similar leaves a module that computes what it was given, with
  * fewer functions to optimize and to compile to machine code. A pyramid's levels run the
