@@ -120,21 +120,16 @@ static char *module_text(void)
     return s;
 }
 
-typedef void (*run_fn)(int64_t *d);
 
-/* Runs module text `ir` (entry @run, added as `name`) on block inputs x and lanes v. */
-static bool run_ir(const char *ir, const char *name, int64_t x, const int32_t v[4], int64_t *d)
+typedef void (*out_fn)(int64_t *out);
+
+/* Adds module text ir (entry `name`) and runs it on out. */
+static bool run_entry(const char *ir, const char *name, int64_t *out)
 {
     pm_engine_code *code = NULL;
     pm_error err = {0};
-    /* the entry's name must be unique in the engine */
-    size_t n = strlen(ir) + 64;
-    char *text = malloc(n);
-    const char *at = strstr(ir, "@run(");
-    snprintf(text, n, "%.*s@%s(%s", (int)(at - ir), ir, name, at + 5);
-    pm_status s = pm_engine_add_ir(engine, text, name, &code, &err);
-    free(text);
     void *addr = NULL;
+    pm_status s = pm_engine_add_ir(engine, ir, name, &code, &err);
     if (s == PM_OK)
         s = pm_engine_lookup(engine, name, &addr, &err);
     if (!CHECK(s == PM_OK)) {
@@ -142,14 +137,27 @@ static bool run_ir(const char *ir, const char *name, int64_t x, const int32_t v[
         pm_engine_code_free(code);
         return false;
     }
+    ((out_fn)addr)(out);
+    pm_engine_code_free(code);
+    return true;
+}
+
+/* Runs module text `ir` (entry @run, added as `name`) on block inputs x and lanes v. */
+static bool run_ir(const char *ir, const char *name, int64_t x, const int32_t v[4], int64_t *d)
+{
+    /* the entry's name must be unique in the engine */
+    size_t n = strlen(ir) + 64;
+    char *text = malloc(n);
+    const char *at = strstr(ir, "@run(");
+    snprintf(text, n, "%.*s@%s(%s", (int)(at - ir), ir, name, at + 5);
     memset(d, 0, BLOCKS * 16 * sizeof *d);
     for (int b = 0; b < BLOCKS; b++) {
         d[16 * b] = x;
         memcpy(&d[16 * b + 10], v, 4 * sizeof *v);
     }
-    ((run_fn)addr)(d);
-    pm_engine_code_free(code);
-    return true;
+    bool ok = run_entry(text, name, d);
+    free(text);
+    return ok;
 }
 
 static LLVMModuleRef parse(LLVMContextRef C, const char *ir)
@@ -273,27 +281,6 @@ static char *gomp_text(const char *name)
                                 i, slots[i], i, i, i, i, i, i, i + 1, i, i, i, i, i, i, i);
     snprintf(s + len, cap - len, "  ret void\n}\n");
     return s;
-}
-
-typedef void (*out_fn)(int64_t *out);
-
-/* Adds module text ir (entry `name`) and runs it on out. */
-static bool run_entry(const char *ir, const char *name, int64_t *out)
-{
-    pm_engine_code *code = NULL;
-    pm_error err = {0};
-    void *addr = NULL;
-    pm_status s = pm_engine_add_ir(engine, ir, name, &code, &err);
-    if (s == PM_OK)
-        s = pm_engine_lookup(engine, name, &addr, &err);
-    if (!CHECK(s == PM_OK)) {
-        fprintf(stderr, "%s: %s\n", name, err.message);
-        pm_engine_code_free(code);
-        return false;
-    }
-    ((out_fn)addr)(out);
-    pm_engine_code_free(code);
-    return true;
 }
 
 static void test_parallel_bodies(void)
