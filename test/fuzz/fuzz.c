@@ -1547,7 +1547,7 @@ static bool run_case(uint64_t seed, stats *st)
         for (int i = 0; i < g.nimages && pyr_src < 0; i++)
             if (g.nodes[i].ndims == 2) {
                 pyr_src = i;
-                pyr_levels = rint_(&pr, 3, 4); if (getenv("PM_EXP_PYR")) fprintf(stderr, "PYR seed %llu\n", (unsigned long long)seed);
+                pyr_levels = rint_(&pr, 3, 4);
                 static const pm_type lt[] = {PM_F32, PM_I32, PM_U16};
                 pyr_type = lt[rint_(&pr, 0, 2)];
             }
