@@ -472,11 +472,16 @@ static void candidate_eval(model_in *in, const int64_t *tile, model_out *out, bo
     /* redundancy at the estimates; scratch as allocated: for any image size */
     model_eval(in, tile, false, out);
     double scratch = out->scratch;
-    model_eval(in, tile, true, out);
-    out->scratch = scratch;
     *strip = in->gr->ntiled == 2 && in->row_points >= 1024 && (double)tile[1] >= in->row_points;
     double budget = (double)plan->o.cache_bytes * (*strip ? pm_costs.strip_budget : 1.0);
     bool fits = scratch <= budget;
+    bool user = plan->o.tile_size[0] > 0; /* the options decide: keep it */
+    if (!fits && !user) { /* out of the budget: no verdict needs the clipped model */
+        *ok0 = *ok1 = false;
+        return;
+    }
+    model_eval(in, tile, true, out);
+    out->scratch = scratch;
     bool big_strip = *strip && scratch > (double)plan->o.cache_bytes * pm_costs.strip_l2;
     /* strips that fit only in row blocks: no taller than pm_costs.block_max_rows */
     if (fits && block_rows_for(in, tile) > 0 && tile[0] > pm_costs.block_max_rows &&
@@ -487,7 +492,6 @@ static void candidate_eval(model_in *in, const int64_t *tile, model_out *out, bo
         in->blocks = true;
         fits = whole.scratch <= (double)plan->o.cache_bytes;
     }
-    bool user = plan->o.tile_size[0] > 0; /* the options decide: keep it */
     *ok1 = !(out->redundancy > plan->o.overlap_threshold || (!user && !fits));
     *ok0 = *ok1 && !big_strip;
 }
