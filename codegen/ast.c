@@ -37,13 +37,18 @@ static void origins_free(void *user)
     if (!o)
         return;
     for (int i = 0; i < o->n; i++)
-        for (int d = 0; d < PM_MAX_DIMS; d++)
+        for (int d = 0; d < PM_MAX_DIMS; d++) {
             isl_ast_expr_free(o->lb[i][d]);
+            isl_ast_expr_free(o->own_lb[i][d]);
+            isl_ast_expr_free(o->own_ub[i][d]);
+        }
     for (int d = 0; d < o->ntile; d++)
         isl_ast_expr_free(o->tile[d]);
     isl_ast_expr_free(o->first_block);
     free(o->storage);
     free(o->lb);
+    free(o->own_lb);
+    free(o->own_ub);
     free(o);
 }
 
@@ -53,14 +58,24 @@ typedef struct group_objects {
     const pm_group *group;
     isl_union_set *liveout;   /* the live-out's statement domains                        */
     isl_union_map *tiles;     /* pm_tile_index_map                                        */
-    isl_pw_aff **lb;          /* member m, dimension d at [m * PM_MAX_DIMS + d]           */
+    isl_pw_aff **lb;          /* member m, dimension d at [m * PM_MAX_DIMS + d]; then an
+                                 exported member's own part's bounds (bound_slot)        */
 } group_objects;
+
+/* Where member m's bound `kind` (0: the scratchpad's origin, 1 and 2: the lower and
+ * upper bound of an exported member's own part) along d sits in group_objects.lb, and
+ * the slots a group's bounds take. */
+static int bound_slot(const pm_group *gr, int kind, int m, int d)
+{
+    return (kind * gr->nmembers + m) * PM_MAX_DIMS + d;
+}
+static int bound_slots(const pm_group *gr) { return 3 * gr->nmembers * PM_MAX_DIMS; }
 
 static void group_objects_clear(group_objects *go)
 {
     isl_union_set_free(go->liveout);
     isl_union_map_free(go->tiles);
-    for (int i = 0; go->lb && go->group && i < go->group->nmembers * PM_MAX_DIMS; i++)
+    for (int i = 0; go->lb && go->group && i < bound_slots(go->group); i++)
         isl_pw_aff_free(go->lb[i]);
     free(go->lb);
     memset(go, 0, sizeof *go);
@@ -77,12 +92,17 @@ static bool group_objects_own(const pm_plan *plan, const pm_group *gr, group_obj
     for (int i = st->first_stmt; i < st->first_stmt + st->nstmts; i++)
         go->liveout = isl_union_set_add_set(go->liveout, isl_set_copy(poly->stmts[i].domain));
     go->tiles = pm_tile_index_map(plan, gr);
-    go->lb = calloc((size_t)gr->nmembers * PM_MAX_DIMS, sizeof *go->lb);
+    go->lb = calloc((size_t)bound_slots(gr), sizeof *go->lb);
     bool ok = go->liveout && go->tiles && go->lb;
     for (int m = 0; ok && m < gr->nmembers - 1; m++) {
         int s = poly->stages[gr->members[m]].storage;
-        for (int d = 0; d < poly->storage[s].ndims; d++)
-            ok = (go->lb[m * PM_MAX_DIMS + d] = isl_pw_aff_copy(gr->fp[m].lb[d])) != NULL;
+        bool exported = gr->exported && gr->exported[m];
+        for (int d = 0; d < poly->storage[s].ndims && ok; d++) {
+            ok = (go->lb[bound_slot(gr, 0, m, d)] = isl_pw_aff_copy(gr->fp[m].lb[d])) != NULL;
+            if (ok && exported)
+                ok = (go->lb[bound_slot(gr, 1, m, d)] = isl_pw_aff_copy(gr->fp[m].own_lb[d])) &&
+                     (go->lb[bound_slot(gr, 2, m, d)] = isl_pw_aff_copy(gr->fp[m].own_ub[d]));
+        }
     }
     return ok;
 }
@@ -200,8 +220,10 @@ static pm_tile_origins *origins_new(const pm_group *gr)
         o->group = gr;
         o->storage = calloc((size_t)n + 1, sizeof *o->storage);
         o->lb = calloc((size_t)n + 1, sizeof *o->lb);
+        o->own_lb = calloc((size_t)n + 1, sizeof *o->own_lb);
+        o->own_ub = calloc((size_t)n + 1, sizeof *o->own_ub);
     }
-    if (!o || !o->storage || !o->lb) {
+    if (!o || !o->storage || !o->lb || !o->own_lb || !o->own_ub) {
         origins_free(o);
         return NULL;
     }
@@ -212,7 +234,8 @@ static pm_tile_origins *origins_new(const pm_group *gr)
  * empty when it was sent as "") pulled back through tmap. NULL when isl fails. */
 static __isl_give isl_ast_expr *origin_expr(__isl_take isl_pw_aff *pa, bool empty,
                                             __isl_keep isl_pw_multi_aff *tmap,
-                                            __isl_keep isl_ast_build *build, isl_ctx *ctx)
+                                            __isl_keep isl_ast_build *build, isl_ctx *ctx,
+                                            long none_value)
 {
     pa = isl_pw_aff_align_params(pa, isl_pw_multi_aff_get_space(tmap));
     pa = isl_pw_aff_pullback_pw_multi_aff(pa, isl_pw_multi_aff_copy(tmap));
@@ -224,7 +247,7 @@ static __isl_give isl_ast_expr *origin_expr(__isl_take isl_pw_aff *pa, bool empt
     isl_set_free(where);
     if (none == isl_bool_true) {
         isl_pw_aff_free(pa);
-        return isl_ast_expr_from_val(isl_val_zero(ctx));
+        return isl_ast_expr_from_val(isl_val_int_from_si(ctx, none_value));
     }
     return pa ? isl_ast_build_expr_from_pw_aff(build, pa) : NULL;
 }
@@ -240,12 +263,27 @@ static void member_origins(mark_ctx *mc, const group_objects *go, pm_tile_origin
     for (int m = 0; m < gr->nmembers - 1 && tmap; m++) {
         int s = poly->stages[gr->members[m]].storage;
         o->storage[o->n] = s;
+        bool exported = gr->exported && gr->exported[m];
         for (int d = 0; d < poly->storage[s].ndims; d++) {
-            isl_pw_aff *pa = isl_pw_aff_copy(go->lb[m * PM_MAX_DIMS + d]);
+            isl_pw_aff *pa = isl_pw_aff_copy(go->lb[bound_slot(gr, 0, m, d)]);
             bool empty = !pa && mc->objects; /* sent as "" (part_prepare) */
-            o->lb[o->n][d] = origin_expr(pa, empty, tmap, build, ctx);
+            o->lb[o->n][d] = origin_expr(pa, empty, tmap, build, ctx, 0);
             if (!o->lb[o->n][d])
                 mc->failed = true;
+            if (!exported)
+                continue;
+            /* no own part in these tiles: the empty range 1 .. 0 */
+            for (int k = 1; k <= 2; k++) {
+                pa = isl_pw_aff_copy(go->lb[bound_slot(gr, k, m, d)]);
+                empty = !pa && mc->objects;
+                isl_ast_expr *e = origin_expr(pa, empty, tmap, build, ctx, k == 1 ? 1 : 0);
+                if (k == 1)
+                    o->own_lb[o->n][d] = e;
+                else
+                    o->own_ub[o->n][d] = e;
+                if (!e)
+                    mc->failed = true;
+            }
         }
         o->n++;
     }
@@ -356,7 +394,7 @@ static void part_clear(ast_part *pt)
     free(pt->sched);
     free(pt->liveout);
     free(pt->tiles);
-    for (int i = 0; pt->lb && pt->tiled && i < pt->tiled->nmembers * PM_MAX_DIMS; i++)
+    for (int i = 0; pt->lb && pt->tiled && i < bound_slots(pt->tiled); i++)
         free(pt->lb[i]);
     free(pt->lb);
     pt->sched = pt->liveout = pt->tiles = NULL;
@@ -388,9 +426,9 @@ static bool part_prepare(ast_part *pt)
     bool ok = group_objects_own(pt->plan, pt->tiled, &go);
     pt->liveout = ok ? isl_union_set_to_str(go.liveout) : NULL;
     pt->tiles = ok ? isl_union_map_to_str(go.tiles) : NULL;
-    pt->lb = calloc((size_t)pt->tiled->nmembers * PM_MAX_DIMS, sizeof *pt->lb);
+    pt->lb = calloc((size_t)bound_slots(pt->tiled), sizeof *pt->lb);
     ok = ok && pt->liveout && pt->tiles && pt->lb;
-    for (int i = 0; ok && i < pt->tiled->nmembers * PM_MAX_DIMS; i++)
+    for (int i = 0; ok && i < bound_slots(pt->tiled); i++)
         if (go.lb[i]) /* an empty function prints without its space: sent as "" */
             ok = (pt->lb[i] = isl_pw_aff_n_piece(go.lb[i]) == 0 ? calloc(1, 1)
                                                                 : isl_pw_aff_to_str(go.lb[i])) != NULL;
@@ -419,9 +457,9 @@ static void part_build(ast_part *pt)
         go.group = pt->tiled;
         go.liveout = isl_union_set_read_from_str(ctx, pt->liveout);
         go.tiles = isl_union_map_read_from_str(ctx, pt->tiles);
-        go.lb = calloc((size_t)pt->tiled->nmembers * PM_MAX_DIMS, sizeof *go.lb);
+        go.lb = calloc((size_t)bound_slots(pt->tiled), sizeof *go.lb);
         ok = go.liveout && go.tiles && go.lb;
-        for (int i = 0; ok && i < pt->tiled->nmembers * PM_MAX_DIMS; i++)
+        for (int i = 0; ok && i < bound_slots(pt->tiled); i++)
             if (pt->lb[i] && *pt->lb[i]) /* "" (empty) stays NULL: after_mark's origin 0 */
                 ok = (go.lb[i] = isl_pw_aff_read_from_str(ctx, pt->lb[i])) != NULL;
     }

@@ -23,6 +23,8 @@ typedef struct pm_tile_origins {
     int n;
     int *storage;                     /* pm_poly storage index of each scratchpad        */
     isl_ast_expr *(*lb)[PM_MAX_DIMS]; /* its origin per dimension                         */
+    isl_ast_expr *(*own_lb)[PM_MAX_DIMS]; /* an exported member's own part of the tile   */
+    isl_ast_expr *(*own_ub)[PM_MAX_DIMS]; /* (pm_group.exported); NULL for the others    */
     int ntile;                        /* box bodies: the tile index's dimensions, and     */
     isl_ast_expr *tile[PM_MAX_DIMS];  /* each as an expression of the tile loops          */
     isl_ast_expr *first_block;        /* in row blocks: the tile's first (its live-out's

@@ -57,6 +57,7 @@ static void group_clear(pm_group *gr)
     free(gr->members);
     free(gr->align);
     free(gr->fp);
+    free(gr->exported);
     memset(gr, 0, sizeof *gr);
 }
 
@@ -250,6 +251,29 @@ static void grouping_free(grouping *gp)
     free(gp->memo);
 }
 
+/* gr->exported: the members other than the live-out that a stage outside the group
+ * reads (the DP's exported members); NULL when there are none. False when out of
+ * memory. */
+static bool mark_exported(const pm_plan *plan, pm_group *gr)
+{
+    int ns = plan->poly->nstages;
+    for (int m = 0; m < gr->nmembers - 1; m++) {
+        bool outside = false;
+        for (int c = 0; c < ns && !outside; c++) {
+            bool member = false;
+            for (int k = 0; k < gr->nmembers && !member; k++)
+                member = gr->members[k] == c;
+            outside = !member && !plan->inlined[c] && pm_plan_reads(plan, c, gr->members[m]);
+        }
+        if (!outside)
+            continue;
+        if (!gr->exported && !(gr->exported = calloc((size_t)gr->nmembers, sizeof *gr->exported)))
+            return false;
+        gr->exported[m] = true;
+    }
+    return true;
+}
+
 /* Replaces plan->groups with the DP's groups: each of several stages aligned and tiled
  * with the model's sizes, the others of one stage. False when out of memory or when a
  * group the DP priced no longer tiles (cannot happen: the same calls priced it). */
@@ -276,6 +300,7 @@ static bool groups_from_dp(pm_plan *plan, const pm_dp_grouping *dp)
             ok = gr->members && gr->align && gr->fp;
             if (ok)
                 memcpy(gr->members, dp->members[i], (size_t)n * sizeof *gr->members);
+            ok = ok && mark_exported(plan, gr);
             ok = ok && pm_align_group(plan, gr->members, n, gr->align) && pm_tile_model(plan, gr);
         }
         for (int m = 0; m < gr->nmembers; m++)
@@ -352,11 +377,8 @@ bool pm_group_split(pm_plan *plan, int g)
     for (int m = 0; m < old.nmembers; m++)
         ok = singleton(&grown[g + m], old.members[m]) && ok;
     plan->ngroups += extra;
-    for (int m = 0; m < old.nmembers; m++) {
-        for (int d = 0; d < PM_MAX_DIMS; d++)
-            isl_pw_aff_free(old.fp[m].lb[d]);
-        isl_map_free(old.fp[m].box);
-    }
+    for (int m = 0; m < old.nmembers; m++)
+        pm_footprint_clear(&old.fp[m]);
     group_clear(&old);
     for (int i = 0; i < plan->ngroups; i++)
         for (int m = 0; m < plan->groups[i].nmembers; m++)

@@ -2,7 +2,9 @@
  * group_dp.h).
  *
  * Shape: the fusion paper's recurrence (seed 003, §3, Alg. 1) run from the outputs
- * towards the inputs, over groups with one live-out each, one group open at a time.
+ * towards the inputs, one group open at a time, over groups whose live-out is their last
+ * member; with the options' dp_exports, a member may also be read by closed groups
+ * (exported: Case I).
  *  - A state is the set of placed stages and the open group among them (its live-out the
  *    highest member). The first state opens the last output.
  *  - Case I: the open group absorbs a producer whose every reader is in the group (so the
@@ -17,10 +19,10 @@
  *    (growable bitsets: no cap on the number of stages).
  * The paper closes all open groups at once and so keeps several open; here they would
  * grow independently, and one at a time reaches the same groupings with far fewer states.
- * Groups built this way cannot form a cycle: a member other than the live-out has all
- * its readers in its group, so only live-outs feed other groups, and an edge between two
- * groups in both directions would be a cycle of the stage graph. The paper's cycle test
- * is thus Case I's constant-time subset test.
+ * Groups built this way cannot form a cycle: a member's readers are in its group or in
+ * groups closed before (placed first), which run after it, and no member reads a closed
+ * group (a stage is placed only after all its readers). The paper's cycle test is thus
+ * Case I's constant-time subset test.
  * Once the budget of groups priced is spent (or sixteen times as many states expanded),
  * a new state is not explored when some path has already placed every stage (the first
  * path down is found early: each state tries absorbing first). Before that, it takes the
@@ -131,12 +133,22 @@ static void outside_producers(const dp_graph *g, const pm_word *set, pm_word *ou
     pm_bits_minus(out, set, g->words);
 }
 
-/* Memory traffic of a group, in bytes: its live-out's buffer written once, each outside
- * producer's buffer read once (a buffer read by two groups is read twice). */
+/* Is member s of group `set` (not its live-out) read after the group: exported? */
+static bool read_outside(const dp_graph *g, const pm_word *set, int s)
+{
+    return !pm_bits_subset(&g->cons[(size_t)s * (size_t)g->words], set, g->words);
+}
+
+/* Memory traffic of a group, in bytes: its live-out's and its exported members' buffers
+ * written once, each outside producer's buffer read once (a buffer read by two groups
+ * is read twice). */
 static double group_bytes(const dp_graph *g, const pm_word *set, int liveout, pm_word *scratch)
 {
     outside_producers(g, set, scratch);
     double bytes = g->bytes[liveout];
+    for (int s = pm_bits_next(set, g->words, 0); s >= 0; s = pm_bits_next(set, g->words, s + 1))
+        if (s != liveout && read_outside(g, set, s))
+            bytes += g->bytes[s];
     for (int p = pm_bits_next(scratch, g->words, 0); p >= 0;
          p = pm_bits_next(scratch, g->words, p + 1))
         bytes += g->bytes[p];
@@ -318,13 +330,15 @@ static double price_group(dp *d, const pm_word *set)
     gr.members = malloc((size_t)n * sizeof *gr.members);
     gr.align = calloc((size_t)n, sizeof *gr.align);
     gr.fp = calloc((size_t)n, sizeof *gr.fp);
+    gr.exported = calloc((size_t)n, sizeof *gr.exported);
     double cost = INFINITY;
     bool can = true;
-    if (!gr.members || !gr.align || !gr.fp) {
+    if (!gr.members || !gr.align || !gr.fp || !gr.exported) {
         d->nomem = true;
     } else {
         int m = 0;
         for (int s = pm_bits_next(set, g->words, 0); s >= 0; s = pm_bits_next(set, g->words, s + 1)) {
+            gr.exported[m] = s != liveout && read_outside(g, set, s);
             gr.members[m++] = s;
             can = can && g->can[s];
         }
@@ -334,6 +348,7 @@ static double price_group(dp *d, const pm_word *set)
     free(gr.members);
     free(gr.align);
     free(gr.fp);
+    free(gr.exported);
     return cost;
 }
 
@@ -390,9 +405,12 @@ static void remember(dp *d, const pm_word *key, const dp_state *st)
     d->states[d->state_memo.count - 1] = *st;
 }
 
-/* Case I: the open group absorbs producer p when every reader of p is in the group and
- * the larger group prices (aligns and tiles). With greedy, the first that does is
- * taken. */
+/* Case I: the open group absorbs producer p when every reader of p is in the group
+ * and the larger group prices (aligns and tiles). With the options' dp_exports, p may
+ * also have readers in closed groups (all its readers placed): it is then exported
+ * (pm_group.exported), and its closed readers run after this group. A reader not yet
+ * placed would run before it: no such p is absorbed. With greedy, the first that
+ * prices is taken. */
 static void try_absorb(dp *d, const pm_word *key, bool greedy, dp_state *best)
 {
     const dp_graph *g = &d->g;
@@ -409,7 +427,8 @@ static void try_absorb(dp *d, const pm_word *key, bool greedy, dp_state *best)
     }
     for (int p = child && cand ? pm_bits_next(cand, w, 0) : -1; p >= 0 && !d->nomem;
          p = pm_bits_next(cand, w, p + 1)) {
-        if (!g->can[p] || g->output[p] || !pm_bits_subset(cons_of(g, p), H, w))
+        if (!g->can[p] || g->output[p] ||
+            !pm_bits_subset(cons_of(g, p), d->plan->o.dp_exports ? key : H, w))
             continue;
         pm_bits_copy(child, key, (int)key_len(d));
         pm_bit_set(child, p);
@@ -539,19 +558,18 @@ void pm_dp_grouping_free(pm_dp_grouping *g)
     memset(g, 0, sizeof *g);
 }
 
-/* The groups in the order of their live-outs: a topological order of the groups, since
- * only a live-out feeds another group. */
-static void sort_by_liveout(pm_dp_grouping *out)
+/* The groups in execution order: the reverse of the order they closed in. A group closes
+ * after every group that reads its members (their readers were placed first), so this
+ * is a topological order of the groups; without exported members it is the order of
+ * their live-outs (each group opens at the last unplaced live-out). */
+static void reverse_order(pm_dp_grouping *out)
 {
-    for (int i = 1; i < out->ngroups; i++)
-        for (int j = i; j > 0; j--) {
-            int *a = out->members[j - 1], *b = out->members[j];
-            if (a[out->nmembers[j - 1] - 1] < b[out->nmembers[j] - 1])
-                break;
-            out->members[j - 1] = b, out->members[j] = a;
-            int t = out->nmembers[j - 1];
-            out->nmembers[j - 1] = out->nmembers[j], out->nmembers[j] = t;
-        }
+    for (int i = 0, j = out->ngroups - 1; i < j; i++, j--) {
+        int *a = out->members[i];
+        out->members[i] = out->members[j], out->members[j] = a;
+        int t = out->nmembers[i];
+        out->nmembers[i] = out->nmembers[j], out->nmembers[j] = t;
+    }
 }
 
 bool pm_group_dp(pm_plan *plan, pm_dp_grouping *out)
@@ -577,7 +595,7 @@ bool pm_group_dp(pm_plan *plan, pm_dp_grouping *out)
         plan->grouping.cost = cost;
     }
     if (ok)
-        sort_by_liveout(out);
+        reverse_order(out);
     else
         pm_dp_grouping_free(out);
     plan->grouping.states = d.expanded;

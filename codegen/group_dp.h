@@ -1,9 +1,11 @@
 /* group_dp.h — the grouping's costs, and the dynamic program over groupings.
  *
  * Promise: pm_group_costs prices every group of a grouping in one unit, so the prices of
- * two groupings compare by their sums. pm_group_dp searches the groupings of single
- * live-out groups with the fusion paper's dynamic program and returns the cheapest it
- * finds within the options' cap and budget. Its groups run in the order it gives.
+ * two groupings compare by their sums. pm_group_dp searches the groupings with the fusion
+ * paper's dynamic program and returns the cheapest it finds within the options' cap and
+ * budget: groups of one live-out, and with the options' dp_exports, groups whose other
+ * members later groups may read too (exported, plan.h). Its groups run in the order it
+ * gives.
  */
 #ifndef PM_CODEGEN_GROUP_DP_H
 #define PM_CODEGEN_GROUP_DP_H
@@ -19,8 +21,9 @@ bool pm_group_is_output(const pm_pipeline *p, const pm_func *f);
 
 /* Sets gr->cost for every group of plan->groups and returns their sum. A group's cost is
  * its model time (gr->time from pm_tile_model, or pm_tile_stage_time for a group of one)
- * plus pm_costs.memory_byte_cost per byte it moves through memory: the live-out's
- * buffer written once and each outside producer's buffer read once. */
+ * plus pm_costs.memory_byte_cost per byte it moves through memory: the live-out's and
+ * the exported members' buffers written once and each outside producer's buffer read
+ * once. */
 double pm_group_costs(pm_plan *plan);
 
 /* The groups pm_group_dp chose: member lists in topological order (the last member the

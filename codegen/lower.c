@@ -999,7 +999,7 @@ static int level_shaped(const pm_lower *lw, const pm_poly_storage *st, const pm_
 {
     int n = call->nargs, level = -1;
     const pm_storage_plan *place = pm_plan_storage_of(lw->ast->plan, st->func);
-    if (place->kind != PM_STORAGE_TILE)
+    if (place->kind != PM_STORAGE_TILE || place->exported) /* exported: read outside too */
         return -1;
     for (int d = 0; d < n - 1; d++) {
         int c = pm_lower_lane_coef(pt, call->args[d]);
@@ -1075,7 +1075,7 @@ static bool table_shaped(const pm_lower *lw, const pm_poly_storage *st, const pm
         if (!two_rows_at_most(pt, call->args[d]))
             return false;
     const pm_storage_plan *place = pm_plan_storage_of(lw->ast->plan, st->func);
-    if (place->kind == PM_STORAGE_TILE)
+    if (place->kind == PM_STORAGE_TILE && !place->exported)
         return place->tile_ext[n - 1] <= pt->W;
     isl_pw_aff *extent = isl_pw_aff_sub(isl_pw_aff_copy(st->ub[n - 1]), isl_pw_aff_copy(st->lb[n - 1]));
     bool small = false;

@@ -32,6 +32,7 @@ pm_options pm_options_default(void)
         .prefetch_reads = -1,
         .cache_bytes = PM_DEFAULT_CACHE_BYTES,
         .merge_bodies = true,
+        .dp_exports = true,
         .compile_threads = 1,
     };
 }
@@ -250,12 +251,12 @@ int pm_options_key(const pm_options *o, char *buf, size_t size)
     memcpy(&inline_bits, &o->inline_limit, sizeof inline_bits);
     int n = snprintf(buf, size,
                      "w%d t%d o%d f%d g%d gr%d gc%d gb%ld s%d p%d d%u k%u c%lld th%016llx "
-                     "il%016llx m%d tiles",
+                     "il%016llx m%d x%d tiles",
                      o->vector_width, o->threads, o->opt_level, o->fusion, o->group_limit,
                      o->grouping, o->dp_group_cap, o->dp_budget,
                      o->stream_outputs, o->prefetch_reads, o->dump_mask, o->keep_mask,
                      (long long)o->cache_bytes, (unsigned long long)threshold_bits,
-                     (unsigned long long)inline_bits, (int)o->merge_bodies);
+                     (unsigned long long)inline_bits, (int)o->merge_bodies, (int)o->dp_exports);
     for (int d = 0; d < PM_MAX_DIMS && n >= 0 && (size_t)n < size; d++)
         n += snprintf(buf + n, size - (size_t)n, " %d", o->tile_size[d]);
     return n >= 0 && (size_t)n < size ? n : -1;

@@ -65,6 +65,8 @@ typedef struct pm_options {
     int64_t cache_bytes;       /* a tile's scratch budget: half the per-core L2         */
     bool merge_bodies;         /* stage bodies equal but for constants as one function
                                   (llvm/merge.c): on, off in the full-DP upgrade         */
+    bool dp_exports;           /* the DP may fuse a producer read after its group too:
+                                  each tile copies its part to a full buffer (plan.h)   */
     unsigned dump_mask;        /* PM_DUMP_BIT bits: phases printed while compiling      */
     unsigned keep_mask;        /* phases whose text the kernel keeps (dump_mask too)    */
     /* How the compile runs: no effect on the code, not in the key. */

@@ -82,20 +82,38 @@ pm_plan *pm_plan_new(const pm_poly *poly, const pm_options *o, const pm_value *e
     return plan;
 }
 
+bool pm_group_exports(const pm_group *gr)
+{
+    for (int m = 0; gr->exported && m < gr->nmembers; m++)
+        if (gr->exported[m])
+            return true;
+    return false;
+}
+
+void pm_footprint_clear(pm_footprint *fp)
+{
+    for (int d = 0; d < PM_MAX_DIMS; d++) {
+        isl_pw_aff_free(fp->lb[d]);
+        isl_pw_aff_free(fp->own_lb[d]);
+        isl_pw_aff_free(fp->own_ub[d]);
+        fp->lb[d] = fp->own_lb[d] = fp->own_ub[d] = NULL;
+    }
+    isl_map_free(fp->box);
+    fp->box = NULL;
+}
+
 void pm_plan_free(pm_plan *plan)
 {
     if (!plan)
         return;
     for (int g = 0; g < plan->ngroups; g++) {
         pm_group *gr = &plan->groups[g];
-        for (int m = 0; gr->fp && m < gr->nmembers; m++) {
-            for (int d = 0; d < PM_MAX_DIMS; d++)
-                isl_pw_aff_free(gr->fp[m].lb[d]);
-            isl_map_free(gr->fp[m].box);
-        }
+        for (int m = 0; gr->fp && m < gr->nmembers; m++)
+            pm_footprint_clear(&gr->fp[m]);
         free(gr->fp);
         free(gr->align);
         free(gr->members);
+        free(gr->exported);
     }
     free(plan->groups);
     for (int i = 0; plan->read_cache && i < plan->poly->nstages; i++)
@@ -478,6 +496,8 @@ char *pm_plan_groups_to_string(const pm_plan *plan)
                 for (int d = 0; d < f->ndims; d++)
                     pm_str_append(&s, "%s%.0f", d ? " x " : " ", gr->fp[m].model_ext[d]);
                 pm_str_append(&s, ")");
+                if (gr->exported && gr->exported[m])
+                    pm_str_append(&s, ", exported: each tile copies its part out");
             } else if (gr->tiled) {
                 pm_str_append(&s, " live-out");
             }

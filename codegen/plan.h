@@ -32,6 +32,8 @@ typedef struct pm_footprint {
     int64_t ext[PM_MAX_DIMS];     /* buffer index extent bound, constant over all tiles   */
     double model_ext[PM_MAX_DIMS];/* the model's extent of an interior tile (dump only)   */
     isl_map *box;                 /* { [T] -> f[x] }: what the member computes per tile   */
+    isl_pw_aff *own_lb[PM_MAX_DIMS]; /* an exported member's own part of each tile: the */
+    isl_pw_aff *own_ub[PM_MAX_DIMS]; /* points whose values its tile copies out         */
 } pm_footprint;
 
 /* A group of stages that run together (group phase), aligned (align phase) and tiled
@@ -50,6 +52,15 @@ typedef struct pm_group {
                                      else 0; tile T covers origin + tile * T ..
                                      origin + tile * T + tile - 1                        */
     pm_footprint *fp;             /* per member (the live-out's is unused)                */
+    bool *exported;               /* per member, or NULL: a member other than the live-out
+                                     that a later group reads too (the DP's, group_dp.c).
+                                     It is computed in the tiles into its scratchpad as any
+                                     member, and each tile copies its own part to the
+                                     member's full buffer: the live-out's tile mapped
+                                     through the member's alignment, the first and last
+                                     tiles taking the rest of its domain. Those parts do
+                                     not overlap, so the tiles never write one point
+                                     twice.                                              */
     double redundancy;            /* model: extra work of the overlapped tiles (0.1 = 10%) */
     int64_t scratch_bytes;        /* model: scratchpad bytes per tile                     */
     int64_t block_rows;           /* > 0: each tile runs in blocks of this many rows of
@@ -86,6 +97,9 @@ typedef struct pm_storage_plan {
     bool streamed;            /* OUTPUT: rows written with non-temporal stores            */
     bool prefetched;          /* INPUT, SCRATCH: rows read from memory, so the leading
                                  reads prefetch ahead (prefetch_calls)                    */
+    bool exported;            /* TILE: an exported member's (pm_group.exported): its slot
+                                 holds its full buffer, then the threads' scratchpads;
+                                 code outside its group reads the full buffer            */
 } pm_storage_plan;
 
 /* One stage's reads as pm_align_reads lists them (align.h), kept by the group phase. */
@@ -130,6 +144,10 @@ typedef struct pm_plan {
 } pm_plan;
 
 pm_plan *pm_plan_new(const pm_poly *poly, const pm_options *o, const pm_value *estimates);
+/* Whether some member of gr is exported. */
+bool pm_group_exports(const pm_group *gr);
+/* Frees a footprint's isl objects (the pointers become NULL). */
+void pm_footprint_clear(pm_footprint *fp);
 void pm_plan_free(pm_plan *plan);
 
 /* The stage index of a function, or -1 (an input image). */

@@ -330,6 +330,7 @@ bool pm_storage_decide(const pm_poly *poly, pm_plan *plan)
                 m++;
             st->kind = PM_STORAGE_TILE;
             st->group = g;
+            st->exported = gr->exported && gr->exported[m];
             int n = facts->ndims;
             for (int d = 0; d < n; d++)
                 st->tile_ext[d] = gr->fp[m].ext[d];
@@ -379,7 +380,10 @@ char *pm_storage_to_string(const pm_poly *poly, const pm_plan *plan)
             kind = st->prefetched ? "full buffer, prefetched" : "full buffer";
             bytes = full;
             break;
-        case PM_STORAGE_TILE: kind = "tile scratchpad"; bytes = (double)st->tile_bytes * threads; break;
+        case PM_STORAGE_TILE:
+            kind = st->exported ? "full + scratchpad" : "tile scratchpad";
+            bytes = (double)st->tile_bytes * threads + (st->exported ? full : 0);
+            break;
         case PM_STORAGE_INLINED: kind = "inlined"; break;
         }
         if (st->kind != PM_STORAGE_OUTPUT)

@@ -15,7 +15,10 @@
  *  - The non-live-out members of a tiled group get a scratchpad per thread
  *    (PM_STORAGE_TILE): one slot holding `threads` scratchpads of tile_bytes each. They
  *    are sized from the tile sizes alone (the footprint's constant extents, rows padded
- *    to the vector width), allocated once per run and re-based at every tile.
+ *    to the vector width), allocated once per run and re-based at every tile. An
+ *    exported member's slot (pm_storage_plan.exported) holds its full buffer first, then
+ *    the scratchpads: the tiles copy their own parts to the full buffer, which later
+ *    groups read.
  *  - Pipeline outputs stay in the caller's buffers. They are streamed (written with
  *    non-temporal stores, past the caches, without first reading each line) when
  *    plan->o.stream_outputs is 1. At -1 they are streamed when the output at the

@@ -131,9 +131,36 @@ static void model_live_out_tile(const model_in *in, const int64_t *tile, bool cl
     }
 }
 
+/* Exported member m's own part of the interior tile (pm_group.exported), its interval
+ * per dimension into lo/hi: along a dimension that follows a tiled one at scale s, the
+ * live-out's tile [a, b] becomes [ceil(s*a), ceil(s*(b + 1)) - 1]; along the others,
+ * the member's whole domain at the estimates. */
+static void model_own_part(const model_in *in, const model_out *out, int m, double *lo, double *hi)
+{
+    const pm_plan *plan = in->plan;
+    const pm_group *gr = in->gr;
+    int s = gr->members[m], L = gr->nmembers - 1;
+    const pm_func *f = plan->poly->stages[s].func;
+    for (int d = 0; d < f->ndims; d++) {
+        int ld = gr->align[m].dim_of[d];
+        bool tiled = false;
+        for (int t = 0; t < gr->ntiled && ld >= 0; t++)
+            tiled = tiled || gr->tiled_dim[t] == ld;
+        if (!tiled) {
+            lo[d] = est_lb(plan, s, d);
+            hi[d] = est_ub(plan, s, d);
+            continue;
+        }
+        double sc = gr->align[m].scale[d];
+        lo[d] = ceil(sc * out->lo[L][ld] - 1e-9);
+        hi[d] = ceil(sc * (out->hi[L][ld] + 1) - 1e-9) - 1;
+    }
+}
+
 /* Propagates the footprints backwards, each consumer's to its producers through the
  * affine reads (an interval per dimension and side); with clip, each producer's
- * footprint is clipped to its own domain at the estimates. model_eval's second step. */
+ * footprint is clipped to its own domain at the estimates. An exported member's
+ * footprint covers its own part too. model_eval's second step. */
 static void model_propagate(const model_in *in, bool clip, model_out *out)
 {
     const pm_plan *plan = in->plan;
@@ -141,6 +168,14 @@ static void model_propagate(const model_in *in, bool clip, model_out *out)
     int nm = gr->nmembers;
     for (int m = nm - 1; m >= 0; m--) {
         int c = gr->members[m];
+        if (gr->exported && gr->exported[m]) {
+            double lo[PM_MAX_DIMS], hi[PM_MAX_DIMS];
+            model_own_part(in, out, m, lo, hi);
+            for (int d = 0; d < plan->poly->stages[c].func->ndims; d++) {
+                out->lo[m][d] = min_d(out->lo[m][d], lo[d]);
+                out->hi[m][d] = max_d(out->hi[m][d], hi[d]);
+            }
+        }
         for (int i = in->first[m]; i < in->first[m + 1]; i++) {
             const pm_read *rd = &in->reads[in->by_consumer[i]];
             int pm = in->producer_of[in->by_consumer[i]];
@@ -239,6 +274,20 @@ static void model_eval(const model_in *in, const int64_t *tile, bool clip, model
                                pm_costs.stage_call_cost);
         if (m == nm - 1 || in->outside_only[m])
             time += out->ntiles * z.rows * pm_costs.stream_row_cost;
+        if (gr->exported && gr->exported[m]) {
+            /* the copy of its own part: a row from the scratchpad to memory */
+            double lo[PM_MAX_DIMS], hi[PM_MAX_DIMS], rows = 1, steps = 1;
+            model_own_part(in, out, m, lo, hi);
+            int nd = in->plan->poly->stages[gr->members[m]].func->ndims;
+            for (int d = 0; d < nd; d++) {
+                double e = fmax(0, floor(hi[d] - lo[d]) + 1);
+                if (d < nd - 1)
+                    rows *= e;
+                else
+                    steps = ceil(e / elem_lanes(in->plan));
+            }
+            time += out->ntiles * rows * (steps + pm_costs.row_cost + pm_costs.stream_row_cost);
+        }
         if (m < nm - 1)
             scratch += block_live_bytes(in, tile, out, m, z.bytes);
     }
@@ -337,7 +386,8 @@ static bool choose_tiled_dims(const pm_plan *plan, pm_group *gr)
 static void model_row_dims(model_in *in)
 {
     const pm_group *gr = in->gr;
-    in->blocks = gr->ntiled == 2 && gr->nmembers > 1;
+    /* an exported member's copy runs at the end of the tile, from the whole footprint */
+    in->blocks = gr->ntiled == 2 && gr->nmembers > 1 && !pm_group_exports(gr);
     for (int m = 0; m < gr->nmembers; m++) {
         in->row_dim[m] = -1;
         if (m == gr->nmembers - 1) {
@@ -475,7 +525,10 @@ static void candidate_eval(model_in *in, const int64_t *tile, model_out *out, bo
     *strip = in->gr->ntiled == 2 && in->row_points >= 1024 && (double)tile[1] >= in->row_points;
     double budget = (double)plan->o.cache_bytes * (*strip ? pm_costs.strip_budget : 1.0);
     bool fits = scratch <= budget;
-    bool user = plan->o.tile_size[0] > 0; /* the options decide: keep it */
+    /* the options decide: keep it; but a member exported by the DP's choice is its
+     * choice too, and the options' tiles scaled to a pyramid's finest level (local
+     * Laplacian at 4096 x 4096: 275 GB of scratchpads) need not be taken for it */
+    bool user = plan->o.tile_size[0] > 0 && !pm_group_exports(in->gr);
     if (!fits && !user) { /* out of the budget: no verdict needs the clipped model */
         *ok0 = *ok1 = false;
         return;
@@ -609,9 +662,43 @@ static void model_record(pm_group *gr, const model_in *in, const model_best *bes
 
 /* The model; with first_fit, it stops at the first candidate that passes (the group's
  * tile fields then hold that candidate, not the choice). */
+/* A member's scale along dimension d as num / den (den a power of two up to 2^16),
+ * false when it is none such. */
+static bool scale_fraction(double scale, int64_t *num, int64_t *den)
+{
+    for (int64_t q = 1; q <= 65536; q *= 2) {
+        double v = scale * (double)q;
+        if (v == floor(v) && fabs(v) < 1e9) {
+            *num = (int64_t)v;
+            *den = q;
+            return *num > 0;
+        }
+    }
+    return false;
+}
+
+/* Can the tiles copy each exported member's own part (the footprints' own_lb/own_ub):
+ * unit steps, and each dimension that follows a tiled one at a scale num / den? */
+static bool exports_tileable(const pm_plan *plan, const pm_group *gr)
+{
+    for (int m = 0; gr->exported && m < gr->nmembers - 1; m++) {
+        if (!gr->exported[m])
+            continue;
+        const pm_poly *poly = plan->poly;
+        const pm_poly_storage *st = &poly->storage[poly->stages[gr->members[m]].storage];
+        for (int d = 0; d < st->ndims; d++) {
+            int64_t num, den;
+            if (st->step[d] != 1 ||
+                (gr->align[m].dim_of[d] >= 0 && !scale_fraction(gr->align[m].scale[d], &num, &den)))
+                return false;
+        }
+    }
+    return true;
+}
+
 static bool tile_model(const pm_plan *plan, pm_group *gr, bool first_fit)
 {
-    if (gr->nmembers > 64 || !choose_tiled_dims(plan, gr))
+    if (gr->nmembers > 64 || !choose_tiled_dims(plan, gr) || !exports_tileable(plan, gr))
         return false;
     model_in in = {.plan = plan, .gr = gr};
     if (!model_in_init(&in)) {
@@ -1004,11 +1091,14 @@ static __isl_give isl_pw_aff *tile_edge(__isl_keep isl_space *tsp, int t, int64_
 /* An exact footprint bound replaced by the tile's edge at the member's scale plus a
  * constant halo (its extreme over all tiles): an outer bound of one affine piece, so
  * the footprints of a deep group do not pile up the pieces and divisions of every
- * stage before them. The exact bound comes back when no constant halo bounds it. */
+ * stage before them. The exact bound comes back when no constant halo bounds it.
+ * With `inner` (a group with exported members, whose first and last tiles compute the
+ * ends of their domains: pm_group.exported), the halo is the extreme over the inner
+ * tiles, and the exact bound stays where it reaches further (the outer tiles). */
 static __isl_give isl_pw_aff *simple_bound(const pm_group *gr, int m, int d,
                                            __isl_keep isl_space *tsp,
                                            __isl_take isl_pw_aff *exact, bool upper,
-                                           bool *simple)
+                                           bool *simple, __isl_keep isl_set *inner)
 {
     *simple = false;
     int j = gr->align[m].dim_of[d];
@@ -1023,14 +1113,20 @@ static __isl_give isl_pw_aff *simple_bound(const pm_group *gr, int m, int d,
     edge = isl_pw_aff_align_params(edge, isl_pw_aff_get_space(exact));
     int64_t halo;
     isl_pw_aff *diff = isl_pw_aff_sub(isl_pw_aff_copy(exact), isl_pw_aff_copy(edge));
+    if (inner)
+        diff = isl_pw_aff_intersect_domain(diff, isl_set_copy(inner));
     if (!extreme(diff, upper, &halo)) {
         isl_pw_aff_free(edge);
         return exact;
     }
-    isl_pw_aff_free(exact);
     isl_ctx *ctx = isl_pw_aff_get_ctx(edge);
-    *simple = true;
-    return isl_pw_aff_add_constant_val(edge, isl_val_int_from_si(ctx, (long)halo));
+    *simple = !inner; /* else pieces of the exact bound stay: gist them */
+    edge = isl_pw_aff_add_constant_val(edge, isl_val_int_from_si(ctx, (long)halo));
+    if (!inner) {
+        isl_pw_aff_free(exact);
+        return edge;
+    }
+    return upper ? isl_pw_aff_union_max(edge, exact) : isl_pw_aff_union_min(edge, exact);
 }
 
 /* box without the constraints on member m's tiled dimensions: what bounds its untiled
@@ -1060,6 +1156,10 @@ typedef struct fp_ctx {
      * box (member_box). */
     isl_map **M, **U;
     isl_set *tiles;   /* the tiles that exist: some point of the live-out's box in them  */
+    isl_set *inner;   /* with exported members: the tiles neither first nor last along
+                         any tiled dimension (simple_bound), else NULL                  */
+    isl_pw_aff *own_box[2][PM_MAX_DIMS]; /* the member's own part as its box grows by it
+                         (member_own_part to member_bounds): the lower and upper bounds */
     map_list reads;   /* one statement's reads of a member (stmt_read_bounds)            */
 } fp_ctx;
 
@@ -1194,13 +1294,20 @@ static bool member_bounds(fp_ctx *c, int m, isl_pw_aff **lbs, isl_pw_aff **ubs,
          * every bound was two thirds of interpolate's footprints, 20 of 31 ms) */
         bool simple_lb, simple_ub;
         lb = simple_bound(gr, m, d, c->tsp, isl_pw_aff_intersect_domain(lb, isl_set_copy(c->tiles)),
-                          false, &simple_lb);
+                          false, &simple_lb, c->inner);
         ub = simple_bound(gr, m, d, c->tsp, isl_pw_aff_intersect_domain(ub, isl_set_copy(c->tiles)),
-                          true, &simple_ub);
+                          true, &simple_ub, c->inner);
         if (!simple_lb)
             lb = isl_pw_aff_gist(lb, isl_set_copy(needed));
         if (!simple_ub)
             ub = isl_pw_aff_gist(ub, isl_set_copy(needed));
+        if (gr->exported && gr->exported[m]) {
+            /* after the simplification: the first and last tiles' parts may reach to the
+             * domain's ends, which a constant halo would give every tile */
+            lb = isl_pw_aff_union_min(lb, c->own_box[0][d]);
+            ub = isl_pw_aff_union_max(ub, c->own_box[1][d]);
+            c->own_box[0][d] = c->own_box[1][d] = NULL;
+        }
         int64_t e = lb && ub ? max_extent(lb, ub, st->step[d]) : -1;
         if (e < 1)
             ok = false;
@@ -1235,6 +1342,115 @@ static bool member_box(fp_ctx *c, int m, __isl_keep isl_space *bsp,
     return c->M[m] != NULL && c->U[m] != NULL;
 }
 
+/* f, a function of the parameters alone, as one of the tile space's points. */
+static __isl_give isl_pw_aff *on_tiles(const fp_ctx *c, __isl_take isl_pw_aff *f)
+{
+    f = isl_pw_aff_align_params(f, isl_space_params(isl_space_copy(c->tsp)));
+    isl_space *dom = f ? isl_pw_aff_get_domain_space(f) : NULL;
+    isl_bool params = dom ? isl_space_is_params(dom) : isl_bool_error;
+    isl_space_free(dom);
+    if (params == isl_bool_true) /* isl_set_dim_min's, for one */
+        return isl_pw_aff_insert_domain(f, isl_space_copy(c->tsp));
+    isl_space *none = isl_space_set_from_params(isl_space_params(isl_space_copy(c->tsp)));
+    isl_multi_aff *ma = isl_multi_aff_zero(
+        isl_space_map_from_domain_and_range(isl_space_copy(c->tsp), none));
+    return isl_pw_aff_pullback_multi_aff(f, ma);
+}
+
+/* ceil(num/den * (origin + size * (t + k))) over the tile space: where tile t + k starts,
+ * in a member's coordinates at scale num / den. */
+static __isl_give isl_pw_aff *scaled_tile_start(const fp_ctx *c, int t, int k, int64_t num,
+                                                int64_t den)
+{
+    const pm_group *gr = c->gr;
+    isl_aff *a = isl_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(c->tsp)),
+                                       isl_dim_set, (unsigned)t);
+    a = isl_aff_add_constant_si(a, k);
+    a = isl_aff_scale_val(a, isl_val_int_from_si(isl_aff_get_ctx(a), gr->tile[t] * num));
+    a = isl_aff_add_constant_val(a, isl_val_int_from_si(isl_aff_get_ctx(a), gr->tile_origin[t] * num));
+    a = isl_aff_scale_down_ui(a, (unsigned)den);
+    return isl_pw_aff_from_aff(isl_aff_ceil(a));
+}
+
+/* Exported member m's own part of each tile, per dimension into gr->fp[m].own_lb and
+ * own_ub (pm_group.exported): along a dimension that follows tiled dimension t at scale
+ * num/den, from where tile t starts to where the next one does, the first tile from the
+ * member's lower bound and the last one to its upper bound (so that the tiles' parts
+ * cover its domain once); along the others, the whole domain. Adds the tiles with some
+ * of it to *needed (member_bounds adds the part to the box). False when isl fails. */
+static bool member_own_part(fp_ctx *c, int m, isl_set **needed)
+{
+    const pm_poly *poly = c->plan->poly;
+    pm_group *gr = c->gr;
+    const pm_poly_storage *st = &poly->storage[poly->stages[gr->members[m]].storage];
+    isl_set *some = isl_set_copy(c->tiles);
+    bool ok = true;
+    for (int d = 0; d < st->ndims && ok; d++) {
+        isl_pw_aff *lo = on_tiles(c, isl_pw_aff_copy(st->lb[d]));
+        isl_pw_aff *hi = on_tiles(c, isl_pw_aff_copy(st->ub[d]));
+        isl_pw_aff *box_lo = NULL, *box_hi = NULL;
+        int ld = gr->align[m].dim_of[d], t = -1;
+        for (int k = 0; k < gr->ntiled && ld >= 0; k++)
+            if (gr->tiled_dim[k] == ld)
+                t = k;
+        int64_t num, den;
+        if (t >= 0 && scale_fraction(gr->align[m].scale[d], &num, &den)) {
+            /* the first and last tiles along t: none before or after them exists */
+            isl_set *first = isl_set_copy(c->tiles), *last = isl_set_copy(c->tiles);
+            isl_pw_aff *tmin = isl_set_dim_min(isl_set_copy(c->tiles), t);
+            isl_pw_aff *tmax = isl_set_dim_max(isl_set_copy(c->tiles), t);
+            isl_pw_aff *tv = isl_pw_aff_var_on_domain(
+                isl_local_space_from_space(isl_space_copy(c->tsp)), isl_dim_set, (unsigned)t);
+            first = isl_set_intersect(first, isl_pw_aff_le_set(isl_pw_aff_copy(tv), on_tiles(c, tmin)));
+            last = isl_set_intersect(last, isl_pw_aff_ge_set(tv, on_tiles(c, tmax)));
+            isl_pw_aff *start = scaled_tile_start(c, t, 0, num, den);
+            isl_pw_aff *next = scaled_tile_start(c, t, 1, num, den);
+            isl_pw_aff *end = isl_pw_aff_add_constant_val(next, isl_val_negone(isl_pw_aff_get_ctx(next)));
+            /* the scaled tiles reach past the member's domain at both ends (a pyramid's
+             * levels): the parts are the scaled tiles in the domain, and the box grows
+             * by one affine piece; else the first and last tiles take the rest */
+            isl_set *short_lo = isl_set_intersect(isl_set_copy(first), isl_pw_aff_lt_set(
+                                    isl_pw_aff_copy(lo), isl_pw_aff_copy(start)));
+            isl_set *short_hi = isl_set_intersect(isl_set_copy(last), isl_pw_aff_gt_set(
+                                    isl_pw_aff_copy(hi), isl_pw_aff_copy(end)));
+            isl_bool covered_lo = isl_set_is_empty(short_lo), covered_hi = isl_set_is_empty(short_hi);
+            isl_set_free(short_lo);
+            isl_set_free(short_hi);
+            ok = covered_lo >= 0 && covered_hi >= 0;
+            if (covered_lo == isl_bool_true && covered_hi == isl_bool_true) {
+                box_lo = isl_pw_aff_copy(start);
+                box_hi = isl_pw_aff_copy(end);
+            }
+            start = isl_pw_aff_max(start, isl_pw_aff_copy(lo));
+            end = isl_pw_aff_min(end, isl_pw_aff_copy(hi));
+            if (!box_lo) {
+                start = isl_pw_aff_cond(isl_set_indicator_function(isl_set_copy(first)),
+                                        isl_pw_aff_copy(lo), start);
+                end = isl_pw_aff_cond(isl_set_indicator_function(isl_set_copy(last)),
+                                      isl_pw_aff_copy(hi), end);
+            }
+            isl_set_free(first);
+            isl_set_free(last);
+            isl_pw_aff_free(lo);
+            isl_pw_aff_free(hi);
+            lo = start;
+            hi = end;
+        }
+        lo = isl_pw_aff_coalesce(isl_pw_aff_intersect_domain(lo, isl_set_copy(c->tiles)));
+        hi = isl_pw_aff_coalesce(isl_pw_aff_intersect_domain(hi, isl_set_copy(c->tiles)));
+        some = isl_set_intersect(some, isl_pw_aff_le_set(isl_pw_aff_copy(lo), isl_pw_aff_copy(hi)));
+        c->own_box[0][d] = box_lo ? isl_pw_aff_intersect_domain(box_lo, isl_set_copy(c->tiles))
+                                  : isl_pw_aff_copy(lo);
+        c->own_box[1][d] = box_hi ? isl_pw_aff_intersect_domain(box_hi, isl_set_copy(c->tiles))
+                                  : isl_pw_aff_copy(hi);
+        gr->fp[m].own_lb[d] = lo;
+        gr->fp[m].own_ub[d] = hi;
+        ok = ok && lo && hi && c->own_box[0][d] && c->own_box[1][d];
+    }
+    *needed = *needed ? isl_set_union(*needed, some) : some;
+    return ok && *needed != NULL;
+}
+
 /* A producer's footprint (member m < the live-out) from its consumers' U: gr->fp[m],
  * M[m] and U[m]. False when isl fails or an extent has no bound. */
 static bool member_footprint(fp_ctx *c, int m)
@@ -1245,7 +1461,9 @@ static bool member_footprint(fp_ctx *c, int m)
     const pm_poly_storage *st = &poly->storage[poly->stages[p].storage];
     isl_pw_aff *lbs[PM_MAX_DIMS] = {0}, *ubs[PM_MAX_DIMS] = {0};
     isl_set *needed = NULL;
-    bool ok = member_read_bounds(c, m, lbs, ubs, &needed) && needed;
+    bool ok = member_read_bounds(c, m, lbs, ubs, &needed) &&
+              (!c->gr->exported || !c->gr->exported[m] || member_own_part(c, m, &needed)) &&
+              needed;
     isl_space *bsp = NULL;
     if (ok) {
         needed = isl_set_coalesce(needed);
@@ -1264,6 +1482,9 @@ static bool member_footprint(fp_ctx *c, int m)
     for (int d = 0; d < PM_MAX_DIMS; d++) {
         isl_pw_aff_free(lbs[d]);
         isl_pw_aff_free(ubs[d]);
+        isl_pw_aff_free(c->own_box[0][d]);
+        isl_pw_aff_free(c->own_box[1][d]);
+        c->own_box[0][d] = c->own_box[1][d] = NULL;
     }
     isl_set_free(needed);
     isl_space_free(bsp);
@@ -1287,6 +1508,18 @@ bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
     }
     /* the live-out's tile, then each producer from its consumers, last to first */
     bool ok = live_out_footprint(&c);
+    if (ok && pm_group_exports(gr)) {
+        c.inner = isl_set_copy(c.tiles);
+        for (int t = 0; t < gr->ntiled && c.inner; t++) {
+            isl_pw_aff *tv = isl_pw_aff_var_on_domain(
+                isl_local_space_from_space(isl_space_copy(c.tsp)), isl_dim_set, (unsigned)t);
+            isl_pw_aff *lo = on_tiles(&c, isl_set_dim_min(isl_set_copy(c.tiles), t));
+            isl_pw_aff *hi = on_tiles(&c, isl_set_dim_max(isl_set_copy(c.tiles), t));
+            c.inner = isl_set_intersect(c.inner, isl_pw_aff_gt_set(isl_pw_aff_copy(tv), lo));
+            c.inner = isl_set_intersect(c.inner, isl_pw_aff_lt_set(tv, hi));
+        }
+        ok = c.inner != NULL;
+    }
     for (int m = nm - 2; m >= 0 && ok; m--)
         ok = member_footprint(&c, m);
     map_list_clear(&c.reads);
@@ -1298,6 +1531,7 @@ bool pm_tile_footprints(const pm_plan *plan, pm_group *gr)
     free(c.M);
     free(c.U);
     isl_set_free(c.tiles);
+    isl_set_free(c.inner);
     isl_space_free(c.tsp);
     return ok;
 }

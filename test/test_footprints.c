@@ -12,6 +12,10 @@
  *    tight overlapped tiles paper; at the image's borders the phase may keep a larger box,
  *    since it propagates its consumers' boxes unclipped in the tiled dimensions);
  *  - fit the scratchpad's extents (gr->fp[m].ext) on every tile.
+ * An exported member (pm_group.exported) also computes its own part of each tile, which
+ * the tile copies to its full buffer: its box must contain that part, equal the bounding
+ * box of the relaxed footprint and the part on interior tiles, and the parts of all
+ * tiles must cover its domain once (no point copied twice, none missed).
  * Groups that read some member at data-dependent points (no affine relation) or hold a
  * reduction are counted as skipped; every app must check at least one group.
  */
@@ -70,9 +74,50 @@ static int64_t dim_bound(__isl_keep isl_set *s, int d, bool max)
     return r;
 }
 
+/* The value of pa (over the tile space) at tile T and the parameters P, or INT64_MIN
+ * where it is undefined. */
+static int64_t eval_at_tile(__isl_keep isl_pw_aff *pa, __isl_keep isl_set *P, const int64_t *T,
+                            int ntiled)
+{
+    isl_set *at = isl_set_universe(isl_pw_aff_get_domain_space(pa));
+    at = isl_set_intersect_params(at, isl_set_copy(P));
+    for (int k = 0; k < ntiled; k++)
+        at = isl_set_fix_si(at, isl_dim_set, (unsigned)k, (int)T[k]);
+    isl_point *pt = isl_set_sample_point(at);
+    isl_val *v = pt && isl_point_is_void(pt) == isl_bool_false
+                     ? isl_pw_aff_eval(isl_pw_aff_copy(pa), isl_point_copy(pt))
+                     : NULL;
+    int64_t r = v && isl_val_is_int(v) == isl_bool_true ? (int64_t)isl_val_get_num_si(v) : INT64_MIN;
+    isl_val_free(v);
+    isl_point_free(pt);
+    return r;
+}
+
+/* Exported member m's own part of tile T at P (inside its domain), or NULL when m is not
+ * exported. */
+static __isl_give isl_set *own_part(const fixture *f, const pm_group *gr, int m,
+                                    __isl_keep isl_set *P, const int64_t *T)
+{
+    if (!gr->exported || !gr->exported[m])
+        return NULL;
+    const pm_poly *poly = f->poly;
+    const pm_poly_storage *st = &poly->storage[poly->stages[gr->members[m]].storage];
+    isl_set *own = isl_set_intersect_params(isl_set_copy(st->box), isl_set_copy(P));
+    for (int d = 0; d < st->ndims; d++) {
+        int64_t lo = eval_at_tile(gr->fp[m].own_lb[d], P, T, gr->ntiled);
+        int64_t hi = eval_at_tile(gr->fp[m].own_ub[d], P, T, gr->ntiled);
+        if (lo == INT64_MIN || hi == INT64_MIN || lo > hi)
+            return isl_set_subtract(isl_set_copy(own), own); /* empty */
+        own = isl_set_lower_bound_si(own, isl_dim_set, (unsigned)d, (int)lo);
+        own = isl_set_upper_bound_si(own, isl_dim_set, (unsigned)d, (int)hi);
+    }
+    return own;
+}
+
 typedef struct tally {
     int groups, skipped, tiles, interior, members;
     int interior_members, case_tight; /* interior footprints; those also F's bounding box */
+    int exported;                     /* exported members whose own parts were checked     */
 } tally;
 
 /* The exact footprints of tile T of group gr (in each stage's box space, NULL where the
@@ -119,6 +164,9 @@ static bool exact_footprints(const fixture *f, const pm_group *gr, const int64_t
         const pm_poly_stage *st = &poly->stages[s];
         if (!plan->inlined[s] && plan->group_of[s] != plan->group_of[L])
             continue; /* read from its full buffer */
+        for (int m = 0; m < gr->nmembers - 1; m++) /* an exported member's own part too */
+            if (gr->members[m] == s && gr->exported && gr->exported[m])
+                F[s] = isl_set_union(F[s], own_part(f, gr, m, P, T));
         const pm_poly_storage *sst = &poly->storage[st->storage];
         for (int k = 0; k < st->nstmts && ok; k++) {
             const pm_poly_stmt *sm = &poly->stmts[st->first_stmt + k];
@@ -184,6 +232,10 @@ static void check_member(const char *what, const fixture *f, int g, int m, const
         bm = isl_map_fix_si(bm, isl_dim_in, (unsigned)k, (int)T[k]);
     isl_set *box = retuple(isl_map_range(bm), st->box);
     long long T0 = (long long)T[0], T1 = (long long)(gr->ntiled > 1 ? T[1] : 0);
+    isl_set *part = own_part(f, gr, m, P, T);
+    if (part && !CHECK(isl_set_is_subset(part, box) == isl_bool_true))
+        fprintf(stderr, "  %s: group %d, tile (%lld, %lld): %s's box misses its own part\n",
+                what, g, T0, T1, name);
     if (exact && isl_set_is_empty(exact) == isl_bool_false) {
         t->members++;
         if (!CHECK(isl_set_is_subset(exact, box) == isl_bool_true))
@@ -216,6 +268,43 @@ static void check_member(const char *what, const fixture *f, int g, int m, const
     isl_set_free(exact);
     isl_set_free(relaxed);
     isl_set_free(box);
+    isl_set_free(part);
+}
+
+/* The own parts of exported member m over all tiles cover its domain at P once: their
+ * union is the domain and their sizes add up to its size. */
+static void check_own_parts(const char *what, const fixture *f, int g, int m,
+                            __isl_keep isl_set *P, const int64_t *lo, const int64_t *count,
+                            int64_t ntiles, tally *t)
+{
+    const pm_group *gr = &f->plan->groups[g];
+    const pm_poly_storage *st = &f->poly->storage[f->poly->stages[gr->members[m]].storage];
+    isl_set *dom = isl_set_intersect_params(isl_set_copy(st->box), isl_set_copy(P));
+    isl_set *all = isl_set_subtract(isl_set_copy(dom), isl_set_copy(dom));
+    long long sum = 0;
+    for (int64_t i = 0; i < ntiles; i++) {
+        int64_t T[PM_MAX_DIMS], r = i;
+        for (int k = gr->ntiled - 1; k >= 0; k--) {
+            T[k] = lo[k] + r % count[k];
+            r /= count[k];
+        }
+        isl_set *part = own_part(f, gr, m, P, T);
+        isl_val *n = isl_set_count_val(part);
+        sum += n ? isl_val_get_num_si(n) : -1;
+        isl_val_free(n);
+        all = isl_set_union(all, part);
+    }
+    isl_val *n = isl_set_count_val(dom);
+    long long want = n ? isl_val_get_num_si(n) : -2;
+    isl_val_free(n);
+    bool covered = isl_set_is_equal(all, dom) == isl_bool_true;
+    if (!CHECK(covered && sum == want))
+        fprintf(stderr, "  %s: group %d: %s's own parts %s its domain, %lld points in all "
+                        "for its %lld\n", what, g, f->poly->stages[gr->members[m]].func->name,
+                covered ? "cover" : "do not cover", sum, want);
+    t->exported++;
+    isl_set_free(all);
+    isl_set_free(dom);
 }
 
 /* Checks every tiled group of the plan at params est on every tile; adds to *t. */
@@ -267,6 +356,9 @@ static void check_plan(const char *what, const fixture *f, const pm_value *est, 
             free(F);
             free(R);
         }
+        for (int m = 0; m < gr->nmembers - 1 && !skipped; m++)
+            if (gr->exported && gr->exported[m])
+                check_own_parts(what, f, g, m, P, lo, count, ntiles, t);
         t->groups += !skipped;
         t->skipped += skipped;
     }
@@ -307,6 +399,7 @@ static void check_app(const pm_sample_app *app, int64_t rows, int64_t cols, int 
     total->members += t.members;
     total->interior_members += t.interior_members;
     total->case_tight += t.case_tight;
+    total->exported += t.exported;
     pm_ctx_free(ctx);
 }
 
@@ -360,9 +453,11 @@ int main(void)
     }
     printf("footprints: %d groups, %d skipped, %d tiles, %d interior, %d member footprints; "
            "on interior tiles %d of %d boxes are also the bounding box of the exact "
-           "footprint (the rest: reads of cases relaxed to the whole box)\n",
+           "footprint (the rest: reads of cases relaxed to the whole box); %d exported "
+           "members' own parts\n",
            total.groups, total.skipped, total.tiles, total.interior, total.members,
-           total.case_tight, total.interior_members);
+           total.case_tight, total.interior_members, total.exported);
     CHECK(total.interior > 0);
+    CHECK(total.exported > 0); /* the pyramids' levels */
     return check_finish("footprints");
 }

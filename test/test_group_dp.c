@@ -4,6 +4,9 @@
  * single live-out groups is priced (pm_group_dp_price); the full DP's cost must be the
  * least of them, its grouping must be one of them, and it must never cost more than
  * greedy's. A budget of one state must still give a complete grouping (the greedy rest).
+ * With exported members (the options' dp_exports, pm_group.exported) the DP's cost must be
+ * at most that least one, each member read after its group must be exported, and its
+ * readers' groups must run later; the pyramids at paper estimates export some level.
  * That the DP's kernels equal the interpreter is test_optimizer's (check_dp_at_paper,
  * the DP settings of kCovering) and the fuzzer's.
  */
@@ -116,6 +119,35 @@ static bool valid_groups(const pm_plan *plan)
     return ok;
 }
 
+/* Groups with exported members: every stage that is not inlined is in one group, a
+ * member read outside its group is exported (the live-out aside) and every group that
+ * reads it runs later, and an exported member is read outside. *nexported counts them. */
+static bool valid_exports(const pm_plan *plan, int *nexported)
+{
+    int n = plan->poly->nstages;
+    bool ok = true;
+    *nexported = 0;
+    for (int s = 0; s < n; s++)
+        ok = ok && (plan->inlined[s] ? plan->group_of[s] < 0 : plan->group_of[s] >= 0);
+    for (int g = 0; g < plan->ngroups && ok; g++) {
+        const pm_group *gr = &plan->groups[g];
+        ok = gr->members[gr->nmembers - 1] == gr->liveout;
+        for (int m = 0; m < gr->nmembers - 1 && ok; m++) {
+            bool outside = false;
+            for (int c = 0; c < n && ok; c++)
+                if (!plan->inlined[c] && plan->group_of[c] != g &&
+                    pm_plan_reads(plan, c, gr->members[m])) {
+                    outside = true;
+                    ok = plan->group_of[c] > g;
+                }
+            bool exported = gr->exported && gr->exported[m];
+            ok = ok && outside == exported;
+            *nexported += exported;
+        }
+    }
+    return ok;
+}
+
 static bool near(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)); }
 
 /* The full DP on pipeline p at estimates est against brute force, and a one-state budget
@@ -129,6 +161,7 @@ static void check_dp(const char *what, pm_pipeline *p, const pm_value *est, int 
     o.grouping = PM_GROUPING_DP;
     o.dp_group_cap = o.group_limit;
     o.dp_budget = PM_DP_FULL_BUDGET;
+    o.dp_exports = false; /* brute force prices groups of one live-out */
     fixture f;
     if (!CHECK(fixture_new(p, est, &o, false, &f))) {
         fixture_free(&f);
@@ -156,6 +189,42 @@ static void check_dp(const char *what, pm_pipeline *p, const pm_value *est, int 
         CHECK(f.plan->grouping.exhausted || f.plan->grouping.states <= 1);
     }
     fixture_free(&f);
+    /* exported members: a larger space, so at most the least cost of the smaller one */
+    o.dp_budget = PM_DP_FULL_BUDGET;
+    o.dp_exports = true;
+    int nexported = 0;
+    if (CHECK(fixture_new(p, est, &o, false, &f))) {
+        double cost = f.plan->grouping.cost;
+        if (!CHECK(cost <= fmin(best, r.greedy_cost) * (1 + 1e-9)))
+            fprintf(stderr, "  %s: with exports %.6g, without %.6g\n", what, cost, best);
+        CHECK(valid_exports(f.plan, &nexported));
+    }
+    fixture_free(&f);
+}
+
+/* A pyramid at paper estimates: the DP exports some level, validly. */
+static void check_pyramid_exports(const char *name)
+{
+    const pm_sample_app *app = pm_sample_find(name);
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = app ? app->build(ctx) : NULL;
+    pm_value est[16];
+    if (CHECK(p != NULL))
+        app->params(app->paper_rows, app->paper_cols, est);
+    pm_options o = pm_options_default();
+    o.vector_width = 16;
+    o.threads = 2;
+    o.grouping = PM_GROUPING_DP;
+    o.dp_group_cap = o.group_limit;
+    o.dp_budget = PM_DP_FULL_BUDGET;
+    fixture f;
+    int nexported = 0;
+    if (p && CHECK(fixture_new(p, est, &o, false, &f))) {
+        if (!CHECK(valid_exports(f.plan, &nexported) && nexported > 0))
+            fprintf(stderr, "  %s: %d exported members\n", name, nexported);
+        fixture_free(&f);
+    }
+    pm_ctx_free(ctx);
 }
 
 /* A random DAG of n stencil stages over R x C: stage k (1-based) on [k, R-1-k] reads 1-3
@@ -230,5 +299,7 @@ int main(void)
         }
         pm_ctx_free(ctx);
     }
+    check_pyramid_exports("interpolate");
+    check_pyramid_exports("local_laplacian");
     return check_finish("group_dp");
 }

@@ -1745,6 +1745,21 @@ static void check_dp_at_paper(void)
                              PM_GROUPING_DP);
 }
 
+/* Groups with exported members (plan.h's pm_group.exported: a member read after its group
+ * too, whose tiles copy their own parts to its full buffer): the DP picks them for the
+ * pyramids at paper estimates, and the kernels equal the interpreter at sizes that leave
+ * a first and a last tile, or one tile for all, at 1 and 2 threads (quick: interpolate,
+ * the default grouping, 2 threads, three sizes). */
+static void check_exports(bool quick)
+{
+    static const int64_t sizes[][2] = {{1, 1}, {97, 131}, {5, 3}, {17, 33}, {260, 390}};
+    static const char *const apps[] = {"interpolate", "local_laplacian"};
+    for (int a = 0; a < (quick ? 1 : 2); a++)
+        for (int grouping = 0; grouping <= (quick ? 0 : PM_GROUPING_DP); grouping += PM_GROUPING_DP)
+            check_at_paper_tiled(apps[a], -1, 0, "exported: each tile copies its part out",
+                                 sizes, quick ? 3 : 5, 2, quick ? 2 : 1, true, grouping);
+}
+
 static void check_structure(void)
 {
     /* blury's points are each read once, through sharpen (inlined, reading blury at its
@@ -1900,6 +1915,7 @@ int main(int argc, char **argv)
     check_structure();
     if (!quick)
         check_dp_at_paper();
+    check_exports(quick);
     int napps;
     const pm_sample_app *apps = pm_sample_apps(&napps);
     /* --quick (the sanitizer build, where compiles are slow): three settings that still

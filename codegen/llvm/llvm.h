@@ -258,6 +258,11 @@ void pm_llvm_store_own(pm_llvm *g, const pm_point *pt, LLVMValueRef v, LLVMValue
 LLVMValueRef pm_llvm_own_addr(pm_llvm *g, const pm_point *pt);
 /* The element address of storage s at the i64 indices idx[0..ndims-1] (buffer indices). */
 LLVMValueRef pm_llvm_addr(pm_llvm *g, int storage, LLVMValueRef *idx);
+/* Storage s's scratchpad shape into b: lower bounds 0, its tile extents, dense strides. */
+void pm_llvm_tile_shape(pm_llvm *g, int s, pm_llvm_buf *b);
+/* Where an exported member's scratchpads start in its slot (module.c): its full
+ * buffer's bytes (full describes it), at least 64, rounded up to a multiple of 64. */
+LLVMValueRef pm_llvm_full_part_bytes(pm_llvm *g, int s, const pm_llvm_buf *full);
 /* Buffer index of coordinate c (i64 scalar or vector) in dimension d of storage s. */
 LLVMValueRef pm_llvm_index(pm_llvm *g, const pm_point *pt, int storage, int d, LLVMValueRef c);
 int pm_llvm_storage_index(const pm_llvm *g, const pm_func *f);

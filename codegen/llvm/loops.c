@@ -462,8 +462,108 @@ static void *annotation_of(__isl_keep isl_ast_node *node)
     return user;
 }
 
+/* for (x = lo; x + step - 1 <= hi; x += step) body(x), emitted at the builder's
+ * position; the builder ends after the loop. Returns the counter's value there (the
+ * first x the loop did not run: a tail's start). */
+typedef void (*loop_body)(pm_llvm *g, LLVMValueRef x, void *user);
+
+static LLVMValueRef counted_loop(pm_llvm *g, LLVMValueRef lo, LLVMValueRef hi, int64_t step,
+                                 loop_body body, void *user)
+{
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->B);
+    LLVMBasicBlockRef head = pm_llvm_block(g, "copy_head"), in = pm_llvm_block(g, "copy_body"),
+                      done = pm_llvm_block(g, "copy_done");
+    LLVMBuildBr(g->B, head);
+    LLVMPositionBuilderAtEnd(g->B, head);
+    LLVMValueRef x = LLVMBuildPhi(g->B, g->t_i64, "cx");
+    LLVMValueRef last = LLVMBuildAdd(g->B, x, pm_llvm_i64(g, step - 1), "");
+    LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLE, last, hi, ""), in, done);
+    LLVMPositionBuilderAtEnd(g->B, in);
+    body(g, x, user);
+    LLVMValueRef next = LLVMBuildAdd(g->B, x, pm_llvm_i64(g, step), "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->B);
+    LLVMBuildBr(g->B, head);
+    LLVMValueRef vals[2] = {lo, next};
+    LLVMBasicBlockRef from[2] = {pre, latch};
+    LLVMAddIncoming(x, vals, from, 2);
+    LLVMPositionBuilderAtEnd(g->B, done);
+    return x;
+}
+
+/* The copy of an exported member's own part (plan.h's pm_group.exported): from its
+ * scratchpad (`from`, re-based for this tile) to its full buffer (`to`), row by row; a
+ * row in vectors of the kernel's width, then one element at a time. */
+typedef struct copy_ctx {
+    int s, n, d, W;
+    const pm_llvm_buf *from, *to;
+    LLVMValueRef lo[PM_MAX_DIMS], hi[PM_MAX_DIMS], x[PM_MAX_DIMS];
+} copy_ctx;
+
+static LLVMValueRef copy_addr(pm_llvm *g, const copy_ctx *c, const pm_llvm_buf *b)
+{
+    LLVMValueRef off = pm_llvm_i64(g, 0);
+    for (int d = 0; d < c->n; d++)
+        off = LLVMBuildAdd(g->B, off,
+                           LLVMBuildMul(g->B, LLVMBuildSub(g->B, c->x[d], b->lb[d], ""),
+                                        b->stride[d], ""), "");
+    LLVMTypeRef et = pm_llvm_type(g, g->poly->storage[c->s].type);
+    return LLVMBuildGEP2(g->B, et, b->base, &off, 1, "");
+}
+
+static void copy_elements(pm_llvm *g, copy_ctx *c, LLVMValueRef x, int W)
+{
+    c->x[c->n - 1] = x;
+    const pm_poly_storage *st = &g->poly->storage[c->s];
+    LLVMTypeRef et = pm_llvm_type(g, st->type);
+    LLVMTypeRef t = W > 1 ? LLVMVectorType(et, (unsigned)W) : et;
+    unsigned align = (unsigned)pm_type_size(st->type);
+    LLVMValueRef v = LLVMBuildLoad2(g->B, t, copy_addr(g, c, c->from), "");
+    LLVMSetAlignment(v, align);
+    pm_llvm_tag_access(g, v, c->s);
+    LLVMValueRef w = LLVMBuildStore(g->B, v, copy_addr(g, c, c->to));
+    LLVMSetAlignment(w, align);
+    pm_llvm_tag_access(g, w, c->s);
+}
+
+static void copy_vector(pm_llvm *g, LLVMValueRef x, void *user)
+{
+    copy_ctx *c = user;
+    copy_elements(g, c, x, c->W);
+}
+
+static void copy_scalar(pm_llvm *g, LLVMValueRef x, void *user)
+{
+    copy_elements(g, user, x, 1);
+}
+
+static void copy_dim(pm_llvm *g, copy_ctx *c, int d);
+
+static void copy_outer(pm_llvm *g, LLVMValueRef x, void *user)
+{
+    copy_ctx *c = user;
+    int d = c->d;
+    c->x[d] = x;
+    copy_dim(g, c, d + 1);
+    c->d = d;
+}
+
+/* The copy's loops from dimension d inward. */
+static void copy_dim(pm_llvm *g, copy_ctx *c, int d)
+{
+    c->d = d;
+    if (d < c->n - 1) {
+        counted_loop(g, c->lo[d], c->hi[d], 1, copy_outer, c);
+        return;
+    }
+    LLVMValueRef tail = c->W > 1 ? counted_loop(g, c->lo[d], c->hi[d], c->W, copy_vector, c)
+                                 : c->lo[d];
+    counted_loop(g, tail, c->hi[d], 1, copy_scalar, c);
+}
+
 /* Below a "tile" mark: every scratchpad of the group gets this thread's memory and
- * this tile's origin (the annotation's AST expressions of the tile iterators). */
+ * this tile's origin (the annotation's AST expressions of the tile iterators). An
+ * exported member's full buffer is its description outside the tile: its scratchpads
+ * follow it in the slot, and at the tile's end its own part is copied out. */
 static void tile_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl_ast_node *child)
 {
     const pm_tile_origins *o = annotation_of(node);
@@ -486,6 +586,10 @@ static void tile_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl_
         pm_llvm_buf *b = &g->env.bufs[s];
         saved[i] = *b;
         LLVMValueRef off = LLVMBuildMul(g->B, tid, pm_llvm_i64(g, g->place[s].tile_bytes), "");
+        if (g->place[s].exported) {
+            off = LLVMBuildAdd(g->B, off, pm_llvm_full_part_bytes(g, s, b), "");
+            pm_llvm_tile_shape(g, s, b);
+        }
         b->base = LLVMBuildGEP2(g->B, g->t_i8, b->base, &off, 1, st->func->name);
         for (int d = 0; d < st->ndims; d++)
             b->lb[d] = pm_llvm_ast_expr(g, o->lb[i][d]);
@@ -512,6 +616,20 @@ static void tile_body(pm_llvm *g, __isl_keep isl_ast_node *node, __isl_keep isl_
         isl_ast_node_list_free(list);
     } else if (!pm_llvm_outline(g, child)) {
         pm_llvm_node(g, child);
+    }
+    for (int i = 0; i < o->n; i++) {
+        int s = o->storage[i];
+        if (!g->place[s].exported)
+            continue;
+        copy_ctx c = {.s = s, .n = g->poly->storage[s].ndims, .d = 0,
+                      .W = g->vector_width > 1 ? g->vector_width : 1,
+                      .from = &g->env.bufs[s], .to = &saved[i]};
+        for (int d = 0; d < c.n; d++) {
+            c.lo[d] = pm_llvm_ast_expr(g, o->own_lb[i][d]);
+            c.hi[d] = pm_llvm_ast_expr(g, o->own_ub[i][d]);
+        }
+        if (c.n > 0)
+            copy_dim(g, &c, 0);
     }
     for (int d = 0; d < o->ntile && nboxes > 0; d++)
         pm_llvm_pop_iter(g);

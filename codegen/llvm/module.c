@@ -278,13 +278,10 @@ static void full_buffer_who(const pm_poly *poly, const pm_storage_plan *place, i
         snprintf(out + len, size - len, " share");
 }
 
-/* A tile scratchpad's description: one scratchpad per thread in one slot, allocated
- * here; the "tile" mark re-bases it (loops.c). */
-static void setup_tile_buffer(pm_llvm *g, const pm_poly_storage *facts,
-                              const pm_storage_plan *st, pm_llvm_buf *b, LLVMBasicBlockRef fail)
+void pm_llvm_tile_shape(pm_llvm *g, int s, pm_llvm_buf *b)
 {
-    int n = facts->ndims;
-    char who[512];
+    const pm_storage_plan *st = &g->place[s];
+    int n = g->poly->storage[s].ndims;
     for (int d = 0; d < n; d++) {
         b->lb[d] = pm_llvm_i64(g, 0);
         b->ext[d] = pm_llvm_i64(g, st->tile_ext[d]);
@@ -294,6 +291,48 @@ static void setup_tile_buffer(pm_llvm *g, const pm_poly_storage *facts,
         b->stride[d] = pm_llvm_i64(g, count);
         count *= st->tile_ext[d];
     }
+}
+
+LLVMValueRef pm_llvm_full_part_bytes(pm_llvm *g, int s, const pm_llvm_buf *full)
+{
+    const pm_poly_storage *st = &g->poly->storage[s];
+    LLVMValueRef count = pm_llvm_i64(g, 1);
+    if (st->ndims > 0)
+        count = LLVMBuildMul(g->B, full->stride[0], full->ext[0], "");
+    LLVMValueRef bytes = smax64(g, LLVMBuildMul(g->B, count, pm_llvm_i64(g, pm_type_size(st->type)), ""),
+                                pm_llvm_i64(g, 64));
+    return LLVMBuildAnd(g->B, LLVMBuildAdd(g->B, bytes, pm_llvm_i64(g, 63), ""),
+                        pm_llvm_i64(g, -64), "full_part");
+}
+
+/* An exported member's slot (pm_storage_plan.exported): its full buffer (the function's
+ * box, as a full buffer's), then one scratchpad per thread; b describes the full buffer,
+ * which code outside its group reads, and the "tile" mark re-bases it to a scratchpad
+ * (loops.c). */
+static void setup_exported_buffer(pm_llvm *g, int s, pm_llvm_buf *b, LLVMBasicBlockRef fail)
+{
+    const pm_poly_storage *facts = &g->poly->storage[s];
+    const pm_storage_plan *st = &g->place[s];
+    LLVMValueRef ovf = LLVMConstInt(g->t_i1, 0, 0);
+    /* scratch_bytes checked the full part's size: below 2^63, and so is it rounded */
+    (void)scratch_bytes(g, facts, b);
+    LLVMValueRef total = checked(g, "sadd", pm_llvm_full_part_bytes(g, s, b),
+                                 pm_llvm_i64(g, st->tile_bytes * g->o->threads), &ovf);
+    char why[256], who[512];
+    snprintf(why, sizeof why, "%s: its buffer would need more than 2^63 bytes at these "
+             "parameter values (out of memory)", facts->func->name);
+    fail_if(g, ovf, PM_ERR_NOMEM, why);
+    snprintf(who, sizeof who, "%s's buffer and tile scratchpads", facts->func->name);
+    b->base = rt_buffer(g, st->index, total, who, facts->func->name, fail);
+}
+
+/* A tile scratchpad's description: one scratchpad per thread in one slot, allocated
+ * here; the "tile" mark re-bases it (loops.c). */
+static void setup_tile_buffer(pm_llvm *g, const pm_poly_storage *facts,
+                              const pm_storage_plan *st, pm_llvm_buf *b, LLVMBasicBlockRef fail)
+{
+    char who[512];
+    pm_llvm_tile_shape(g, (int)(facts - g->poly->storage), b);
     int threads = g->o->threads;
     snprintf(who, sizeof who, "%s's tile scratchpads for %d thread%s", facts->func->name,
              threads, threads == 1 ? "" : "s");
@@ -372,6 +411,8 @@ static void setup_buffers(pm_llvm *g, LLVMValueRef inputs, LLVMValueRef outputs,
             b->base = LLVMConstNull(g->t_ptr);
             for (int d = 0; d < st->ndims; d++)
                 b->lb[d] = b->ext[d] = b->stride[d] = pm_llvm_i64(g, 0);
+        } else if (kind == PM_STORAGE_TILE && g->place[s].exported) {
+            setup_exported_buffer(g, s, b, fail);
         } else if (kind == PM_STORAGE_TILE) {
             setup_tile_buffer(g, st, &g->place[s], b, fail);
         } else if (kind == PM_STORAGE_INPUT || kind == PM_STORAGE_OUTPUT) {
