@@ -11,8 +11,9 @@
  * expressions of their variable: frontend/flat.h), read at data-dependent indices below,
  * inside and above that range and outside the domain — stage_table, table_read), in
  * 15% a pyramid of 3-4 levels down-sampling a 2-D image as the first stages, each level
- * the same code over other bounds (stage_level: their bodies merge, llvm/merge.c),
- * compiled once by pm_jit_compile with random options
+ * the same code over other bounds (stage_level: their bodies merge, llvm/merge.c), half
+ * of them followed by a band of two levels (stage_band: levels read after the next
+ * level, which the DP may export), compiled once by pm_jit_compile with random options
  * (vector width, opt level, and the optimizer's fusion / tile sizes / overlap threshold /
  * group limit; estimates = the first run size, or a quarter of the time large ones with
  * rows of 1024-4096 points; compile_threads 1 + seed % 3, a jit each), then run at 3-4
@@ -745,6 +746,29 @@ static void stage_level(gen *g, int self, int src, pm_type t)
     }
     v = cast(t, n->exact ? divi(v, 9) : b_mul(v, cast(t, flit(1.0 / 9))));
     g->reads[self * MAX_FUNCS + src] = true;
+    G inside = b_le(lit(0), g->var[0]);
+    emit("    pm_define(%s, pm_case_new(%s, %s));", n->name, inside.c, v.c);
+    pm_define(n->f, pm_case_new(inside.e, v.e));
+}
+
+/* A pyramid's band: fine minus coarse up-sampled, a 2-D stage of type t over
+ * [0, 2 * coarse's ub] per dimension (coarse = fine down-sampled by stage_level). Both
+ * levels are then read after the level that reads fine: the DP may fuse a level and
+ * export it (plan.h's pm_group.exported). */
+static void stage_band(gen *g, int self, int fine, int coarse, pm_type t)
+{
+    node *n = &g->nodes[self];
+    const node *f = &g->nodes[fine], *c = &g->nodes[coarse];
+    n->ndims = 2;
+    n->type = t;
+    n->exact = t != PM_F32 && t != PM_F64;
+    for (int d = 0; d < 2; d++)
+        n->d[d] = (dim){lit(0), muli(c->d[d].ub, 2), 1};
+    n->f = new_func(g, n, 2);
+    G at[2] = {g->var[0], g->var[1]}, half[2] = {divi(g->var[0], 2), divi(g->var[1], 2)};
+    G v = cast(t, b_sub(cast(t, call(f->f, f->name, 2, at)), cast(t, call(c->f, c->name, 2, half))));
+    g->reads[self * MAX_FUNCS + fine] = true;
+    g->reads[self * MAX_FUNCS + coarse] = true;
     G inside = b_le(lit(0), g->var[0]);
     emit("    pm_define(%s, pm_case_new(%s, %s));", n->name, inside.c, v.c);
     pm_define(n->f, pm_case_new(inside.e, v.e));
@@ -1541,7 +1565,7 @@ static bool run_case(uint64_t seed, stats *st)
     /* a pyramid of 3-4 levels from a 2-D image in 15% of the cases, its first stages:
      * decided with draws of its own, so the other cases are what they were */
     rng pr = {g.r.s ^ 0x5851F42D4C957F2Dull};
-    int pyr_levels = 0, pyr_src = -1, pyr_last = -1;
+    int pyr_levels = 0, pyr_src = -1, pyr_last = -1, pyr_band = -1;
     pm_type pyr_type = PM_F32;
     if (rchance(&pr, 15))
         for (int i = 0; i < g.nimages && pyr_src < 0; i++)
@@ -1550,6 +1574,9 @@ static bool run_case(uint64_t seed, stats *st)
                 pyr_levels = rint_(&pr, 3, 4);
                 static const pm_type lt[] = {PM_F32, PM_I32, PM_U16};
                 pyr_type = lt[rint_(&pr, 0, 2)];
+                /* in half of them, a band of two levels right after the pyramid */
+                if (rchance(&pr, 50) && pyr_levels < nstages)
+                    pyr_band = rint_(&pr, 0, pyr_levels - 2);
             }
     for (int s = 0; s < nstages; s++) {
         int self = g.nnodes++;
@@ -1558,6 +1585,11 @@ static bool run_case(uint64_t seed, stats *st)
         if (s < pyr_levels) {
             stage_level(&g, self, pyr_src, pyr_type);
             pyr_src = pyr_last = self;
+            continue;
+        }
+        if (s == pyr_levels && pyr_band >= 0) { /* levels pyr_band and pyr_band + 1 */
+            int first = self - pyr_levels;
+            stage_band(&g, self, first + pyr_band, first + pyr_band + 1, pyr_type);
             continue;
         }
         if (table_at[s]) {
@@ -1577,8 +1609,9 @@ static bool run_case(uint64_t seed, stats *st)
             stage_function(&g, self);
     }
     /* outputs: the last stage and maybe others; inputs: the images they reach */
-    pm_func *outs[6];
-    int outi[6], nout = 0; /* 1-3 drawn, and up to 2 tables' readers */
+    pm_func *outs[8];
+    int outi[8], nout = 0; /* 1-3 drawn, up to 2 tables' readers, a pyramid's last level
+                              and its band */
     outi[nout++] = g.nnodes - 1;
     for (int k = 0; k < 2; k++) {
         int j = rint_(&g.r, g.nimages, g.nnodes - 1);
@@ -1608,7 +1641,18 @@ static bool run_case(uint64_t seed, stats *st)
                         if (g.reads[i * MAX_FUNCS + j])
                             reached[j] = true;
         }
-    /* a case with a pyramid: its last level is an output too when no output reaches it */
+    /* a case with a pyramid: its last level (and its band) is an output too when no
+     * output reaches it */
+    int band_at = pyr_band >= 0 ? g.nimages + pyr_levels : -1;
+    if (band_at >= 0 && !reached[band_at]) {
+        outi[nout++] = band_at;
+        for (int i = band_at; i >= 0; i--)
+            if (i == band_at || reached[i])
+                for (int j = 0; j < i; j++)
+                    if (g.reads[i * MAX_FUNCS + j])
+                        reached[j] = true;
+        reached[band_at] = true;
+    }
     if (pyr_last >= 0 && !reached[pyr_last]) {
         outi[nout++] = pyr_last;
         for (int i = pyr_last; i >= 0; i--)
