@@ -100,25 +100,6 @@ static double brute_force(const pm_plan *plan, int *count)
     return best;
 }
 
-/* Every stage that is not inlined is in exactly one group, and a group's members other
- * than its live-out (its last) are read only inside it. */
-static bool valid_groups(const pm_plan *plan)
-{
-    int n = plan->poly->nstages;
-    bool ok = true;
-    for (int s = 0; s < n; s++)
-        ok = ok && (plan->inlined[s] ? plan->group_of[s] < 0 : plan->group_of[s] >= 0);
-    for (int g = 0; g < plan->ngroups && ok; g++) {
-        const pm_group *gr = &plan->groups[g];
-        ok = gr->members[gr->nmembers - 1] == gr->liveout;
-        for (int m = 0; m < gr->nmembers - 1 && ok; m++)
-            for (int c = 0; c < n && ok; c++)
-                if (!plan->inlined[c] && pm_plan_reads(plan, c, gr->members[m]))
-                    ok = plan->group_of[c] == g;
-    }
-    return ok;
-}
-
 /* Groups with exported members: every stage that is not inlined is in one group, a
  * member read outside its group is exported (the live-out aside) and every group that
  * reads it runs later, and an exported member is read outside. *nexported counts them. */
@@ -146,6 +127,14 @@ static bool valid_exports(const pm_plan *plan, int *nexported)
         }
     }
     return ok;
+}
+
+/* Every stage that is not inlined is in exactly one group, and a group's members other
+ * than its live-out (its last) are read only inside it: valid, and nothing exported. */
+static bool valid_groups(const pm_plan *plan)
+{
+    int nexported;
+    return valid_exports(plan, &nexported) && nexported == 0;
 }
 
 static bool near(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)); }

@@ -751,6 +751,19 @@ static void stage_level(gen *g, int self, int src, pm_type t)
     pm_define(n->f, pm_case_new(inside.e, v.e));
 }
 
+/* Node k becomes an output (outi, *nout), and it and every node it reaches are marked
+ * in `reached`. */
+static void add_output(const gen *g, bool *reached, int *outi, int *nout, int k)
+{
+    outi[(*nout)++] = k;
+    reached[k] = true;
+    for (int i = k; i >= 0; i--)
+        if (reached[i])
+            for (int j = 0; j < i; j++)
+                if (g->reads[i * MAX_FUNCS + j])
+                    reached[j] = true;
+}
+
 /* A pyramid's band: fine minus coarse up-sampled, a 2-D stage of type t over
  * [0, 2 * coarse's ub] per dimension (coarse = fine down-sampled by stage_level). Both
  * levels are then read after the level that reads fine: the DP may fuse a level and
@@ -1632,36 +1645,15 @@ static bool run_case(uint64_t seed, stats *st)
     /* a case with tables: the first stage to read each table is an output too when no
      * output reaches it (no draw: the other cases keep their outputs) */
     for (int r = 0; r < g.nnodes; r++)
-        if (g.table_reader[r] && !reached[r]) {
-            outi[nout++] = r;
-            reached[r] = true;
-            for (int i = r; i >= 0; i--)
-                if (reached[i])
-                    for (int j = 0; j < i; j++)
-                        if (g.reads[i * MAX_FUNCS + j])
-                            reached[j] = true;
-        }
-    /* a case with a pyramid: its last level (and its band) is an output too when no
-     * output reaches it */
+        if (g.table_reader[r] && !reached[r])
+            add_output(&g, reached, outi, &nout, r);
+    /* a case with a pyramid: its band and its last level are outputs too when no output
+     * reaches them */
     int band_at = pyr_band >= 0 ? g.nimages + pyr_levels : -1;
-    if (band_at >= 0 && !reached[band_at]) {
-        outi[nout++] = band_at;
-        for (int i = band_at; i >= 0; i--)
-            if (i == band_at || reached[i])
-                for (int j = 0; j < i; j++)
-                    if (g.reads[i * MAX_FUNCS + j])
-                        reached[j] = true;
-        reached[band_at] = true;
-    }
-    if (pyr_last >= 0 && !reached[pyr_last]) {
-        outi[nout++] = pyr_last;
-        for (int i = pyr_last; i >= 0; i--)
-            if (i == pyr_last || reached[i])
-                for (int j = 0; j < i; j++)
-                    if (g.reads[i * MAX_FUNCS + j])
-                        reached[j] = true;
-        reached[pyr_last] = true;
-    }
+    if (band_at >= 0 && !reached[band_at])
+        add_output(&g, reached, outi, &nout, band_at);
+    if (pyr_last >= 0 && !reached[pyr_last])
+        add_output(&g, reached, outi, &nout, pyr_last);
     pm_func *ins[MAX_IMAGES];
     int ini[MAX_IMAGES], nin = 0;
     const char *inc = "", *outc = "";
