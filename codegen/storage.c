@@ -45,7 +45,9 @@ static bool streamed_output(const pm_poly *poly, const pm_plan *plan, int s)
 static bool prefetched_reads(const pm_plan *plan, int k)
 {
     const pm_storage_plan *st = &plan->storage[k];
-    if (st->kind != PM_STORAGE_INPUT && st->kind != PM_STORAGE_SCRATCH)
+    /* an exported member's full buffer is read from memory by the later groups */
+    if (st->kind != PM_STORAGE_INPUT && st->kind != PM_STORAGE_SCRATCH &&
+        !(st->kind == PM_STORAGE_TILE && st->exported))
         return false;
     if (plan->o.prefetch_reads >= 0)
         return plan->o.prefetch_reads == 1;
@@ -56,6 +58,7 @@ static bool prefetched_reads(const pm_plan *plan, int k)
 /* The calls of one stage's definition that read prefetched buffers. */
 typedef struct stream_reads {
     const pm_plan *plan;
+    int stage;        /* whose definition                                               */
     int n, cap;
     const pm_expr **call;
     bool failed;
@@ -69,6 +72,8 @@ static bool collect_stream_read(const pm_expr *e, void *user)
     const pm_storage_plan *st = pm_plan_storage_of(r->plan, e->callee);
     if (!st || !st->prefetched)
         return true;
+    if (st->kind == PM_STORAGE_TILE && r->plan->group_of[r->stage] == st->group)
+        return true; /* an exported member read in its group: from its scratchpad */
     for (int i = 0; i < r->n; i++)
         if (r->call[i] == e)
             return true; /* a shared subtree, seen before */
@@ -236,6 +241,7 @@ static bool add_leading_reads(const pm_poly *poly, int s, stream_reads *r, leadi
 {
     const pm_func *f = poly->stages[s].func;
     r->n = 0;
+    r->stage = s;
     for (int c = 0; f->kind == PM_FUNC_FUNCTION && c < f->ncases; c++) {
         if (f->cases[c]->cond)
             pm_expr_walk(f->cases[c]->cond, collect_stream_read, r);

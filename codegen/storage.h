@@ -27,7 +27,8 @@
  *    gets a full buffer (PM_STORAGE_SCRATCH). A buffer lives from the group that writes
  *    it to the last group that reads it; groups run in order. Buffers whose lifetimes do
  *    not overlap share a slot, which the entry allocates once, for the largest of them.
- *  - Inputs and full buffers are prefetched (pm_storage_plan.prefetched) when
+ *  - Inputs and full buffers (an exported member's too, read outside its group) are
+ *    prefetched (pm_storage_plan.prefetched) when
  *    plan->o.prefetch_reads is 1, or at -1 when the buffer at the estimates is larger
  *    than the L2 caches of the threads.
  *  - plan->prefetch_calls then holds, per stage definition, the leading read of each row
