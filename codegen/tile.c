@@ -662,19 +662,16 @@ static void model_record(pm_group *gr, const model_in *in, const model_best *bes
 
 /* The model; with first_fit, it stops at the first candidate that passes (the group's
  * tile fields then hold that candidate, not the choice). */
-/* A member's scale along dimension d as num / den (den a power of two up to 2^16),
- * false when it is none such. */
+/* A member's scale as num / den, den the least power of two up to 2^20 that makes it
+ * whole within 1e-9 (tile_edge's rounding); false when none does or it is not positive. */
 static bool scale_fraction(double scale, int64_t *num, int64_t *den)
 {
-    for (int64_t q = 1; q <= 65536; q *= 2) {
-        double v = scale * (double)q;
-        if (v == floor(v) && fabs(v) < 1e9) {
-            *num = (int64_t)v;
-            *den = q;
-            return *num > 0;
-        }
-    }
-    return false;
+    int64_t q = 1;
+    while (q < (1 << 20) && fabs(scale * (double)q - floor(scale * (double)q + 0.5)) > 1e-9)
+        q *= 2;
+    *den = q;
+    *num = (int64_t)floor(scale * (double)q + 0.5);
+    return *num > 0 && fabs(scale * (double)q - (double)*num) <= 1e-9;
 }
 
 /* Can the tiles copy each exported member's own part (the footprints' own_lb/own_ub):
@@ -1075,10 +1072,8 @@ static int64_t max_extent(__isl_keep isl_pw_aff *lb, __isl_keep isl_pw_aff *ub, 
 static __isl_give isl_pw_aff *tile_edge(__isl_keep isl_space *tsp, int t, int64_t tile,
                                         double scale, int64_t off)
 {
-    int64_t den = 1;
-    while (den < (1 << 20) && fabs(scale * (double)den - floor(scale * (double)den + 0.5)) > 1e-9)
-        den *= 2;
-    int64_t num = (int64_t)floor(scale * (double)den + 0.5);
+    int64_t num, den;
+    (void)scale_fraction(scale, &num, &den); /* the nearest such fraction either way */
     isl_ctx *ctx = isl_space_get_ctx(tsp);
     isl_aff *a = isl_aff_var_on_domain(isl_local_space_from_space(isl_space_copy(tsp)),
                                        isl_dim_set, (unsigned)t);

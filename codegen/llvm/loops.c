@@ -462,34 +462,6 @@ static void *annotation_of(__isl_keep isl_ast_node *node)
     return user;
 }
 
-/* for (x = lo; x + step - 1 <= hi; x += step) body(x), emitted at the builder's
- * position; the builder ends after the loop. Returns the counter's value there (the
- * first x the loop did not run: a tail's start). */
-typedef void (*loop_body)(pm_llvm *g, LLVMValueRef x, void *user);
-
-static LLVMValueRef counted_loop(pm_llvm *g, LLVMValueRef lo, LLVMValueRef hi, int64_t step,
-                                 loop_body body, void *user)
-{
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->B);
-    LLVMBasicBlockRef head = pm_llvm_block(g, "copy_head"), in = pm_llvm_block(g, "copy_body"),
-                      done = pm_llvm_block(g, "copy_done");
-    LLVMBuildBr(g->B, head);
-    LLVMPositionBuilderAtEnd(g->B, head);
-    LLVMValueRef x = LLVMBuildPhi(g->B, g->t_i64, "cx");
-    LLVMValueRef last = LLVMBuildAdd(g->B, x, pm_llvm_i64(g, step - 1), "");
-    LLVMBuildCondBr(g->B, LLVMBuildICmp(g->B, LLVMIntSLE, last, hi, ""), in, done);
-    LLVMPositionBuilderAtEnd(g->B, in);
-    body(g, x, user);
-    LLVMValueRef next = LLVMBuildAdd(g->B, x, pm_llvm_i64(g, step), "");
-    LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->B);
-    LLVMBuildBr(g->B, head);
-    LLVMValueRef vals[2] = {lo, next};
-    LLVMBasicBlockRef from[2] = {pre, latch};
-    LLVMAddIncoming(x, vals, from, 2);
-    LLVMPositionBuilderAtEnd(g->B, done);
-    return x;
-}
-
 /* The copy of an exported member's own part (plan.h's pm_group.exported): from its
  * scratchpad (`from`, re-based for this tile) to its full buffer (`to`), row by row; a
  * row in vectors of the kernel's width, then one element at a time. */
@@ -547,17 +519,29 @@ static void copy_outer(pm_llvm *g, LLVMValueRef x, void *user)
     c->d = d;
 }
 
-/* The copy's loops from dimension d inward. */
+/* The copy's loops from dimension d inward: along the innermost, whole vectors while
+ * their last lane is inside (x <= hi - W + 1), then the elements from where they end,
+ * lo + W * floor(max(0, hi - lo + 1) / W). */
 static void copy_dim(pm_llvm *g, copy_ctx *c, int d)
 {
     c->d = d;
     if (d < c->n - 1) {
-        counted_loop(g, c->lo[d], c->hi[d], 1, copy_outer, c);
+        pm_llvm_counted_loop(g, c->lo[d], c->hi[d], 1, copy_outer, c);
         return;
     }
-    LLVMValueRef tail = c->W > 1 ? counted_loop(g, c->lo[d], c->hi[d], c->W, copy_vector, c)
-                                 : c->lo[d];
-    counted_loop(g, tail, c->hi[d], 1, copy_scalar, c);
+    LLVMValueRef tail = c->lo[d];
+    if (c->W > 1) {
+        pm_llvm_counted_loop(g, c->lo[d], LLVMBuildSub(g->B, c->hi[d], pm_llvm_i64(g, c->W - 1), ""),
+                             c->W, copy_vector, c);
+        LLVMValueRef span = LLVMBuildAdd(g->B, LLVMBuildSub(g->B, c->hi[d], c->lo[d], ""),
+                                         pm_llvm_i64(g, 1), "");
+        LLVMValueRef none = LLVMBuildICmp(g->B, LLVMIntSLT, span, pm_llvm_i64(g, 0), "");
+        span = LLVMBuildSelect(g->B, none, pm_llvm_i64(g, 0), span, "");
+        LLVMValueRef whole = LLVMBuildMul(g->B, LLVMBuildSDiv(g->B, span, pm_llvm_i64(g, c->W), ""),
+                                          pm_llvm_i64(g, c->W), "");
+        tail = LLVMBuildAdd(g->B, c->lo[d], whole, "tail");
+    }
+    pm_llvm_counted_loop(g, tail, c->hi[d], 1, copy_scalar, c);
 }
 
 /* Below a "tile" mark: every scratchpad of the group gets this thread's memory and
