@@ -8,7 +8,8 @@
  *
  *  1. scratch size overflow (i32 R = C = 2^31 - 1; i64 R = C = 2^32)   -> PM_ERR_NOMEM;
  *     a size that fits but cannot be allocated (2^62 bytes; tile scratchpads of 2^48),
- *     named by its function                                             -> PM_ERR_NOMEM
+ *     named by its function                                             -> PM_ERR_NOMEM;
+ *     an exported member's slot (full buffer + scratchpads) past 2^63 or too big -> NOMEM
  *  2. two functions named f (and image/parameter name clashes, twice-named variables)
  *  3. signature overflow: element count 2^64, output stride INT64_MAX / 4,
  *     i64 parameter INT64_MIN in R + -1                                 -> PM_ERR_ARGUMENT
@@ -190,6 +191,88 @@ static void test_tile_scratch_allocation_fails(void)
     }
     free(in.data);
     free(out.data);
+    pm_kernel_free(k);
+    pm_ctx_free(ctx);
+}
+
+/* An exported member's slot: g(x, y) = x + y over [0, R-1] x [0, C-1], its stencil
+ * h(x, y) = g(x, y-1) + g(x, y) + g(x, y+1) over [0, R-1] x [1, C-2], and a one-element
+ * reduction s(0) += g(I(0), I(1)) + h(I(0), I(1)). At estimates of 2048 x 2048 the DP
+ * fuses g into h's tiles and exports it to s: g's slot is its full buffer, then the
+ * threads' scratchpads. */
+static pm_pipeline *build_exported(pm_ctx *ctx)
+{
+    pm_expr *R = pm_param(ctx, PM_I64, "R"), *C = pm_param(ctx, PM_I64, "C");
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y"), *r = pm_var(ctx, "r");
+    pm_func *I = pm_image(ctx, "I", PM_I32, pm_int(ctx, 2));
+    pm_func *g = pm_func_new(ctx, "g", PM_I32, 2, pm_exprs(x, y),
+                             pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1),
+                                          pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1)));
+    pm_func_define_expr(g, pm_add(x, y));
+    pm_func *h = pm_func_new(ctx, "h", PM_I32, 2, pm_exprs(x, y),
+                             pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1),
+                                          pm_interval_new(pm_int(ctx, 1), pm_addi(C, -2), 1)));
+    pm_func_define_expr(h, pm_add(pm_add(pm_call(g, x, pm_addi(y, -1)), pm_call(g, x, y)),
+                                  pm_call(g, x, pm_addi(y, 1))));
+    pm_func *s = pm_reduction_new(ctx, "s", PM_I32, 1, pm_exprs(pm_var(ctx, "i")),
+                                  pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 0), 1)),
+                                  1, pm_exprs(r),
+                                  pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 0), 1)),
+                                  PM_REDUCE_SUM, NULL);
+    pm_expr *i0 = pm_call(I, pm_int(ctx, 0)), *i1 = pm_call(I, pm_int(ctx, 1));
+    pm_reduction_define(s, 1, pm_exprs(pm_int(ctx, 0)),
+                        pm_add(pm_call(g, i0, i1), pm_call(h, i0, i1)));
+    pm_pipeline *p = NULL;
+    CHECK_STATUS(pm_pipeline_new(ctx, "exported", 2, pm_exprs(R, C), 1, &I, 1, &s, &p), PM_OK);
+    return p;
+}
+
+/* g exported (the groups dump says so), then run where its slot cannot be had:
+ * - R = C = 2^30: its full buffer (2^62 bytes) fits in 64 bits but in no machine; the
+ *   message names the buffer and the scratchpads it shares a slot with;
+ * - R = 1, C = 2^61 - 1: the full buffer is 2^63 - 4 bytes, which its rounding up to 64
+ *   bytes would take past 2^63; C = 2^61 - 16: 2^63 - 64 bytes, which the scratchpads
+ *   after it would.
+ * Each fails before writing; a small run still agrees with the interpreter's sum. */
+static void test_exported_slot_fails(void)
+{
+    pm_ctx *ctx = pm_ctx_new();
+    pm_pipeline *p = build_exported(ctx);
+    pm_value est[2] = {PM_I(2048), PM_I(2048)};
+    pm_compile_options o = pm_compile_options_default();
+    o.dump = "";
+    o.keep = "groups";
+    pm_error err;
+    pm_kernel *k = p ? pm_jit_compile(jit, p, est, &o, &err) : NULL;
+    if (!CHECK(k != NULL))
+        fprintf(stderr, "  compile: %s\n", p ? err.message : pm_ctx_errmsg(ctx));
+    const char *groups = k ? pm_kernel_dump(k, "groups") : NULL;
+    if (!CHECK(groups && strstr(groups, "exported")))
+        fprintf(stderr, "  groups:\n%s\n", groups ? groups : "(none)");
+    int32_t in_data[2] = {2, 3}, out_data[1] = {-7};
+    pm_buffer in = pm_buffer_dense(in_data, PM_I32, 1, (int64_t[]){2});
+    pm_buffer out = pm_buffer_dense(out_data, PM_I32, 1, (int64_t[]){1});
+    if (k) {
+        pm_value huge[2] = {PM_I(1 << 30), PM_I(1 << 30)};
+        CHECK_STATUS(pm_kernel_run(k, huge, &in, &out, &err), PM_ERR_NOMEM);
+        CHECK_CONTAINS(err.message, "exported: out of memory for g's buffer and tile "
+                                    "scratchpads (");
+        CHECK(out_data[0] == -7);
+        for (int64_t short_of = 1; short_of <= 16; short_of += 15) {
+            pm_value past[2] = {PM_I(1), PM_I(((int64_t)1 << 61) - short_of)};
+            quiet_begin();
+            CHECK_STATUS(pm_kernel_run(k, past, &in, &out, &err), PM_ERR_NOMEM);
+            quiet_end("kernel run, exported slot past 2^63");
+            CHECK_CONTAINS(err.message, "exported: g: its buffer would need more than 2^63 "
+                                        "bytes");
+            CHECK(out_data[0] == -7);
+        }
+        pm_value small[2] = {PM_I(5), PM_I(7)};
+        in_data[0] = 4, in_data[1] = 2;
+        CHECK_STATUS(pm_kernel_run(k, small, &in, &out, &err), PM_OK);
+        /* g(4, 2) + h(4, 2) = 6 + (5 + 6 + 7) */
+        CHECK(out_data[0] == 24);
+    }
     pm_kernel_free(k);
     pm_ctx_free(ctx);
 }
@@ -634,6 +717,7 @@ int main(void)
     test_scratch_overflow(PM_I64, (int64_t)1 << 32);
     test_scratch_allocation_fails();
     test_tile_scratch_allocation_fails();
+    test_exported_slot_fails();
     test_duplicate_function_names();
     test_other_name_clashes();
     test_signature_overflow();

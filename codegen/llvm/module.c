@@ -314,8 +314,9 @@ static void setup_exported_buffer(pm_llvm *g, int s, pm_llvm_buf *b, LLVMBasicBl
     const pm_poly_storage *facts = &g->poly->storage[s];
     const pm_storage_plan *st = &g->place[s];
     LLVMValueRef ovf = LLVMConstInt(g->t_i1, 0, 0);
-    /* scratch_bytes checked the full part's size: below 2^63, and so is it rounded */
-    (void)scratch_bytes(g, facts, b);
+    /* scratch_bytes checked the full part's size below 2^63; its rounding up to 64 bytes
+     * must stay there too (2^63 - 4 bytes of i32 would wrap to a negative size) */
+    (void)checked(g, "sadd", scratch_bytes(g, facts, b), pm_llvm_i64(g, 63), &ovf);
     LLVMValueRef total = checked(g, "sadd", pm_llvm_full_part_bytes(g, s, b),
                                  pm_llvm_i64(g, st->tile_bytes * g->o->threads), &ovf);
     char why[256], who[512];
