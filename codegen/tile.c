@@ -819,7 +819,7 @@ static __isl_give isl_map *bounded_read(const pm_plan *plan, const pm_poly_stmt 
     if (!cs || call->nargs == 0 || call->nargs != cs->ndims)
         return NULL;
     isl_space *sp = isl_set_get_space(sm->domain);
-    pm_isl_env env = {sp, sm->ndims, sm->vars};
+    pm_isl_env env = {sp, sm->ndims, sm->vars, NULL};
     isl_ctx *ctx = isl_space_get_ctx(sp);
     isl_pw_aff_list *los = isl_pw_aff_list_alloc(ctx, call->nargs);
     isl_pw_aff_list *his = isl_pw_aff_list_alloc(ctx, call->nargs);

@@ -443,7 +443,32 @@ static bool is_logical(const pm_expr *e)
            (e->kind == PM_EXPR_SELECT && e->type == PM_BOOL);
 }
 
+void pm_isl_cond_memo_clear(pm_isl_cond_memo *memo)
+{
+    for (int i = 0; i < memo->n; i++)
+        isl_set_free(memo->set[i]);
+    memo->n = 0;
+}
+
+static __isl_give isl_set *cond_set(const pm_isl_env *env, const pm_expr *e);
+
+/* cond_set through env->memo: a set made in a space of another tuple name is renamed. */
 __isl_give isl_set *pm_isl_cond(const pm_isl_env *env, const pm_expr *e)
+{
+    pm_isl_cond_memo *memo = env->memo;
+    for (int i = 0; memo && i < memo->n; i++)
+        if (memo->cond[i] == e)
+            return isl_set_set_tuple_name(isl_set_copy(memo->set[i]),
+                                          isl_space_get_tuple_name(env->space, isl_dim_set));
+    isl_set *s = cond_set(env, e);
+    if (s && memo && memo->n < PM_ISL_COND_MEMO_MAX) {
+        memo->cond[memo->n] = e;
+        memo->set[memo->n++] = isl_set_copy(s);
+    }
+    return s;
+}
+
+static __isl_give isl_set *cond_set(const pm_isl_env *env, const pm_expr *e)
 {
     if (!e || e->type != PM_BOOL)
         return NULL;

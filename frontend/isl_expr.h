@@ -24,7 +24,20 @@ typedef struct pm_isl_env {
     isl_space *space;        /* set space from pm_isl_set_space                          */
     int nvars;
     pm_expr *const *vars;    /* the PM_EXPR_VAR of each set dimension (by pointer)       */
+    struct pm_isl_cond_memo *memo; /* pm_isl_cond's results to reuse, or NULL            */
 } pm_isl_env;
+
+/* pm_isl_cond's sets by condition (pointer), kept across envs whose spaces differ only
+ * in the set tuple's name: a function's cases share their conditions' nodes (the
+ * interior box of a stage in "inside and x even", "inside and x odd", "not inside").
+ * Start zeroed; pm_isl_cond_memo_clear frees what it holds. */
+enum { PM_ISL_COND_MEMO_MAX = 64 };
+typedef struct pm_isl_cond_memo {
+    int n;
+    const pm_expr *cond[PM_ISL_COND_MEMO_MAX];
+    isl_set *set[PM_ISL_COND_MEMO_MAX];
+} pm_isl_cond_memo;
+void pm_isl_cond_memo_clear(pm_isl_cond_memo *memo);
 
 /* A parameter space with one dimension per integer parameter of p, in signature order;
  * each dimension's isl_id is named after the parameter and carries its pm_expr. */

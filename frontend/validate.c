@@ -166,7 +166,7 @@ static pm_status check_bound(validator *v, const char *owner, const char *what,
                              const pm_expr *e)
 {
     isl_space *space = pm_isl_set_space(v->params, 0, NULL);
-    pm_isl_env env = {space, 0, NULL};
+    pm_isl_env env = {space, 0, NULL, NULL};
     isl_pw_aff *pa = pm_isl_pw_aff(&env, e);
     isl_space_free(space);
     if (pa) {
@@ -226,7 +226,7 @@ static pm_status check_all_bounds(validator *v)
 static pm_status build_context(validator *v)
 {
     isl_space *space = pm_isl_set_space(v->params, 0, NULL);
-    pm_isl_env env = {space, 0, NULL};
+    pm_isl_env env = {space, 0, NULL, NULL};
     isl_set *ctx_set = isl_set_universe(isl_space_copy(space));
     for (int i = 0; i < v->p->ninputs; i++) {
         pm_func *img = v->p->inputs[i];
@@ -260,6 +260,7 @@ static void scope_init(scope *sc, validator *v, pm_func *f, int n, pm_expr *cons
     sc->env.space = pm_isl_set_space(v->params, n, vars);
     sc->env.nvars = n;
     sc->env.vars = vars;
+    sc->env.memo = NULL;
     for (int d = 0; d < n; d++)
         sc->point[d] = pm_isl_var_pw_aff(&sc->env, d);
     sc->domain = NULL;

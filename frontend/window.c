@@ -57,7 +57,7 @@ static __isl_give isl_set *whole_domain(const demand_walk *w, const pm_func *f)
 {
     isl_space *sp = func_space(w, f);
     isl_pw_aff *coords[PM_MAX_DIMS];
-    pm_isl_env env = {sp, 0, NULL};
+    pm_isl_env env = {sp, 0, NULL, NULL};
     for (int d = 0; d < f->ndims; d++)
         coords[d] = pm_isl_var_pw_aff(&env, d);
     isl_set *dom = pm_isl_in_domain(&env, f, coords);
@@ -223,7 +223,7 @@ static void walk_stage(demand_walk *w, const pm_func *f, int k)
 {
     isl_set *need = w->demand[k];
     isl_space *sp = pm_isl_set_space(w->params, f->ndims, f->vars);
-    pm_isl_env env = {sp, f->ndims, f->vars};
+    pm_isl_env env = {sp, f->ndims, f->vars, NULL};
     if (f->kind == PM_FUNC_FUNCTION) {
         for (int c = 0; c < f->ncases && !w->failed; c++) {
             isl_set *under = NULL, *over = NULL;
@@ -243,7 +243,7 @@ static void walk_stage(demand_walk *w, const pm_func *f, int k)
         /* The updates that write a demanded cell: through each affine index, those whose
          * cell lies in the demand (a data-dependent index may write any cell). */
         isl_space *rsp = pm_isl_set_space(w->params, f->nrdims, f->rvars);
-        pm_isl_env renv = {rsp, f->nrdims, f->rvars};
+        pm_isl_env renv = {rsp, f->nrdims, f->rvars, NULL};
         isl_pw_aff *rc[PM_MAX_DIMS];
         for (int d = 0; d < f->nrdims; d++)
             rc[d] = pm_isl_var_pw_aff(&renv, d);
@@ -288,7 +288,7 @@ isl_set *pm_window_context(pm_pipeline *pw, isl_space *params)
     const pm_window *win = pw->window;
     const pm_pipeline *p = win->base;
     isl_space *ps = isl_space_set_from_params(isl_space_copy(params));
-    pm_isl_env env = {ps, 0, NULL};
+    pm_isl_env env = {ps, 0, NULL, NULL};
     isl_set *ctx = isl_set_universe(isl_space_copy(ps));
     isl_pw_aff *one = isl_pw_aff_val_on_domain(isl_set_universe(isl_space_copy(ps)),
                                                isl_val_one(isl_space_get_ctx(ps)));
@@ -332,7 +332,7 @@ static bool demand_of(demand_walk *w)
         const pm_func *f = p->outputs[o];
         int k = func_index(w, f);
         isl_space *sp = func_space(w, f);
-        pm_isl_env env = {sp, 0, NULL};
+        pm_isl_env env = {sp, 0, NULL, NULL};
         isl_set *seed = whole_domain(w, f);
         for (int d = 0; d < f->ndims && seed; d++) {
             isl_pw_aff *x = pm_isl_var_pw_aff(&env, d);
