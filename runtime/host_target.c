@@ -6,6 +6,7 @@
 #endif
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- LLVM feature names against /proc/cpuinfo flags ---------------------------------- */
@@ -372,4 +373,52 @@ bool pm_host_read_flags(char *buf, size_t size)
     if (found)
         add_cpuid_flags(buf, size);
     return found;
+}
+
+/* ---- the per-core L2 ------------------------------------------------------------------ */
+
+/* sysfs's cache of level 2 for cpu0 ("1024K"), 0 when it has none. */
+static int64_t sysfs_l2_bytes(void)
+{
+    for (int i = 0; i < 8; i++) {
+        char path[96], buf[32];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            break;
+        int level = 0;
+        if (fscanf(f, "%d", &level) != 1)
+            level = 0;
+        fclose(f);
+        if (level != 2)
+            continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        f = fopen(path, "r");
+        if (!f)
+            break;
+        long kib = 0;
+        if (fgets(buf, sizeof buf, f))
+            kib = strtol(buf, NULL, 10);
+        fclose(f);
+        if (kib > 0 && kib <= (1L << 30))
+            return (int64_t)kib * 1024;
+    }
+    return 0;
+}
+
+int64_t pm_host_cpuid_l2_bytes(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000006u &&
+        __get_cpuid(0x80000006u, &a, &b, &c, &d))
+        return (int64_t)(c >> 16) * 1024;
+#endif
+    return 0;
+}
+
+int64_t pm_host_l2_bytes(void)
+{
+    int64_t bytes = sysfs_l2_bytes();
+    return bytes > 0 ? bytes : pm_host_cpuid_l2_bytes();
 }

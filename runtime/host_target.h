@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,6 +80,14 @@ bool pm_host_llvm_feature(const char *llvm_name, const char **flag, bool *explic
  * machine uses it (runtime/jit_engine.c), and test_jit_features checks that the result
  * enables nothing the host lacks. */
 int pm_host_llvm_features_filter(char *features, const char *flags);
+
+/* The per-core L2 in bytes, 0 when unknown: sysfs's cache of level 2 for cpu0, else
+ * cpuid's (leaf 0x80000006, ECX bits 31..16 in KiB, on Intel and AMD alike): some VMs
+ * have no cache directory in sysfs (a Zen 5 VM of 2026-11-29). The tile model's scratch
+ * budget is half of it (codegen/options.c). */
+int64_t pm_host_l2_bytes(void);
+/* cpuid's part of it alone (0 off x86 or without the leaf), for the test. */
+int64_t pm_host_cpuid_l2_bytes(void);
 
 #ifdef __cplusplus
 }

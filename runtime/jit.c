@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "runtime/kernel.h"
+#include "runtime/host_target.h"
 #include "runtime/isolate.h"
 #include "runtime/serve.h"
 #include "runtime/versioned.h"
@@ -68,35 +69,6 @@ static int number_of_cores(void)
 }
 
 
-/* The per-core L2 in bytes (sysfs), 0 when unknown. */
-static int64_t l2_cache_bytes(void)
-{
-    for (int i = 0; i < 8; i++) {
-        char path[96], buf[32];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            break;
-        int level = 0;
-        if (fscanf(f, "%d", &level) != 1)
-            level = 0;
-        fclose(f);
-        if (level != 2)
-            continue;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        f = fopen(path, "r");
-        if (!f)
-            break;
-        long kib = 0;
-        if (fgets(buf, sizeof buf, f))
-            kib = strtol(buf, NULL, 10); /* "1024K" */
-        fclose(f);
-        if (kib > 0)
-            return (int64_t)kib * 1024;
-    }
-    return 0;
-}
-
 /* ---- the jit -------------------------------------------------------------------------- */
 
 pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
@@ -105,7 +77,7 @@ pm_jit *pm_jit_new(const pm_jit_options *options, pm_error *error)
     pm_jit_options o;
     if (jit_options_read(options, &o, error) != PM_OK)
         return NULL;
-    pm_host_facts host = {.cores = number_of_cores(), .l2_bytes = l2_cache_bytes()};
+    pm_host_facts host = {.cores = number_of_cores(), .l2_bytes = pm_host_l2_bytes()};
     pm_jit_settings settings;
     if (pm_options_resolve_jit(&o, &host, &settings, error) != PM_OK)
         return NULL;

@@ -322,6 +322,13 @@ static void test_this_host(void)
         CHECK(!((c >> 5) & 1u) || pm_host_has_flag(flags, "abm"));
         CHECK(!((c >> 6) & 1u) || pm_host_has_flag(flags, "sse4a"));
     }
+    /* the L2: every x86 CPU since 2003 reports it in leaf 0x80000006; sysfs, where the
+     * VM has it, comes first (it should agree, but a hypervisor may report either) */
+    int64_t cpuid_l2 = pm_host_cpuid_l2_bytes(), l2 = pm_host_l2_bytes();
+    printf("test_host_target: L2 %lld bytes (cpuid: %lld)\n", (long long)l2,
+           (long long)cpuid_l2);
+    CHECK(cpuid_l2 >= 64 * 1024 && cpuid_l2 <= 64 * 1024 * 1024 && cpuid_l2 % 1024 == 0);
+    CHECK(l2 >= 64 * 1024 && l2 <= 64 * 1024 * 1024);
 #endif
     char target[512];
     int n = pm_host_halide_target(flags, target, sizeof target);
