@@ -78,24 +78,38 @@ static pm_kernel *compile(pm_pipeline *p)
 
 /* ---- 1. scratch size overflow in compiled code ---------------------------------------- */
 
-/* g(x, y) = x + y over [0, R-1] x [0, C-1], read at data-dependent points (so it must be
- * stored whole) by a one-element reduction s(0) += g(I(0), I(1)). */
-static pm_pipeline *build_scratch(pm_ctx *ctx, pm_type ptype)
+/* g(x, y) = x + y over [0, R-1] x [0, C-1]. */
+static pm_func *xy_sum(pm_ctx *ctx, pm_expr *R, pm_expr *C)
 {
-    pm_expr *R = pm_param(ctx, ptype, "R"), *C = pm_param(ctx, ptype, "C");
-    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y"), *r = pm_var(ctx, "r");
-    pm_func *I = pm_image(ctx, "I", PM_I32, pm_int(ctx, 2));
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
     pm_func *g = pm_func_new(ctx, "g", PM_I32, 2, pm_exprs(x, y),
                              pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1),
                                           pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1)));
     pm_func_define_expr(g, pm_add(x, y));
+    return g;
+}
+
+/* The one-element reduction s(0) += value. */
+static pm_func *one_element_sum(pm_ctx *ctx, pm_expr *value)
+{
     pm_func *s = pm_reduction_new(ctx, "s", PM_I32, 1, pm_exprs(pm_var(ctx, "i")),
                                   pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 0), 1)),
-                                  1, pm_exprs(r),
+                                  1, pm_exprs(pm_var(ctx, "r")),
                                   pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 0), 1)),
                                   PM_REDUCE_SUM, NULL);
-    pm_reduction_define(s, 1, pm_exprs(pm_int(ctx, 0)),
-                        pm_call(g, pm_call(I, pm_int(ctx, 0)), pm_call(I, pm_int(ctx, 1))));
+    pm_reduction_define(s, 1, pm_exprs(pm_int(ctx, 0)), value);
+    return s;
+}
+
+/* g = xy_sum, read at data-dependent points (so it must be stored whole) by a
+ * one-element reduction s(0) += g(I(0), I(1)). */
+static pm_pipeline *build_scratch(pm_ctx *ctx, pm_type ptype)
+{
+    pm_expr *R = pm_param(ctx, ptype, "R"), *C = pm_param(ctx, ptype, "C");
+    pm_func *I = pm_image(ctx, "I", PM_I32, pm_int(ctx, 2));
+    pm_func *g = xy_sum(ctx, R, C);
+    pm_func *s = one_element_sum(ctx, pm_call(g, pm_call(I, pm_int(ctx, 0)),
+                                              pm_call(I, pm_int(ctx, 1))));
     pm_pipeline *p = NULL;
     CHECK_STATUS(pm_pipeline_new(ctx, "scratch", 2, pm_exprs(R, C), 1, &I, 1, &s, &p), PM_OK);
     return p;
@@ -195,7 +209,7 @@ static void test_tile_scratch_allocation_fails(void)
     pm_ctx_free(ctx);
 }
 
-/* An exported member's slot: g(x, y) = x + y over [0, R-1] x [0, C-1], its stencil
+/* An exported member's slot: g = xy_sum, its stencil
  * h(x, y) = g(x, y-1) + g(x, y) + g(x, y+1) over [0, R-1] x [1, C-2], and a one-element
  * reduction s(0) += g(I(0), I(1)) + h(I(0), I(1)). At estimates of 2048 x 2048 the DP
  * fuses g into h's tiles and exports it to s: g's slot is its full buffer, then the
@@ -203,25 +217,16 @@ static void test_tile_scratch_allocation_fails(void)
 static pm_pipeline *build_exported(pm_ctx *ctx)
 {
     pm_expr *R = pm_param(ctx, PM_I64, "R"), *C = pm_param(ctx, PM_I64, "C");
-    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y"), *r = pm_var(ctx, "r");
+    pm_expr *x = pm_var(ctx, "x"), *y = pm_var(ctx, "y");
     pm_func *I = pm_image(ctx, "I", PM_I32, pm_int(ctx, 2));
-    pm_func *g = pm_func_new(ctx, "g", PM_I32, 2, pm_exprs(x, y),
-                             pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1),
-                                          pm_interval_new(pm_int(ctx, 0), pm_addi(C, -1), 1)));
-    pm_func_define_expr(g, pm_add(x, y));
+    pm_func *g = xy_sum(ctx, R, C);
     pm_func *h = pm_func_new(ctx, "h", PM_I32, 2, pm_exprs(x, y),
                              pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_addi(R, -1), 1),
                                           pm_interval_new(pm_int(ctx, 1), pm_addi(C, -2), 1)));
     pm_func_define_expr(h, pm_add(pm_add(pm_call(g, x, pm_addi(y, -1)), pm_call(g, x, y)),
                                   pm_call(g, x, pm_addi(y, 1))));
-    pm_func *s = pm_reduction_new(ctx, "s", PM_I32, 1, pm_exprs(pm_var(ctx, "i")),
-                                  pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 0), 1)),
-                                  1, pm_exprs(r),
-                                  pm_intervals(pm_interval_new(pm_int(ctx, 0), pm_int(ctx, 0), 1)),
-                                  PM_REDUCE_SUM, NULL);
     pm_expr *i0 = pm_call(I, pm_int(ctx, 0)), *i1 = pm_call(I, pm_int(ctx, 1));
-    pm_reduction_define(s, 1, pm_exprs(pm_int(ctx, 0)),
-                        pm_add(pm_call(g, i0, i1), pm_call(h, i0, i1)));
+    pm_func *s = one_element_sum(ctx, pm_add(pm_call(g, i0, i1), pm_call(h, i0, i1)));
     pm_pipeline *p = NULL;
     CHECK_STATUS(pm_pipeline_new(ctx, "exported", 2, pm_exprs(R, C), 1, &I, 1, &s, &p), PM_OK);
     return p;
