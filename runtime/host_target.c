@@ -1,4 +1,5 @@
-/* host_target.c — Halide 14 x86 features from the CPU's own flags (see host_target.h). */
+/* host_target.c — Halide 14 x86 features from the CPU's own flags, and the per-core L2
+ * (see host_target.h). */
 #include "runtime/host_target.h"
 
 #if defined(__x86_64__) || defined(__i386__)

@@ -7,6 +7,8 @@
  * pm_host_llvm_features_filter to the features of PolyMage-JIT's own target machine.
  * The code is plain C11, with no Halide and no LLVM, so its unit test
  * (test/test_host_target.c) runs in `make test` on stored flag lines of other CPUs.
+ * It also reads the per-core L2 the tile model budgets for (pm_host_l2_bytes), from sysfs
+ * or cpuid, the host's own reports.
  */
 #ifndef PM_RUNTIME_HOST_TARGET_H
 #define PM_RUNTIME_HOST_TARGET_H
